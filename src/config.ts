@@ -1,0 +1,150 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/**
+ * `false` (default), `true` (trust every hop) or a comma-separated list of proxy
+ * addresses/CIDRs, handed to Fastify's `trustProxy`.
+ */
+const trustProxy = z.string().transform((value, ctx): boolean | string[] => {
+  const trimmed = value.trim();
+  if (trimmed === '' || trimmed === 'false' || trimmed === '0') return false;
+  if (trimmed === 'true' || trimmed === '1') return true;
+  const list = trimmed.split(',').map((item) => item.trim()).filter(Boolean);
+  if (list.some((item) => !/^[0-9a-fA-F.:/]+$/.test(item))) {
+    ctx.addIssue({ code: 'custom', message: 'expected true, false or a comma-separated list of IP addresses/CIDRs' });
+    return z.NEVER;
+  }
+  return list;
+});
+
+const publicUrl = z
+  .string()
+  .url()
+  .refine((value) => /^https?:\/\//.test(value), 'must start with http:// or https://')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * Every setting the service reads: its env var, its flag (same words), its type, range and
+ * default. This table is the only place that reads `process.env` or argv (via `loadConfig`),
+ * and the README's settings table mirrors it (a test keeps the two in step).
+ */
+export const settings = {
+  host: { env: 'HOST', schema: z.string().min(1).default('0.0.0.0'), doc: 'Address to listen on.' },
+  port: { env: 'PORT', schema: integer(0, 65535).default(8080), doc: 'TCP port to listen on (0 picks a free one).' },
+  publicUrl: {
+    env: 'PUBLIC_URL',
+    schema: publicUrl.optional(),
+    doc: 'Base URL senders use, e.g. `https://hooks.example.com`. Unset: taken from each request (Host, and X-Forwarded-* only when TRUST_PROXY is set).',
+  },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    schema: trustProxy.default(false),
+    doc: '`false`, `true`, or a comma-separated list of proxy addresses/CIDRs whose X-Forwarded-* headers are believed.',
+  },
+  maxBodyBytes: {
+    env: 'MAX_BODY_BYTES',
+    schema: integer(0, 64 * MIB).default(MIB),
+    doc: 'Stored body cap per request (bytes). Longer bodies are stored cut to this size and flagged `truncated`.',
+  },
+  readLimitBytes: {
+    env: 'READ_LIMIT_BYTES',
+    schema: integer(1, 1024 * MIB).default(10 * MIB),
+    doc: 'Hard read limit per request (bytes). Past it reading stops, the sender gets 413, the request is still captured (truncated).',
+  },
+  requestsPerEndpoint: {
+    env: 'REQUESTS_PER_ENDPOINT',
+    schema: integer(1, 1000).default(50),
+    doc: 'Requests kept per endpoint; the oldest is dropped first.',
+  },
+  graceMs: {
+    env: 'GRACE_MS',
+    schema: integer(0, 24 * 60 * 60 * 1000).default(30_000),
+    doc: 'How long a live endpoint outlives its last watcher (ms), so a reload or a network blip does not lose it. 0 purges at once.',
+  },
+  maxEndpoints: { env: 'MAX_ENDPOINTS', schema: integer(1, 10_000_000).default(10_000), doc: 'Live endpoints at once; past it creation fails with 503 AT_CAPACITY.' },
+  maxWatchersPerEndpoint: {
+    env: 'MAX_WATCHERS_PER_ENDPOINT',
+    schema: integer(1, 10_000).default(100),
+    doc: 'Sockets watching one endpoint at once (per instance).',
+  },
+  heartbeatMs: {
+    env: 'HEARTBEAT_MS',
+    schema: integer(1000, 10 * 60 * 1000).default(30_000),
+    doc: 'WebSocket ping interval (ms); a socket that misses one pong is terminated.',
+  },
+  maxSocketBufferBytes: {
+    env: 'MAX_SOCKET_BUFFER_BYTES',
+    schema: integer(64 * KIB, 1024 * MIB).default(16 * MIB),
+    doc: 'Unsent bytes a watcher may fall behind before it is disconnected (it reconnects and resumes).',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    doc: 'pino log level. Per-request lines are logged at `debug`.',
+  },
+} as const;
+
+type Settings = typeof settings;
+export type Config = Readonly<{ [K in keyof Settings]: z.output<Settings[K]['schema']> }>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** `MAX_BODY_BYTES` -> `max-body-bytes`: a flag and its env var use the same words. */
+export function toFlag(env: string): string {
+  return env.toLowerCase().replaceAll('_', '-');
+}
+
+/**
+ * Builds the frozen config from defaults < env < flags. Throws ConfigError naming every bad
+ * setting (and every unknown flag); never exits the process itself.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
+  const options = Object.fromEntries(
+    Object.values(settings).map((setting) => [toFlag(setting.env), { type: 'string' as const }]),
+  );
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new ConfigError([(error as Error).message]);
+  }
+
+  const problems: string[] = [];
+  const result: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(settings)) {
+    const flag = toFlag(setting.env);
+    const raw = flags[flag] ?? emptyToUndefined(env[setting.env]);
+    const parsed = (setting.schema as z.ZodType).safeParse(raw);
+    if (parsed.success) {
+      result[key] = parsed.data;
+    } else {
+      const source = flags[flag] !== undefined ? `--${flag}` : setting.env;
+      problems.push(`${source}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+    }
+  }
+  const config = result as Config;
+  if (problems.length === 0 && config.maxBodyBytes > config.readLimitBytes) {
+    problems.push(`MAX_BODY_BYTES (${config.maxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+/** Config for tests and embedders: defaults, with the given overrides. */
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return Object.freeze({ ...loadConfig({}, []), ...overrides });
+}
+
+function emptyToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -1,0 +1,49 @@
+import createError from '@fastify/error';
+
+/**
+ * Every error the service itself can raise, with its stable code and HTTP status. Receiver
+ * routes throw them and `sendError` turns them into `{"error":{"code","message"}}`; the live
+ * protocol sends the same code and message in an `error` message. docs/errors.md lists each
+ * (a test keeps the two in step).
+ */
+export const errors = {
+  ENDPOINT_NOT_FOUND: createError('ENDPOINT_NOT_FOUND', 'No live endpoint has this id: it never existed, or it expired', 404, undefined, false),
+  INVALID_RESPONSE_CONFIG: createError<'INVALID_RESPONSE_CONFIG', 400, [string]>(
+    'INVALID_RESPONSE_CONFIG',
+    'Invalid response configuration: %s',
+    400,
+    undefined,
+    false,
+  ),
+  BODY_TOO_LARGE: createError<'BODY_TOO_LARGE', 413, [number]>(
+    'BODY_TOO_LARGE',
+    'Request body is larger than the read limit of %s bytes; it was captured truncated',
+    413,
+    undefined,
+    false,
+  ),
+  AT_CAPACITY: createError<'AT_CAPACITY', 503, [string]>('AT_CAPACITY', 'The service is at capacity: %s', 503, undefined, false),
+  NOT_FOUND: createError('NOT_FOUND', 'No such route', 404, undefined, false),
+  INTERNAL: createError('INTERNAL', 'Internal error', 500, undefined, false),
+  // Live protocol only (sent in an `error` message, never as an HTTP status).
+  BAD_MESSAGE: createError<'BAD_MESSAGE', 400, [string]>('BAD_MESSAGE', 'Malformed message: %s', 400, undefined, false),
+  NOT_JOINED: createError('NOT_JOINED', 'Send "create" or "join" first', 400, undefined, false),
+  ALREADY_JOINED: createError('ALREADY_JOINED', 'This socket already watches an endpoint; open another socket to watch another', 400, undefined, false),
+  TOO_MANY_WATCHERS: createError<'TOO_MANY_WATCHERS', 503, [number]>(
+    'TOO_MANY_WATCHERS',
+    'This endpoint already has %s watchers',
+    503,
+    undefined,
+    false,
+  ),
+} as const;
+
+export type ErrorCode = keyof typeof errors;
+
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+export function toErrorBody(error: { code: string; message: string }): ErrorBody {
+  return { error: { code: error.code, message: error.message } };
+}

@@ -1,0 +1,111 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Bus, BusMessage, Unsubscribe } from '../bus/bus.js';
+import type { Store } from '../store/store.js';
+import type { Watcher } from './watcher.js';
+
+export interface HubOptions {
+  store: Store;
+  bus: Bus;
+  graceMs: number;
+  maxWatchersPerEndpoint: number;
+  log: FastifyBaseLogger;
+}
+
+interface Channel {
+  watchers: Set<Watcher>;
+  /** Resolves once the bus subscription is live. */
+  subscribed: Promise<Unsubscribe>;
+  graceTimer: NodeJS.Timeout | undefined;
+}
+
+export interface Hub {
+  /**
+   * Adds a watcher to an endpoint, subscribing this instance to its bus messages on the first
+   * one. Resolves once messages flow to the watcher; false when the endpoint is at its watcher cap.
+   */
+  attach(endpointId: string, watcher: Watcher): Promise<boolean>;
+  /** Removes a watcher; after the last one leaves, the endpoint is purged once the grace passes. */
+  detach(endpointId: string, watcher: Watcher): void;
+  /** Sends a message to every watcher of the endpoint on every instance. */
+  publish(endpointId: string, message: BusMessage): Promise<void>;
+  /** Local watchers of one endpoint (for tests and metrics). */
+  watcherCount(endpointId: string): number;
+  /** Endpoints with at least one local watcher or a pending purge. */
+  channelCount(): number;
+  /** Stops every timer and subscription. Endpoints are not purged: another instance may own them. */
+  close(): Promise<void>;
+}
+
+/**
+ * The per-instance registry of sockets watching endpoints. It owns the live endpoint's
+ * lifetime: an endpoint lives while a watcher is attached, plus `graceMs` after the last leaves,
+ * so a reload or a reconnect keeps it and its log.
+ */
+export function createHub(options: HubOptions): Hub {
+  const { store, bus, log } = options;
+  const channels = new Map<string, Channel>();
+
+  function openChannel(endpointId: string): Channel {
+    const channel: Channel = {
+      watchers: new Set(),
+      graceTimer: undefined,
+      subscribed: bus.subscribe(endpointId, (message) => {
+        for (const watcher of channel.watchers) watcher.deliver(message);
+      }),
+    };
+    channel.subscribed.catch((error: unknown) => log.error({ err: error, endpointId }, 'bus subscribe failed'));
+    channels.set(endpointId, channel);
+    return channel;
+  }
+
+  async function purge(endpointId: string, channel: Channel): Promise<void> {
+    if (channels.get(endpointId) !== channel || channel.watchers.size > 0) return;
+    channels.delete(endpointId);
+    try {
+      const unsubscribe = await channel.subscribed;
+      await unsubscribe();
+      if (await store.deleteEndpoint(endpointId)) {
+        log.debug({ endpointId }, 'endpoint purged');
+        await bus.publish(endpointId, { data: '{"type":"expired"}' });
+      }
+    } catch (error) {
+      log.error({ err: error, endpointId }, 'purging endpoint failed');
+    }
+  }
+
+  return {
+    async attach(endpointId, watcher) {
+      const channel = channels.get(endpointId) ?? openChannel(endpointId);
+      if (channel.watchers.size >= options.maxWatchersPerEndpoint) return false;
+      clearTimeout(channel.graceTimer);
+      channel.graceTimer = undefined;
+      channel.watchers.add(watcher);
+      await channel.subscribed;
+      return true;
+    },
+
+    detach(endpointId, watcher) {
+      const channel = channels.get(endpointId);
+      if (!channel || !channel.watchers.delete(watcher) || channel.watchers.size > 0) return;
+      if (options.graceMs === 0) {
+        void purge(endpointId, channel);
+        return;
+      }
+      channel.graceTimer = setTimeout(() => void purge(endpointId, channel), options.graceMs);
+      channel.graceTimer.unref();
+    },
+
+    publish: (endpointId, message) => bus.publish(endpointId, message),
+
+    watcherCount: (endpointId) => channels.get(endpointId)?.watchers.size ?? 0,
+
+    channelCount: () => channels.size,
+
+    async close() {
+      const all = [...channels.values()];
+      channels.clear();
+      for (const channel of all) clearTimeout(channel.graceTimer);
+      await Promise.allSettled(all.map(async (channel) => (await channel.subscribed)()));
+    },
+  };
+}

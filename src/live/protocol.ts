@@ -1,0 +1,114 @@
+/**
+ * The live protocol, version 1 (docs/protocol.md). JSON text frames with a `type` field over a
+ * WebSocket at `/api/live`, negotiated with the subprotocol `hookwatch.v1`. The browser page
+ * imports these types; nothing here depends on Node.
+ */
+import type { CapturedRequest } from '../capture/captured-request.js';
+import type { ResponseConfig } from '../response-config.js';
+
+export const SUBPROTOCOL = 'hookwatch.v1';
+export const LIVE_PATH = '/api/live';
+export const RECEIVER_PREFIX = '/api/webhook-tester/';
+
+/** WebSocket close codes the server uses (4000-4999 are ours, RFC 6455 section 7.4.2). */
+export const CloseCode = {
+  /** Server shutting down: reconnect to another instance or later. */
+  GOING_AWAY: 1001,
+  /** Subprotocol missing or not `hookwatch.v1`. */
+  PROTOCOL_ERROR: 1002,
+  /** Too far behind (send buffer over the cap): reconnect and resume from your last seq. */
+  SLOW_READER: 4008,
+  /** The endpoint does not exist, expired, or the key is wrong. */
+  ENDPOINT_NOT_FOUND: 4004,
+  /** No create/join within the hello timeout. */
+  HELLO_TIMEOUT: 4000,
+  /** Capacity: too many endpoints or watchers. */
+  AT_CAPACITY: 4503,
+} as const;
+
+// ---- client -> server ----
+
+/** Make a new endpoint and watch it. */
+export interface CreateMessage {
+  type: 'create';
+}
+
+/** Watch an existing endpoint. With `afterSeq`, only requests after it are replayed (resume). */
+export interface JoinMessage {
+  type: 'join';
+  endpointId: string;
+  key: string;
+  afterSeq?: number;
+}
+
+export interface SetResponseMessage {
+  type: 'set-response';
+  response: ResponseConfig;
+}
+
+export interface ClearMessage {
+  type: 'clear';
+}
+
+export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | ClearMessage;
+
+// ---- server -> client ----
+
+export interface EndpointInfo {
+  id: string;
+  /** The receiver URL senders use. */
+  url: string;
+  /** The secret watch key. Sent only in `welcome`, only to a socket that created or joined with it. */
+  key: string;
+  createdAt: string;
+  response: ResponseConfig;
+  /** Seconds the endpoint outlives its last watcher. */
+  graceSeconds: number;
+}
+
+/**
+ * First message after a successful create/join. `backlog` request messages follow (oldest
+ * first), then live ones. A client drops any request it holds with `seq <= clearedSeq`.
+ * `gap` is true when requests after `afterSeq` were already dropped by the per-endpoint limit.
+ */
+export interface WelcomeMessage {
+  type: 'welcome';
+  endpoint: EndpointInfo;
+  created: boolean;
+  backlog: number;
+  clearedSeq: number;
+  gap: boolean;
+}
+
+export interface RequestMessage {
+  type: 'request';
+  request: CapturedRequest;
+}
+
+export interface ResponseChangedMessage {
+  type: 'response';
+  response: ResponseConfig;
+}
+
+export interface ClearedMessage {
+  type: 'cleared';
+  clearedSeq: number;
+}
+
+export interface ExpiredMessage {
+  type: 'expired';
+}
+
+export interface ErrorMessage {
+  type: 'error';
+  error: { code: string; message: string };
+  /** The `type` of the client message that caused it, when there was one. */
+  for?: string;
+}
+
+export type ServerMessage = WelcomeMessage | RequestMessage | ResponseChangedMessage | ClearedMessage | ExpiredMessage | ErrorMessage;
+
+/** Wraps a stored request's JSON as a `request` message without parsing it again. */
+export function requestMessage(requestJson: string): string {
+  return `{"type":"request","request":${requestJson}}`;
+}

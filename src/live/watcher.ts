@@ -1,0 +1,72 @@
+import type { WebSocket } from 'ws';
+import type { BusMessage } from '../bus/bus.js';
+
+/**
+ * One socket watching one endpoint. Delivers each request at most once, in order (by seq), and
+ * holds live messages back while the backlog is being sent, so a join or resume has no gap and
+ * no repeat. A socket that falls more than `maxBufferBytes` behind is terminated: it reconnects
+ * and resumes from its last seq instead of growing server memory.
+ */
+export class Watcher {
+  /** Highest request seq sent to this socket. */
+  lastSeq = 0;
+  private held: BusMessage[] | undefined = [];
+  private heldBytes = 0;
+
+  constructor(
+    readonly socket: WebSocket,
+    private readonly maxBufferBytes: number,
+    private readonly onSlow: () => void,
+  ) {}
+
+  /** Called by the hub for every message on the endpoint. */
+  deliver(message: BusMessage): void {
+    if (this.held) {
+      this.heldBytes += message.data.length;
+      if (this.heldBytes > this.maxBufferBytes) return this.dropSlow();
+      this.held.push(message);
+      return;
+    }
+    this.sendMessage(message);
+  }
+
+  /** Sends the backlog (paced by the socket's drain), then everything held back meanwhile. */
+  async replay(backlog: Iterable<BusMessage>): Promise<void> {
+    for (const message of backlog) {
+      if (this.socket.readyState !== this.socket.OPEN) return;
+      if (this.socket.bufferedAmount > this.maxBufferBytes / 2) await this.drained();
+      this.sendMessage(message);
+    }
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.heldBytes = 0;
+    for (const message of held) this.sendMessage(message);
+  }
+
+  send(data: string): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    if (this.socket.bufferedAmount + data.length > this.maxBufferBytes) return this.dropSlow();
+    this.socket.send(data);
+  }
+
+  private sendMessage(message: BusMessage): void {
+    if (message.seq !== undefined) {
+      if (message.seq <= this.lastSeq) return;
+      this.lastSeq = message.seq;
+    }
+    this.send(message.data);
+  }
+
+  private drained(): Promise<void> {
+    // ws calls a send callback once that frame is handed to the OS: an empty ping is a cheap marker.
+    return new Promise((resolve) => this.socket.ping(undefined, undefined, () => resolve()));
+  }
+
+  private dropSlow(): void {
+    this.held = undefined;
+    this.onSlow();
+    // A close frame would queue behind the very bytes that did not drain, so cut the connection;
+    // the client sees an abnormal close (1006), reconnects and resumes from its last seq.
+    this.socket.terminate();
+  }
+}

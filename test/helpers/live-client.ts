@@ -1,0 +1,91 @@
+import WebSocket from 'ws';
+import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import { LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage, type WelcomeMessage } from '../../src/live/protocol.js';
+
+type Of<T extends ServerMessage['type']> = Extract<ServerMessage, { type: T }>;
+
+/** A real `ws` client speaking the live protocol, with a queue to await messages from. */
+export class LiveClient {
+  readonly messages: ServerMessage[] = [];
+  private waiters: Array<() => void> = [];
+  closeCode: number | undefined;
+  closed: Promise<number>;
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => {
+      this.messages.push(JSON.parse(data.toString()) as ServerMessage);
+      this.wake();
+    });
+    this.closed = new Promise((resolve) =>
+      socket.on('close', (code) => {
+        this.closeCode = code;
+        this.wake();
+        resolve(code);
+      }),
+    );
+  }
+
+  static async open(wsUrl: string, protocol: string | undefined = SUBPROTOCOL): Promise<LiveClient> {
+    const socket = new WebSocket(`${wsUrl}${LIVE_PATH}`, protocol === undefined ? [] : [protocol]);
+    const client = new LiveClient(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    return client;
+  }
+
+  /** Opens a socket and creates a new endpoint. */
+  static async create(wsUrl: string): Promise<{ client: LiveClient; welcome: WelcomeMessage }> {
+    const client = await LiveClient.open(wsUrl);
+    client.send({ type: 'create' });
+    return { client, welcome: await client.next('welcome') };
+  }
+
+  static async join(wsUrl: string, endpointId: string, key: string, afterSeq?: number): Promise<{ client: LiveClient; welcome: WelcomeMessage }> {
+    const client = await LiveClient.open(wsUrl);
+    client.send({ type: 'join', endpointId, key, ...(afterSeq === undefined ? {} : { afterSeq }) });
+    return { client, welcome: await client.next('welcome') };
+  }
+
+  send(message: ClientMessage | Record<string, unknown>): void {
+    this.socket.send(JSON.stringify(message));
+  }
+
+  /** Removes and returns the first queued message of this type, waiting up to `timeoutMs`. */
+  async next<T extends ServerMessage['type']>(type: T, timeoutMs = 3000): Promise<Of<T>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.messages.findIndex((message) => message.type === type);
+      if (index !== -1) return this.messages.splice(index, 1)[0] as Of<T>;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no '${type}' message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.map((m) => m.type))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Waits for `count` request messages and returns their requests. */
+  async requests(count: number, timeoutMs = 3000): Promise<CapturedRequest[]> {
+    const result: CapturedRequest[] = [];
+    for (let i = 0; i < count; i++) result.push((await this.next('request', timeoutMs)).request);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return;
+    this.socket.close();
+    await this.closed;
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}

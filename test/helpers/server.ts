@@ -1,0 +1,49 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { buildApp } from '../../src/app.js';
+import type { Bus } from '../../src/bus/bus.js';
+import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { defaultConfig, type Config } from '../../src/config.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import type { Store } from '../../src/store/store.js';
+
+export interface TestServer {
+  app: FastifyInstance;
+  config: Config;
+  store: Store;
+  /** `http://127.0.0.1:<port>` */
+  baseUrl: string;
+  /** `ws://127.0.0.1:<port>` */
+  wsUrl: string;
+  /** Every log line the server wrote, as text. */
+  logs: () => string;
+  close: () => Promise<void>;
+}
+
+/** A real server on an ephemeral port on 127.0.0.1, logging at trace into memory. */
+export async function startServer(overrides: Partial<Config> = {}, deps: { store?: Store; bus?: Bus } = {}): Promise<TestServer> {
+  const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'trace', ...overrides });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString());
+      callback();
+    },
+  });
+  const logger = pino({ level: config.logLevel }, sink);
+  const store = deps.store ?? createMemoryStore({ requestsPerEndpoint: config.requestsPerEndpoint });
+  const app = await buildApp(config, { store, bus: deps.bus ?? createMemoryBus(), logger });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    app,
+    config,
+    store,
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    wsUrl: `ws://127.0.0.1:${address.port}`,
+    logs: () => lines.join(''),
+    close: () => app.close(),
+  };
+}
