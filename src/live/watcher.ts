@@ -45,7 +45,9 @@ export class Watcher {
 
   send(data: string): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    if (this.socket.bufferedAmount + data.length > this.maxBufferBytes) return this.dropSlow();
+    // Judge by what is still unsent, not by this message: one message larger than the cap is
+    // fine for a reader that keeps up.
+    if (this.socket.bufferedAmount > this.maxBufferBytes) return this.dropSlow();
     this.socket.send(data);
   }
 

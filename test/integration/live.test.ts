@@ -1,0 +1,263 @@
+import WebSocket from 'ws';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LIVE_PATH } from '../../src/live/protocol.js';
+import { LiveClient } from '../helpers/live-client.js';
+import { send } from '../helpers/http.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+describe('live protocol', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function server(overrides: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
+    const started = await startServer(overrides);
+    cleanups.push(started.close);
+    return started;
+  }
+  function track<T extends { client: LiveClient }>(joined: T): T {
+    cleanups.push(() => joined.client.close());
+    return joined;
+  }
+
+  it('creates an endpoint with an unguessable id and key, and the default response', async () => {
+    const s = await server();
+    const { welcome } = track(await LiveClient.create(s.wsUrl));
+    expect(welcome.created).toBe(true);
+    expect(welcome.endpoint.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
+    expect(welcome.endpoint.key).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(welcome.endpoint.response).toEqual({ status: 200, body: '{"ok":true}', contentType: 'application/json' });
+    expect(welcome.backlog).toBe(0);
+  });
+
+  it('delivers each request to every watcher, and a third watcher gets the backlog', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    expect(b.welcome.created).toBe(false);
+
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'one' });
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'two' });
+    const [fromA, fromB] = await Promise.all([a.client.requests(2), b.client.requests(2)]);
+    expect(fromA.map((r) => r.body)).toEqual(['one', 'two']);
+    expect(fromB).toEqual(fromA);
+
+    const c = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    expect(c.welcome.backlog).toBe(2);
+    expect(await c.client.requests(2)).toEqual(fromA);
+  });
+
+  it('refuses a wrong key exactly as an unknown endpoint', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    for (const [id, key] of [
+      [a.welcome.endpoint.id, 'x'.repeat(32)],
+      ['no-such-endpoint', a.welcome.endpoint.key],
+    ] as const) {
+      const intruder = await LiveClient.open(s.wsUrl);
+      intruder.send({ type: 'join', endpointId: id, key });
+      const error = await intruder.next('error');
+      expect(error.error.code).toBe('ENDPOINT_NOT_FOUND');
+      expect(await intruder.closed).toBe(4004);
+    }
+    // The real watcher is unaffected.
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'still here' });
+    expect((await a.client.requests(1))[0]?.body).toBe('still here');
+  });
+
+  it('applies a response configuration to senders and tells every watcher', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const response = { status: 201, body: 'created!', contentType: 'text/plain' };
+    a.client.send({ type: 'set-response', response });
+    expect((await a.client.next('response')).response).toEqual(response);
+    expect((await b.client.next('response')).response).toEqual(response);
+
+    const answer = await send(a.welcome.endpoint.url, { method: 'POST', body: '{}' });
+    expect(answer.status).toBe(201);
+    expect(answer.text).toBe('created!');
+    expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(answer.headers['x-hookwatch-response']).toBe('configured');
+
+    a.client.send({ type: 'set-response', response: { status: 204, body: 'ignored', contentType: 'application/json' } });
+    await b.client.next('response');
+    const empty = await send(a.welcome.endpoint.url, { method: 'POST' });
+    expect(empty.status).toBe(204);
+    expect(empty.body.length).toBe(0);
+
+    const d = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    expect(d.welcome.endpoint.response.status).toBe(204);
+  });
+
+  it.each([
+    ['a status outside the list', { status: 302, body: '', contentType: 'text/plain' }, /status must be one of 200, 201, 204, 400, 500/],
+    ['an unsafe content type', { status: 200, body: '', contentType: 'text/html' }, /contentType must be one of/],
+    ['a body over 64 KiB', { status: 200, body: 'x'.repeat(70_000), contentType: 'text/plain' }, /body must be at most 65536/],
+    ['an unknown field', { status: 200, extra: true }, /Unrecognized key/],
+    ['a non-object', 'not an object', /expected object/],
+  ])('rejects %s in a response configuration with a clear error', async (_label, response, message) => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    a.client.send({ type: 'set-response', response });
+    const error = await a.client.next('error');
+    expect(error.error.code).toBe('INVALID_RESPONSE_CONFIG');
+    expect(error.error.message).toMatch(message);
+    expect(error.for).toBe('set-response');
+    const answer = await send(a.welcome.endpoint.url, { method: 'POST' });
+    expect(answer.status).toBe(200);
+  });
+
+  it('clears the log for every watcher and for later joiners', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'old' });
+    await Promise.all([a.client.requests(1), b.client.requests(1)]);
+    a.client.send({ type: 'clear' });
+    expect((await a.client.next('cleared')).clearedSeq).toBe(1);
+    expect((await b.client.next('cleared')).clearedSeq).toBe(1);
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'new' });
+    expect((await b.client.requests(1))[0]).toMatchObject({ seq: 2, body: 'new' });
+
+    const c = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    expect(c.welcome).toMatchObject({ backlog: 1, clearedSeq: 1, gap: false });
+    expect((await c.client.requests(1))[0]?.body).toBe('new');
+  });
+
+  it('resumes after a reconnect with no gap and no repeat', async () => {
+    const s = await server({ graceMs: 5_000 });
+    const a = track(await LiveClient.create(s.wsUrl));
+    const { id, key, url } = a.welcome.endpoint;
+    const keeper = track(await LiveClient.join(s.wsUrl, id, key));
+    for (let i = 1; i <= 3; i++) await send(url, { method: 'POST', body: `r${i}` });
+    const seen = await a.client.requests(3);
+    await a.client.close();
+
+    // Requests that arrive while the watcher is away, and while it is rejoining.
+    for (let i = 4; i <= 6; i++) await send(url, { method: 'POST', body: `r${i}` });
+    const rejoin = await LiveClient.open(s.wsUrl);
+    cleanups.push(() => rejoin.close());
+    rejoin.send({ type: 'join', endpointId: id, key, afterSeq: seen.at(-1)?.seq ?? 0 });
+    const during = Promise.all([7, 8].map((i) => send(url, { method: 'POST', body: `r${i}` })));
+    const welcome = await rejoin.next('welcome');
+    expect(welcome.gap).toBe(false);
+    await during;
+    const resumed = await rejoin.requests(5);
+    expect(resumed.map((r) => r.seq)).toEqual([4, 5, 6, 7, 8]);
+    await expect(rejoin.next('request', 300)).rejects.toThrow(/no 'request'/);
+    await keeper.client.requests(8);
+  });
+
+  it('purges the endpoint after the last watcher leaves and the grace passes', async () => {
+    const s = await server({ graceMs: 200 });
+    const a = track(await LiveClient.create(s.wsUrl));
+    const { id, key, url } = a.welcome.endpoint;
+    await a.client.close();
+    // Within the grace the endpoint still captures and can be rejoined.
+    expect((await send(url, { method: 'POST', body: 'in grace' })).status).toBe(200);
+
+    await expect.poll(async () => (await send(url, { method: 'POST' })).status, { timeout: 3000, interval: 50 }).toBe(404);
+    expect(await s.store.getEndpoint(id)).toBeUndefined();
+    const late = await LiveClient.open(s.wsUrl);
+    late.send({ type: 'join', endpointId: id, key });
+    expect((await late.next('error')).error.code).toBe('ENDPOINT_NOT_FOUND');
+  });
+
+  it('keeps the endpoint when a watcher rejoins within the grace', async () => {
+    const s = await server({ graceMs: 300 });
+    const a = track(await LiveClient.create(s.wsUrl));
+    const { id, key, url } = a.welcome.endpoint;
+    await a.client.close();
+    const b = track(await LiveClient.join(s.wsUrl, id, key));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await send(url, { method: 'POST', body: 'kept' })).status).toBe(200);
+    expect((await b.client.requests(1))[0]?.body).toBe('kept');
+  });
+
+  it('purges at once with a grace of 0', async () => {
+    const s = await server({ graceMs: 0 });
+    const a = await LiveClient.create(s.wsUrl);
+    await a.client.close();
+    await expect.poll(async () => (await send(a.welcome.endpoint.url)).status, { timeout: 2000, interval: 20 }).toBe(404);
+  });
+
+  it('makes a new URL by creating a new endpoint and leaving the old one', async () => {
+    const s = await server({ graceMs: 100 });
+    const old = await LiveClient.create(s.wsUrl);
+    const fresh = track(await LiveClient.create(s.wsUrl));
+    await old.client.close();
+    expect(fresh.welcome.endpoint.id).not.toBe(old.welcome.endpoint.id);
+    await expect.poll(async () => (await send(old.welcome.endpoint.url)).status, { timeout: 3000, interval: 50 }).toBe(404);
+    expect((await send(fresh.welcome.endpoint.url)).status).toBe(200);
+  });
+
+  it('answers malformed messages with an error and keeps the socket', async () => {
+    const s = await server();
+    const client = await LiveClient.open(s.wsUrl);
+    cleanups.push(() => client.close());
+    client.socket.send('not json');
+    expect((await client.next('error')).error.code).toBe('BAD_MESSAGE');
+    client.send({ type: 'launch' });
+    expect((await client.next('error')).error.code).toBe('BAD_MESSAGE');
+    client.send({ type: 'clear' });
+    expect((await client.next('error')).error.code).toBe('NOT_JOINED');
+    client.send({ type: 'create' });
+    await client.next('welcome');
+    client.send({ type: 'create' });
+    expect((await client.next('error')).error.code).toBe('ALREADY_JOINED');
+  });
+
+  it('refuses a socket without the hookwatch.v1 subprotocol', async () => {
+    const s = await server();
+    const socket = new WebSocket(`${s.wsUrl}${LIVE_PATH}`);
+    const code = await new Promise<number>((resolve) => socket.on('close', (c) => resolve(c)));
+    expect(code).toBe(1002);
+  });
+
+  it('enforces the watcher cap per endpoint', async () => {
+    const s = await server({ maxWatchersPerEndpoint: 2 });
+    const a = track(await LiveClient.create(s.wsUrl));
+    track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const third = await LiveClient.open(s.wsUrl);
+    third.send({ type: 'join', endpointId: a.welcome.endpoint.id, key: a.welcome.endpoint.key });
+    expect((await third.next('error')).error.code).toBe('TOO_MANY_WATCHERS');
+    expect(await third.closed).toBe(4503);
+  });
+
+  it('refuses new endpoints past the cap with AT_CAPACITY', async () => {
+    const s = await server({ maxEndpoints: 1 });
+    track(await LiveClient.create(s.wsUrl));
+    const second = await LiveClient.open(s.wsUrl);
+    second.send({ type: 'create' });
+    expect((await second.next('error')).error.code).toBe('AT_CAPACITY');
+    expect(await second.closed).toBe(4503);
+  });
+
+  it('tells watchers the server is going away (1001) on shutdown', async () => {
+    const s = await startServer();
+    const a = await LiveClient.create(s.wsUrl);
+    await s.close();
+    expect(await a.client.closed).toBe(1001);
+  });
+
+  it('disconnects a watcher that stops reading instead of buffering without bound', async () => {
+    const s = await server({ maxSocketBufferBytes: 64 * 1024, maxBodyBytes: 256 * 1024 });
+    const a = track(await LiveClient.create(s.wsUrl));
+    const slow = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    // Stop reading at the TCP level: the server's send buffer for this socket fills up.
+    (slow.client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const big = 'x'.repeat(200 * 1024);
+    for (let i = 0; i < 40 && slow.client.closeCode === undefined; i++) {
+      await send(a.welcome.endpoint.url, { method: 'POST', body: big });
+      if (s.app.hub.watcherCount(a.welcome.endpoint.id) === 1) break;
+    }
+    await expect.poll(() => s.app.hub.watcherCount(a.welcome.endpoint.id), { timeout: 5000 }).toBe(1);
+    expect(s.logs()).toContain('slow watcher disconnected');
+    // The reading watcher kept everything.
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'after' });
+    const all = a.client.messages.filter((m) => m.type === 'request');
+    expect(all.length).toBeGreaterThan(0);
+  });
+});
