@@ -1,15 +1,19 @@
+import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Bus } from './bus/bus.js';
 import type { Config } from './config.js';
 import { errors, toErrorBody } from './errors.js';
+import { createClientErrorHandler } from './http/client-error.js';
 import { healthRoute } from './http/health-route.js';
+import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
 import { pageRoute } from './http/page-route.js';
 import { receiverRoute } from './http/receiver-route.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { CloseCode, SUBPROTOCOL } from './live/protocol.js';
+import { createMetrics } from './metrics.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -19,6 +23,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Where the built page lives (tests may point elsewhere). */
   clientRoot?: string;
+  /** PEM certificate and key: serve HTTPS. main.ts reads them from TLS_CERT_FILE / TLS_KEY_FILE. */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 declare module 'fastify' {
@@ -32,9 +38,22 @@ const MAX_WS_MESSAGE_BYTES = 128 * 1024;
 
 /** Builds the whole service without listening, so tests and main.ts share it. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const httpOptions = {
+    maxHeaderSize: config.maxHeaderBytes,
+    // Node enforces requestTimeout only when headersTimeout is not longer, and only checks every
+    // connectionsCheckingInterval (default 30 s).
+    headersTimeout: config.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs),
+  };
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.logLevel } }),
+    ...(deps.tls ? { https: { ...httpOptions, cert: deps.tls.cert, key: deps.tls.key } } : { http: httpOptions }),
     trustProxy: config.trustProxy,
+    // Slowloris bounds: the whole request within requestTimeout, idle keep-alive closed after idleTimeoutMs.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.idleTimeoutMs,
+    // Called only once listening, after onClientError below exists.
+    clientErrorHandler: (error, socket) => onClientError(error, socket),
     // One line per captured request at debug (receiver-route) instead of two per HTTP request.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 200 },
@@ -42,17 +61,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }) as unknown as FastifyInstance;
 
   disableBodyParsing(app);
-
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = (errors as Record<string, unknown>)[error.code] !== undefined;
-    const status = error.statusCode ?? 500;
-    if (known || (status >= 400 && status < 500)) {
-      return reply.code(status).send(toErrorBody({ code: error.code ?? 'BAD_REQUEST', message: error.message }));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send(toErrorBody(errors.INTERNAL()));
-  });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(toErrorBody(errors.NOT_FOUND())));
 
   const hub = createHub({
     store: deps.store,
@@ -62,6 +70,32 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     log: app.log,
   });
   app.decorate('hub', hub);
+  const metrics = createMetrics({ countEndpoints: () => deps.store.countEndpoints(), countWatchers: () => hub.watcherTotal() });
+  hub.onDelivered = (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000);
+  const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = (errors as Record<string, unknown>)[error.code] !== undefined;
+    const status = error.statusCode ?? 500;
+    if (error.code === 'ENDPOINT_NOT_FOUND') metrics.reject('endpoint_not_found');
+    else if (error.code === 'BODY_TOO_LARGE') metrics.reject('body_too_large');
+    else if (error.code === 'RATE_LIMITED') metrics.reject('rate_limited');
+    else if (error.code === 'ORIGIN_NOT_ALLOWED') metrics.reject('origin_not_allowed');
+    if (known || (status >= 400 && status < 500)) {
+      return reply.code(status).send(toErrorBody({ code: error.code ?? 'BAD_REQUEST', message: error.message }));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(toErrorBody(errors.INTERNAL()));
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send(toErrorBody(errors.NOT_FOUND())));
+
+  await app.register(fastifyRateLimit, {
+    global: false,
+    // Only a 429 carries rate-limit headers: a sender's normal answer stays as configured.
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+    addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false, 'retry-after': true },
+    errorResponseBuilder: (_request, context) => errors.RATE_LIMITED(`(at most ${context.max} per ${config.rateLimitWindowMs / 1000} s)`, context.after),
+  });
 
   await app.register(fastifyWebsocket, {
     options: {
@@ -78,8 +112,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const baseUrl = (request: FastifyRequest) => config.publicUrl ?? `${request.protocol}://${request.host}`;
   await app.register(healthRoute, { store: deps.store });
-  await app.register(receiverRoute, { config, store: deps.store, hub });
-  await app.register(liveRoute, { config, store: deps.store, hub, baseUrl });
+  await app.register(metricsRoute, { metrics });
+  await app.register(receiverRoute, { config, store: deps.store, hub, metrics });
+  await app.register(liveRoute, { config, store: deps.store, hub, metrics, baseUrl });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }

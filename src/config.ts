@@ -82,6 +82,57 @@ export const settings = {
     schema: integer(64 * KIB, 1024 * MIB).default(16 * MIB),
     doc: 'Unsent bytes a watcher may fall behind before it is disconnected (it reconnects and resumes).',
   },
+  rateLimitWindowMs: {
+    env: 'RATE_LIMIT_WINDOW_MS',
+    schema: integer(1000, 24 * 60 * 60 * 1000).default(60_000),
+    doc: 'Window of the rate limits below (ms).',
+  },
+  rateLimitPerEndpoint: {
+    env: 'RATE_LIMIT_PER_ENDPOINT',
+    schema: integer(0, 100_000_000).default(6000),
+    doc: 'Requests one receiver URL accepts per window, from all senders together; past it 429 with Retry-After. 0 turns it off.',
+  },
+  rateLimitPerAddress: {
+    env: 'RATE_LIMIT_PER_ADDRESS',
+    schema: integer(0, 100_000_000).default(3000),
+    doc: 'Receiver requests one client address may send per window (IPv6 by /64); past it 429 with Retry-After. 0 turns it off.',
+  },
+  liveConnectsPerAddress: {
+    env: 'LIVE_CONNECTS_PER_ADDRESS',
+    schema: integer(0, 100_000_000).default(120),
+    doc: 'Live sockets one client address may open per window. A socket creates at most one endpoint, so this also bounds endpoint creation. 0 turns it off.',
+  },
+  maxHeaderBytes: {
+    env: 'MAX_HEADER_BYTES',
+    schema: integer(1024, 1024 * KIB).default(16 * KIB),
+    doc: 'Largest request head (request line and headers) accepted; past it 431.',
+  },
+  requestTimeoutMs: {
+    env: 'REQUEST_TIMEOUT_MS',
+    schema: integer(1000, 60 * 60 * 1000).default(60_000),
+    doc: 'Time a sender has to deliver a whole request, headers and body (stops slowloris senders); past it 408.',
+  },
+  idleTimeoutMs: {
+    env: 'IDLE_TIMEOUT_MS',
+    schema: integer(1000, 60 * 60 * 1000).default(30_000),
+    doc: 'A keep-alive connection with no request for this long is closed.',
+  },
+  maxJsonDepth: {
+    env: 'MAX_JSON_DEPTH',
+    schema: integer(1, 10_000).default(64),
+    doc: 'Deepest nesting for which a body is flagged as JSON (`isJson`) and shown as a tree; deeper bodies are still captured, shown as raw text.',
+  },
+  allowedOrigins: {
+    env: 'ALLOWED_ORIGINS',
+    schema: z
+      .string()
+      .transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean))
+      .pipe(z.array(z.string().url()))
+      .default([]),
+    doc: 'Extra browser origins allowed to open live sockets (comma-separated). The page\'s own origin (and PUBLIC_URL\'s) is always allowed; clients that send no Origin (curl, scripts) are too.',
+  },
+  tlsCertFile: { env: 'TLS_CERT_FILE', schema: z.string().min(1).optional(), doc: 'PEM certificate (chain) file: serve HTTPS directly. Needs TLS_KEY_FILE.' },
+  tlsKeyFile: { env: 'TLS_KEY_FILE', schema: z.string().min(1).optional(), doc: 'PEM private key file for TLS_CERT_FILE.' },
   logLevel: {
     env: 'LOG_LEVEL',
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -135,6 +186,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   const config = result as Config;
   if (problems.length === 0 && config.maxBodyBytes > config.readLimitBytes) {
     problems.push(`MAX_BODY_BYTES (${config.maxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
+  }
+  if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -23,6 +23,23 @@ export const errors = {
     false,
   ),
   AT_CAPACITY: createError<'AT_CAPACITY', 503, [string]>('AT_CAPACITY', 'The service is at capacity: %s', 503, undefined, false),
+  RATE_LIMITED: createError<'RATE_LIMITED', 429, [string, string]>('RATE_LIMITED', 'Too many requests %s; retry in %s', 429, undefined, false),
+  HEADERS_TOO_LARGE: createError<'HEADERS_TOO_LARGE', 431, [number]>(
+    'HEADERS_TOO_LARGE',
+    'Request line and headers are larger than %s bytes',
+    431,
+    undefined,
+    false,
+  ),
+  REQUEST_TIMEOUT: createError('REQUEST_TIMEOUT', 'The request was not received in time', 408, undefined, false),
+  BAD_REQUEST: createError('BAD_REQUEST', 'Malformed HTTP request', 400, undefined, false),
+  ORIGIN_NOT_ALLOWED: createError<'ORIGIN_NOT_ALLOWED', 403, [string]>(
+    'ORIGIN_NOT_ALLOWED',
+    'Live sockets are not accepted from the origin %s',
+    403,
+    undefined,
+    false,
+  ),
   NOT_FOUND: createError('NOT_FOUND', 'No such route', 404, undefined, false),
   INTERNAL: createError('INTERNAL', 'Internal error', 500, undefined, false),
   // Live protocol only (sent in an `error` message, never as an HTTP status).

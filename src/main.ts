@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { createMemoryBus } from './bus/memory-bus.js';
@@ -19,7 +20,11 @@ async function main(): Promise<void> {
 
   const store = createMemoryStore({ requestsPerEndpoint: config.requestsPerEndpoint });
   const bus = createMemoryBus();
-  const app = await buildApp(config, { store, bus });
+  const tls =
+    config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
+      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+      : undefined;
+  const app = await buildApp(config, { store, bus, ...(tls ? { tls } : {}) });
 
   closeWithGrace({ delay: SHUTDOWN_DELAY_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');

@@ -4,6 +4,8 @@ export interface BusMessage {
   seq?: number;
   /** The protocol message, sent as-is to each watcher. */
   data: string;
+  /** Capture time (ms since epoch) of the request it carries, for the delivery-lag metric. */
+  capturedAtMs?: number;
 }
 
 export type BusListener = (message: BusMessage) => void;

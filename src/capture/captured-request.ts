@@ -49,8 +49,13 @@ export interface RawCapture {
   receivedAtMs: number;
 }
 
+export interface CaptureOptions {
+  /** Deepest nesting for which a body is flagged `isJson` (the page renders it as a tree). */
+  maxJsonDepth: number;
+}
+
 /** Turns what the receiver read into the record we store and send. Pure. */
-export function toCapturedRequest(raw: RawCapture): CapturedRequest {
+export function toCapturedRequest(raw: RawCapture, options: CaptureOptions): CapturedRequest {
   const headers: Array<[string, string]> = [];
   let contentType: string | null = null;
   for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
@@ -74,7 +79,7 @@ export function toCapturedRequest(raw: RawCapture): CapturedRequest {
     contentType,
     body: text,
     bodyEncoding: encoding,
-    isJson: encoding === 'utf8' && !raw.truncated && looksLikeJson(text),
+    isJson: encoding === 'utf8' && !raw.truncated && isJsonWithin(text, options.maxJsonDepth),
     form: encoding === 'utf8' && mediaType === 'application/x-www-form-urlencoded' ? parseParams(text) : null,
     size: raw.size,
     storedSize: raw.body.length,
@@ -118,17 +123,35 @@ function completeUtf8Length(bytes: Buffer): number {
   return end;
 }
 
-function looksLikeJson(text: string): boolean {
+function isJsonWithin(text: string, maxDepth: number): boolean {
   // Cheap first-character gate so plain text and form bodies skip JSON.parse entirely.
   const first = text.trimStart().charCodeAt(0);
   const plausible =
     first === 0x7b /* { */ || first === 0x5b /* [ */ || first === 0x22 /* " */ || first === 0x2d /* - */ ||
     (first >= 0x30 && first <= 0x39) || first === 0x74 /* t */ || first === 0x66 /* f */ || first === 0x6e; /* n */
-  if (!plausible) return false;
+  if (!plausible || nestingDepth(text) > maxDepth) return false;
   try {
     JSON.parse(text);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 0x5c /* \\ */) i++;
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x7b || code === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === 0x7d || code === 0x5d) depth--;
+  }
+  return deepest;
 }

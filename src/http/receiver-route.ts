@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { toCapturedRequest } from '../capture/captured-request.js';
 import { readBody } from '../capture/read-body.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import type { Hub } from '../live/hub.js';
+import type { Metrics } from '../metrics.js';
 import { RECEIVER_PREFIX, requestMessage } from '../live/protocol.js';
 import type { ResponseConfig } from '../response-config.js';
 import type { Store } from '../store/store.js';
@@ -13,6 +14,7 @@ export interface ReceiverRouteOptions {
   config: Config;
   store: Store;
   hub: Hub;
+  metrics: Metrics;
 }
 
 /** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
@@ -23,8 +25,9 @@ export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
  * out to the endpoint's watchers, and answers with the endpoint's response configuration.
  */
 export async function receiverRoute(app: FastifyInstance, options: ReceiverRouteOptions): Promise<void> {
-  const { config, store, hub } = options;
+  const { config, store, hub, metrics } = options;
   const limits = { maxBodyBytes: config.maxBodyBytes, readLimitBytes: config.readLimitBytes };
+  const captureOptions = { maxJsonDepth: config.maxJsonDepth };
 
   // Every answer from a receiver URL, configured or error: nothing in it may run script on our
   // origin (CSP sandbox, nosniff), and browser-based senders may read it (CORS open).
@@ -65,13 +68,16 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
       truncated: body.truncated,
       remoteAddress: request.ip,
       receivedAtMs,
-    });
+    }, captureOptions);
     // The store puts `seq` first; serialise once here and reuse the string for every watcher.
     const { seq: _seq, ...draft } = captured;
     const appended = await store.appendRequest(endpointId, JSON.stringify(draft));
     if (!appended) throw errors.ENDPOINT_NOT_FOUND();
 
-    await hub.publish(endpointId, { seq: appended.request.seq, data: requestMessage(appended.request.json) });
+    metrics.capturedRequests.inc();
+    metrics.capturedBytes.inc(body.size);
+    if (body.truncated) metrics.truncations.inc();
+    await hub.publish(endpointId, { seq: appended.request.seq, data: requestMessage(appended.request.json), capturedAtMs: receivedAtMs });
     request.log.debug({ endpointId, seq: appended.request.seq, method: request.method, size: body.size }, 'request captured');
 
     if (body.overLimit) {
@@ -82,8 +88,25 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     return sendConfigured(request, reply, appended.response);
   };
 
-  app.route({ method: RECEIVER_METHODS, url: `${RECEIVER_PREFIX}:id`, handler });
-  app.route({ method: RECEIVER_METHODS, url: `${RECEIVER_PREFIX}:id/*`, handler });
+  // Limits run before the body is read; a limited request is answered 429 and not captured.
+  const rateLimits: onRequestHookHandler[] = [];
+  if (config.rateLimitPerAddress > 0) {
+    rateLimits.push(app.rateLimit({ max: config.rateLimitPerAddress, timeWindow: config.rateLimitWindowMs, groupId: 'receiver-address' }));
+  }
+  if (config.rateLimitPerEndpoint > 0) {
+    rateLimits.push(
+      app.rateLimit({
+        max: config.rateLimitPerEndpoint,
+        timeWindow: config.rateLimitWindowMs,
+        keyGenerator: (request) => (request.params as { id: string }).id,
+        groupId: 'receiver-endpoint',
+      }),
+    );
+  }
+
+  for (const url of [`${RECEIVER_PREFIX}:id`, `${RECEIVER_PREFIX}:id/*`]) {
+    app.route({ method: RECEIVER_METHODS, url, onRequest: rateLimits, handler });
+  }
 }
 
 function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: ResponseConfig) {

@@ -30,6 +30,10 @@ export interface Hub {
   publish(endpointId: string, message: BusMessage): Promise<void>;
   /** Local watchers of one endpoint (for tests and metrics). */
   watcherCount(endpointId: string): number;
+  /** Local watchers of every endpoint. */
+  watcherTotal(): number;
+  /** Called after a captured request was handed to an endpoint's local watchers. */
+  onDelivered: ((capturedAtMs: number) => void) | undefined;
   /** Endpoints with at least one local watcher or a pending purge. */
   channelCount(): number;
   /** Stops every timer and subscription. Endpoints are not purged: another instance may own them. */
@@ -44,6 +48,7 @@ export interface Hub {
 export function createHub(options: HubOptions): Hub {
   const { store, bus, log } = options;
   const channels = new Map<string, Channel>();
+  let watcherTotal = 0;
 
   function openChannel(endpointId: string): Channel {
     const channel: Channel = {
@@ -51,6 +56,7 @@ export function createHub(options: HubOptions): Hub {
       graceTimer: undefined,
       subscribed: bus.subscribe(endpointId, (message) => {
         for (const watcher of channel.watchers) watcher.deliver(message);
+        if (message.capturedAtMs !== undefined) hub.onDelivered?.(message.capturedAtMs);
       }),
     };
     channel.subscribed.catch((error: unknown) => log.error({ err: error, endpointId }, 'bus subscribe failed'));
@@ -73,20 +79,25 @@ export function createHub(options: HubOptions): Hub {
     }
   }
 
-  return {
+  const hub: Hub = {
+    onDelivered: undefined,
+
     async attach(endpointId, watcher) {
       const channel = channels.get(endpointId) ?? openChannel(endpointId);
       if (channel.watchers.size >= options.maxWatchersPerEndpoint) return false;
       clearTimeout(channel.graceTimer);
       channel.graceTimer = undefined;
       channel.watchers.add(watcher);
+      watcherTotal++;
       await channel.subscribed;
       return true;
     },
 
     detach(endpointId, watcher) {
       const channel = channels.get(endpointId);
-      if (!channel || !channel.watchers.delete(watcher) || channel.watchers.size > 0) return;
+      if (!channel || !channel.watchers.delete(watcher)) return;
+      watcherTotal--;
+      if (channel.watchers.size > 0) return;
       if (options.graceMs === 0) {
         void purge(endpointId, channel);
         return;
@@ -99,6 +110,8 @@ export function createHub(options: HubOptions): Hub {
 
     watcherCount: (endpointId) => channels.get(endpointId)?.watchers.size ?? 0,
 
+    watcherTotal: () => watcherTotal,
+
     channelCount: () => channels.size,
 
     async close() {
@@ -108,4 +121,5 @@ export function createHub(options: HubOptions): Hub {
       await Promise.allSettled(all.map(async (channel) => (await channel.subscribed)()));
     },
   };
+  return hub;
 }

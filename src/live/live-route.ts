@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { customAlphabet, nanoid } from 'nanoid';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.js';
@@ -7,6 +7,7 @@ import { errors } from '../errors.js';
 import { parseResponseConfig, DEFAULT_RESPONSE } from '../response-config.js';
 import type { EndpointRecord, Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
+import type { Metrics } from '../metrics.js';
 import type { Hub } from './hub.js';
 import { CloseCode, LIVE_PATH, RECEIVER_PREFIX, SUBPROTOCOL, requestMessage, type EndpointInfo, type ErrorMessage, type WelcomeMessage } from './protocol.js';
 import { Watcher } from './watcher.js';
@@ -15,6 +16,7 @@ export interface LiveRouteOptions {
   config: Config;
   store: Store;
   hub: Hub;
+  metrics: Metrics;
   /** Base URL senders use, for this request (PUBLIC_URL, or derived from the request). */
   baseUrl: (request: FastifyRequest) => string;
 }
@@ -44,7 +46,21 @@ function errorMessage(error: { code: string; message: string }, forType?: string
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
-  const { config, store, hub } = options;
+  const { config, store, hub, metrics } = options;
+  const configuredOrigins = new Set([...config.allowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
+
+  // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
+  // configured ones) may open live sockets, so another site cannot drive a visitor's browser here.
+  // Clients that send no Origin (curl, scripts, servers) are not browsers and are let through.
+  const checkOrigin: onRequestHookHandler = async (request) => {
+    const origin = request.headers.origin;
+    if (origin === undefined || configuredOrigins.has(origin) || origin === `${request.protocol}://${request.host}`) return;
+    throw errors.ORIGIN_NOT_ALLOWED(origin);
+  };
+  const onRequest: onRequestHookHandler[] = [checkOrigin];
+  if (config.liveConnectsPerAddress > 0) {
+    onRequest.push(app.rateLimit({ max: config.liveConnectsPerAddress, timeWindow: config.rateLimitWindowMs, groupId: 'live-connect' }));
+  }
 
   // One heartbeat for all sockets: a socket that has not answered the previous ping is dead.
   const unanswered = new WeakSet<WebSocket>();
@@ -61,7 +77,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   heartbeat.unref();
   app.addHook('onClose', async () => clearInterval(heartbeat));
 
-  app.get(LIVE_PATH, { websocket: true }, (socket: WebSocket, request: FastifyRequest) => {
+  app.get(LIVE_PATH, { websocket: true, onRequest }, (socket: WebSocket, request: FastifyRequest) => {
     const log = request.log;
     if (socket.protocol !== SUBPROTOCOL) {
       socket.close(CloseCode.PROTOCOL_ERROR, `use the WebSocket subprotocol ${SUBPROTOCOL}`);
@@ -93,7 +109,10 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
 
     async function handle(text: string): Promise<void> {
       const parsed = parseClientMessage(text);
-      if (!parsed.ok) return socket.send(errorMessage(errors.BAD_MESSAGE(parsed.problem), parsed.type));
+      if (!parsed.ok) {
+        metrics.reject('bad_message');
+        return socket.send(errorMessage(errors.BAD_MESSAGE(parsed.problem), parsed.type));
+      }
       const message = parsed.message;
 
       if (message.type === 'create' || message.type === 'join') {
@@ -131,6 +150,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
         response: DEFAULT_RESPONSE,
       };
       if (!(await store.createEndpoint(endpoint, config.maxEndpoints))) {
+        metrics.reject('at_capacity');
         const error = errors.AT_CAPACITY(`${config.maxEndpoints} live endpoints`);
         socket.send(errorMessage(error, 'create'));
         socket.close(CloseCode.AT_CAPACITY, error.code);
@@ -156,9 +176,13 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
         if (created) await store.deleteEndpoint(endpoint.id);
         return;
       }
-      const candidate = new Watcher(socket, config.maxSocketBufferBytes, () => log.warn({ endpointId: endpoint.id }, 'slow watcher disconnected'));
+      const candidate = new Watcher(socket, config.maxSocketBufferBytes, () => {
+        metrics.reject('slow_watcher');
+        log.warn({ endpointId: endpoint.id }, 'slow watcher disconnected');
+      });
       candidate.lastSeq = afterSeq;
       if (!(await hub.attach(endpoint.id, candidate))) {
+        metrics.reject('too_many_watchers');
         const error = errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint);
         socket.send(errorMessage(error, created ? 'create' : 'join'));
         socket.close(CloseCode.AT_CAPACITY, error.code);

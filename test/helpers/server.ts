@@ -22,7 +22,10 @@ export interface TestServer {
 }
 
 /** A real server on an ephemeral port on 127.0.0.1, logging at trace into memory. */
-export async function startServer(overrides: Partial<Config> = {}, deps: { store?: Store; bus?: Bus } = {}): Promise<TestServer> {
+export async function startServer(
+  overrides: Partial<Config> = {},
+  deps: { store?: Store; bus?: Bus; tls?: { cert: Buffer; key: Buffer } } = {},
+): Promise<TestServer> {
   const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'trace', ...overrides });
   const lines: string[] = [];
   const sink = new Writable({
@@ -33,7 +36,7 @@ export async function startServer(overrides: Partial<Config> = {}, deps: { store
   });
   const logger = pino({ level: config.logLevel }, sink);
   const store = deps.store ?? createMemoryStore({ requestsPerEndpoint: config.requestsPerEndpoint });
-  const app = await buildApp(config, { store, bus: deps.bus ?? createMemoryBus(), logger });
+  const app = await buildApp(config, { store, bus: deps.bus ?? createMemoryBus(), logger, ...(deps.tls ? { tls: deps.tls } : {}) });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
@@ -41,8 +44,8 @@ export async function startServer(overrides: Partial<Config> = {}, deps: { store
     app,
     config,
     store,
-    baseUrl: `http://127.0.0.1:${address.port}`,
-    wsUrl: `ws://127.0.0.1:${address.port}`,
+    baseUrl: `${deps.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`,
+    wsUrl: `${deps.tls ? 'wss' : 'ws'}://127.0.0.1:${address.port}`,
     logs: () => lines.join(''),
     close: () => app.close(),
   };

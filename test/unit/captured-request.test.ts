@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseParams, toCapturedRequest, type RawCapture } from '../../src/capture/captured-request.js';
+import { nestingDepth, parseParams, toCapturedRequest as capture, type RawCapture } from '../../src/capture/captured-request.js';
+
+const toCapturedRequest = (raw: RawCapture) => capture(raw, { maxJsonDepth: 64 });
 
 const base: RawCapture = {
   seq: 1,
@@ -54,5 +56,19 @@ describe('toCapturedRequest', () => {
     expect(params.a).toEqual(['1', '3', '4']);
     expect(params.constructor).toBe('2');
     expect(Object.getPrototypeOf(params)).toBeNull();
+  });
+});
+
+describe('nestingDepth', () => {
+  it('counts brackets outside strings only', () => {
+    expect(nestingDepth('{"a":[1,{"b":2}]}')).toBe(3);
+    expect(nestingDepth('{"a":"[[[[\\"[["}')).toBe(1);
+    expect(nestingDepth('1')).toBe(0);
+  });
+
+  it('stops flagging JSON past the depth limit', () => {
+    const deep = '['.repeat(65) + ']'.repeat(65);
+    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 64 }).isJson).toBe(false);
+    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65 }).isJson).toBe(true);
   });
 });
