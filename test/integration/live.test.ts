@@ -242,6 +242,19 @@ describe('live protocol', () => {
     expect(await a.client.closed).toBe(1001);
   });
 
+  it('terminates a watcher that stops answering heartbeats', async () => {
+    const s = await server({ heartbeatMs: 1000 });
+    const a = track(await LiveClient.create(s.wsUrl));
+    const silent = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    expect(s.app.hub.watcherCount(a.welcome.endpoint.id)).toBe(2);
+    // A vanished peer: it never reads the ping, so it never pongs.
+    (silent.client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    await expect.poll(() => s.app.hub.watcherCount(a.welcome.endpoint.id), { timeout: 5000, interval: 100 }).toBe(1);
+    // The live one answered every ping and is still there.
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'alive' });
+    expect((await a.client.requests(1))[0]?.body).toBe('alive');
+  });
+
   it('disconnects a watcher that stops reading instead of buffering without bound', async () => {
     const s = await server({ maxSocketBufferBytes: 64 * 1024, maxBodyBytes: 256 * 1024 });
     const a = track(await LiveClient.create(s.wsUrl));
