@@ -32,7 +32,7 @@ export interface MetricsSources {
 /** One registry per app (no global default registry), so tests and several apps never collide. */
 export function createMetrics(sources: MetricsSources): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'hookwatch_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'hookwatch_' });
 
   new Gauge({
     name: 'hookwatch_endpoints',
