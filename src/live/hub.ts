@@ -55,7 +55,9 @@ export function createHub(options: HubOptions): Hub {
       watchers: new Set(),
       graceTimer: undefined,
       subscribed: bus.subscribe(endpointId, (message) => {
-        for (const watcher of channel.watchers) watcher.deliver(message);
+        // Encode once for every watcher (ws would otherwise encode the string once per socket).
+        const outgoing = { seq: message.seq, data: Buffer.from(message.data) };
+        for (const watcher of channel.watchers) watcher.deliver(outgoing);
         if (message.capturedAtMs !== undefined) hub.onDelivered?.(message.capturedAtMs);
       }),
     };

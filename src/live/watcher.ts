@@ -1,5 +1,10 @@
 import type { WebSocket } from 'ws';
-import type { BusMessage } from '../bus/bus.js';
+
+/** A message on its way to watchers: encoded once, then written to every socket as a text frame. */
+export interface Outgoing {
+  seq?: number;
+  data: string | Buffer;
+}
 
 /**
  * One socket watching one endpoint. Delivers each request at most once, in order (by seq), and
@@ -10,7 +15,7 @@ import type { BusMessage } from '../bus/bus.js';
 export class Watcher {
   /** Highest request seq sent to this socket. */
   lastSeq = 0;
-  private held: BusMessage[] | undefined = [];
+  private held: Outgoing[] | undefined = [];
   private heldBytes = 0;
 
   constructor(
@@ -20,7 +25,7 @@ export class Watcher {
   ) {}
 
   /** Called by the hub for every message on the endpoint. */
-  deliver(message: BusMessage): void {
+  deliver(message: Outgoing): void {
     if (this.held) {
       this.heldBytes += message.data.length;
       if (this.heldBytes > this.maxBufferBytes) return this.dropSlow();
@@ -31,7 +36,7 @@ export class Watcher {
   }
 
   /** Sends the backlog (paced by the socket's drain), then everything held back meanwhile. */
-  async replay(backlog: Iterable<BusMessage>): Promise<void> {
+  async replay(backlog: Iterable<Outgoing>): Promise<void> {
     for (const message of backlog) {
       if (this.socket.readyState !== this.socket.OPEN) return;
       if (this.socket.bufferedAmount > this.maxBufferBytes / 2) await this.drained();
@@ -43,15 +48,15 @@ export class Watcher {
     for (const message of held) this.sendMessage(message);
   }
 
-  send(data: string): void {
+  send(data: string | Buffer): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
     // Judge by what is still unsent, not by this message: one message larger than the cap is
     // fine for a reader that keeps up.
     if (this.socket.bufferedAmount > this.maxBufferBytes) return this.dropSlow();
-    this.socket.send(data);
+    this.socket.send(data, { binary: false });
   }
 
-  private sendMessage(message: BusMessage): void {
+  private sendMessage(message: Outgoing): void {
     if (message.seq !== undefined) {
       if (message.seq <= this.lastSeq) return;
       this.lastSeq = message.seq;
