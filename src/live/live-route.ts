@@ -204,6 +204,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
         createdAt: endpoint.createdAt,
         response: endpoint.response,
         graceSeconds: config.graceMs / 1000,
+        requestsKept: config.requestsPerEndpoint,
       };
       const firstSeq = backlog[0]?.seq;
       const welcome: WelcomeMessage = {

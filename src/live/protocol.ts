@@ -64,6 +64,8 @@ export interface EndpointInfo {
   response: ResponseConfig;
   /** Seconds the endpoint outlives its last watcher. */
   graceSeconds: number;
+  /** How many of the newest requests the endpoint keeps. */
+  requestsKept: number;
 }
 
 /**
