@@ -35,8 +35,10 @@ export interface CapturedRequest {
   receivedAt: string;
 }
 
+/** A captured request before the store numbers it. */
+export type RequestDraft = Omit<CapturedRequest, 'seq'>;
+
 export interface RawCapture {
-  seq: number;
   method: string;
   url: string;
   subPath: string;
@@ -54,8 +56,8 @@ export interface CaptureOptions {
   maxJsonDepth: number;
 }
 
-/** Turns what the receiver read into the record we store and send. Pure. */
-export function toCapturedRequest(raw: RawCapture, options: CaptureOptions): CapturedRequest {
+/** Turns what the receiver read into the record we store and send (the store adds `seq`). Pure. */
+export function toRequestDraft(raw: RawCapture, options: CaptureOptions): RequestDraft {
   const headers: Array<[string, string]> = [];
   let contentType: string | null = null;
   for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
@@ -70,7 +72,6 @@ export function toCapturedRequest(raw: RawCapture, options: CaptureOptions): Cap
   const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
 
   return {
-    seq: raw.seq,
     method: raw.method,
     url: raw.url,
     subPath: raw.subPath,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { toCapturedRequest } from '../capture/captured-request.js';
+import { toRequestDraft } from '../capture/captured-request.js';
 import { readBody } from '../capture/read-body.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
@@ -20,6 +20,14 @@ export interface ReceiverRouteOptions {
 /** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
 export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
 
+const RECEIVER_HEADERS = Object.freeze({
+  'content-security-policy': 'sandbox',
+  'x-content-type-options': 'nosniff',
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': '*',
+  [RESPONSE_SOURCE_HEADER]: 'error',
+});
+
 /**
  * `ANY /api/webhook-tester/<id>[/any/sub/path][?query]`: captures the request, stores it, fans it
  * out to the endpoint's watchers, and answers with the endpoint's response configuration.
@@ -28,17 +36,15 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   const { config, store, hub, metrics } = options;
   const limits = { maxBodyBytes: config.maxBodyBytes, readLimitBytes: config.readLimitBytes };
   const captureOptions = { maxJsonDepth: config.maxJsonDepth };
+  // Skip building the per-capture log object when nobody would see it (the hot path).
+  const debug = ['debug', 'trace'].includes(app.log.level);
 
   // Every answer from a receiver URL, configured or error: nothing in it may run script on our
   // origin (CSP sandbox, nosniff), and browser-based senders may read it (CORS open).
-  app.addHook('onRequest', async (_request, reply) => {
-    reply.headers({
-      'content-security-policy': 'sandbox',
-      'x-content-type-options': 'nosniff',
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': '*',
-      [RESPONSE_SOURCE_HEADER]: 'error',
-    });
+  // A callback hook, not an async one: it runs on every request and needs no promise.
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(RECEIVER_HEADERS);
+    done();
   });
 
   const handler = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
@@ -57,8 +63,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     }
 
     const rawUrl = request.raw.url ?? '';
-    const captured = toCapturedRequest({
-      seq: 0,
+    const draft = toRequestDraft({
       method: request.method,
       url: rawUrl,
       subPath: subPathOf(rawUrl),
@@ -69,8 +74,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
       remoteAddress: request.ip,
       receivedAtMs,
     }, captureOptions);
-    // The store puts `seq` first; serialise once here and reuse the string for every watcher.
-    const { seq: _seq, ...draft } = captured;
+    // Serialised once here; the store puts `seq` first and every watcher gets the same string.
     const appended = await store.appendRequest(endpointId, JSON.stringify(draft));
     if (!appended) throw errors.ENDPOINT_NOT_FOUND();
 
@@ -78,7 +82,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     metrics.capturedBytes.inc(body.size);
     if (body.truncated) metrics.truncations.inc();
     await hub.publish(endpointId, { seq: appended.request.seq, data: requestMessage(appended.request.json), capturedAtMs: receivedAtMs });
-    request.log.debug({ endpointId, seq: appended.request.seq, method: request.method, size: body.size }, 'request captured');
+    if (debug) request.log.debug({ endpointId, seq: appended.request.seq, method: request.method, size: body.size }, 'request captured');
 
     if (body.overLimit) {
       // The rest of the body was never read: close the connection rather than drain it.

@@ -1,4 +1,6 @@
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { Bus, BusMessage, Unsubscribe } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import type { Watcher } from './watcher.js';
@@ -50,6 +52,22 @@ export function createHub(options: HubOptions): Hub {
   const channels = new Map<string, Channel>();
   let watcherTotal = 0;
 
+  // Under load several requests reach one socket within a single event-loop turn. Corking its
+  // TCP socket until the turn ends sends them in one write instead of one syscall each. ws keeps
+  // the TCP socket in a private field; without it, sends simply go out uncorked.
+  const corked = new Set<Duplex>();
+  const uncorkAll = () => {
+    for (const socket of corked) socket.uncork();
+    corked.clear();
+  };
+  const cork = (socket: WebSocket) => {
+    const tcp = (socket as unknown as { _socket?: Duplex })._socket;
+    if (!tcp || corked.has(tcp)) return;
+    if (corked.size === 0) setImmediate(uncorkAll);
+    tcp.cork();
+    corked.add(tcp);
+  };
+
   function openChannel(endpointId: string): Channel {
     const channel: Channel = {
       watchers: new Set(),
@@ -57,7 +75,10 @@ export function createHub(options: HubOptions): Hub {
       subscribed: bus.subscribe(endpointId, (message) => {
         // Encode once for every watcher (ws would otherwise encode the string once per socket).
         const outgoing = { seq: message.seq, data: Buffer.from(message.data) };
-        for (const watcher of channel.watchers) watcher.deliver(outgoing);
+        for (const watcher of channel.watchers) {
+          cork(watcher.socket);
+          watcher.deliver(outgoing);
+        }
         if (message.capturedAtMs !== undefined) hub.onDelivered?.(message.capturedAtMs);
       }),
     };

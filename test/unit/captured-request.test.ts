@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { nestingDepth, parseParams, toCapturedRequest as capture, type RawCapture } from '../../src/capture/captured-request.js';
+import { nestingDepth, parseParams, toRequestDraft as capture, type RawCapture } from '../../src/capture/captured-request.js';
 
 const toCapturedRequest = (raw: RawCapture) => capture(raw, { maxJsonDepth: 64 });
 
 const base: RawCapture = {
-  seq: 1,
   method: 'POST',
   url: '/api/webhook-tester/abc/x?a=1',
   subPath: '/x',
@@ -16,7 +15,7 @@ const base: RawCapture = {
   receivedAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
 };
 
-describe('toCapturedRequest', () => {
+describe('toRequestDraft', () => {
   it('turns raw headers into ordered pairs and finds the content type', () => {
     const request = toCapturedRequest(base);
     expect(request.headers).toEqual([
