@@ -1,0 +1,456 @@
+// npm run bench [-- --quick]
+// Capture throughput, delivery latency, fan-out, memory and large bodies, each measured against
+// baselines started in the same run. Servers run on core 0, this load generator and the watcher
+// processes on core 1. Traffic goes to 127.0.0.1 only; every phase is bounded in time.
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const quick = process.argv.includes('--quick');
+const ROUNDS = quick ? 1 : 3;
+const SECONDS = quick ? 2 : 5;
+const WARMUP_SECONDS = 1;
+const CONNECTIONS = 50;
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+const children = new Set();
+const results = { machine: machine(), quick, rounds: ROUNDS, seconds: SECONDS };
+
+// ---- processes ----
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a server pinned to core 0 and waits until it answers. */
+async function startServer(kind, env = {}) {
+  const port = await freePort();
+  const script = kind === 'hookwatch' ? 'dist/main.js' : kind === 'hookwatch-gc' ? 'bench/gc-server.mjs' : `bench/baselines/${kind}.mjs`;
+  const child = spawn('taskset', ['-c', '0', process.execPath, ...(kind === 'hookwatch-gc' ? ['--expose-gc'] : []), script], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_ENDPOINT: '0',
+      RATE_LIMIT_PER_ADDRESS: '0',
+      LIVE_CONNECTS_PER_ADDRESS: '0',
+      MAX_ENDPOINTS: '20000',
+      ...env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit', ...(kind === 'hookwatch-gc' ? ['ipc'] : [])],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      const hookwatch = kind.startsWith('hookwatch');
+      const response = await fetch(`http://127.0.0.1:${port}${hookwatch ? '/healthz' : '/'}`, { method: hookwatch ? 'GET' : 'POST', body: hookwatch ? undefined : 'x' });
+      if (response.ok || response.status === 404) break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${kind} did not start`);
+      await sleep(100);
+    }
+  }
+  return { kind: kind.startsWith('hookwatch') ? 'hookwatch' : kind, port, pid: child.pid, child };
+}
+
+/** A watcher process on core 1; resolves once its sockets are open. */
+async function startWatcher(server, options = {}) {
+  const target = server.kind === 'hookwatch' ? 'hookwatch' : 'naive';
+  const child = fork(fileURLToPath(new URL('watcher.mjs', import.meta.url)), [JSON.stringify({ target, port: server.port, ...options })], {
+    execPath: 'taskset',
+    execArgv: ['-c', '1', process.execPath],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const ready = await nextMessage(child, (m) => m.ready, 120_000);
+  return {
+    child,
+    url: ready.url,
+    urls: ready.urls,
+    reset: async () => {
+      child.send('reset');
+      await nextMessage(child, (m) => m.reset, 5000);
+    },
+    report: async () => {
+      child.send('report');
+      return nextMessage(child, (m) => 'received' in m, 5000);
+    },
+    stop: () => child.send('exit'),
+  };
+}
+
+function nextMessage(child, match, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error('child did not answer'));
+    }, timeoutMs);
+    const onMessage = (message) => {
+      if (!match(message)) return;
+      done();
+      resolve(message);
+    };
+    const onExit = (code) => {
+      done();
+      reject(new Error(`child exited ${code}`));
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+function stopAll() {
+  for (const child of children) child.kill('SIGKILL');
+}
+process.on('exit', stopAll);
+process.on('SIGINT', () => process.exit(130));
+
+const cpuSeconds = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+};
+/** RSS after a full GC when the server was started as 'hookwatch-gc'. */
+async function settledRss(server) {
+  const done = nextMessage(server.child, (message) => message === 'gc-done', 10_000);
+  server.child.send('gc');
+  await done;
+  return rssBytes(server.pid);
+}
+const rssBytes = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * KIB;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+// ---- load ----
+
+const pads = new Map();
+/** A JSON body of about `size` bytes carrying its send time, made fresh for every request. */
+function timedBody(size) {
+  let pad = pads.get(size);
+  if (pad === undefined) pads.set(size, (pad = `,"pad":"${'x'.repeat(Math.max(0, size - 40))}"}`));
+  return `{"t":${(performance.timeOrigin + performance.now()).toFixed(3)}${pad}`;
+}
+
+/**
+ * Sends at a steady `rate` per second for `seconds` (autocannon's rate option sends each second's
+ * quota in a burst, which measures bursts, not a fixed rate). Each body is stamped as it is sent.
+ */
+async function pacedLoad(url, rate, seconds) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const total = rate * seconds;
+  const started = performance.now();
+  let sent = 0;
+  let ok = 0;
+  let failed = 0;
+  const inFlight = new Set();
+  const fire = () =>
+    new Promise((resolve) => {
+      const body = timedBody(KIB);
+      const req = httpRequest(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode >= 200 && res.statusCode < 300) ok++;
+          else failed++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failed++;
+        resolve();
+      });
+      req.end(body);
+    });
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+    while (sent < due) {
+      const pending = fire();
+      inFlight.add(pending);
+      pending.then(() => inFlight.delete(pending));
+      sent++;
+    }
+    await sleep(1);
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  return { '2xx': ok, non2xx: failed, errors: 0, timeouts: 0, elapsedSeconds: (performance.now() - started) / 1000 };
+}
+
+/** Waits until the watcher has stopped receiving (the tail of the previous load). */
+async function settle(watcher) {
+  if (!watcher) return;
+  let last = -1;
+  for (let i = 0; i < 40; i++) {
+    const { received } = await watcher.report();
+    if (received === last) return;
+    last = received;
+    await sleep(100);
+  }
+}
+
+function load(url, options) {
+  const { size = KIB, body, seconds = SECONDS, connections = CONNECTIONS, ...rest } = options;
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        connections,
+        ...(rest.amount === undefined ? { duration: seconds } : {}),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        ...(body === undefined ? { requests: [{ setupRequest: (request) => ({ ...request, body: timedBody(size) }) }] } : { body }),
+        ...rest,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+
+/**
+ * One measured run. The warm-up (not counted) finds the rate; the measured part then sends a
+ * fixed number of requests (about `seconds` worth) and waits for every answer, so "sent" is
+ * exact and every delivery can be accounted for.
+ */
+async function measure(server, url, watcher, options = {}) {
+  const warm = options.pacedRate ? await pacedLoad(url, options.pacedRate, WARMUP_SECONDS) : await load(url, { ...options, seconds: WARMUP_SECONDS });
+  await settle(watcher);
+  await watcher?.reset();
+  const amount = Math.max(100, Math.round(warm['2xx'] / WARMUP_SECONDS) * SECONDS);
+  const cpuBefore = cpuSeconds(server.pid);
+  const started = performance.now();
+  const result = options.pacedRate ? await pacedLoad(url, options.pacedRate, SECONDS) : await load(url, { ...options, amount, seconds: undefined });
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const sent = result['2xx'];
+  let delivery;
+  if (watcher) {
+    // Let the last messages land before counting.
+    const expected = sent * (options.fanOut ?? 1);
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      delivery = await watcher.report();
+      if (delivery.received >= expected || Date.now() > deadline) break;
+      await sleep(50);
+    }
+  }
+  return {
+    rps: sent / elapsedSeconds,
+    sent,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    cpuMicrosPerRequest: (cpu / Math.max(1, sent)) * 1e6,
+    delivery,
+  };
+}
+
+// ---- phases ----
+
+async function throughputPhase() {
+  const servers = {
+    'bare-http': await startServer('bare-http'),
+    'naive-relay': await startServer('naive-relay'),
+    hookwatch: await startServer('hookwatch'),
+  };
+  const watchers = { 'naive-relay': await startWatcher(servers['naive-relay']), hookwatch: await startWatcher(servers.hookwatch) };
+  const urls = {
+    'bare-http': `http://127.0.0.1:${servers['bare-http'].port}/hook`,
+    'naive-relay': `http://127.0.0.1:${servers['naive-relay'].port}/hook`,
+    hookwatch: watchers.hookwatch.url,
+  };
+  const runs = { 'bare-http': [], 'naive-relay': [], hookwatch: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of Object.keys(runs)) runs[kind].push(await measure(servers[kind], urls[kind], watchers[kind]));
+  }
+
+  // Delivery latency at a steady 2,000 req/s, Hookwatch and the naive relay alternating.
+  const fixed = [];
+  const fixedNaive = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    fixedNaive.push(await measure(servers['naive-relay'], urls['naive-relay'], watchers['naive-relay'], { pacedRate: 2000 }));
+    fixed.push(await measure(servers.hookwatch, urls.hookwatch, watchers.hookwatch, { pacedRate: 2000 }));
+  }
+
+  // Fan-out: a second endpoint with 100 watchers.
+  const fanWatcher = await startWatcher(servers.hookwatch, { sockets: 100 });
+  const fan = [];
+  for (let round = 0; round < ROUNDS; round++) fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: 100 }));
+
+  for (const watcher of [...Object.values(watchers), fanWatcher]) watcher.stop();
+  for (const server of Object.values(servers)) server.child.kill();
+
+  const summary = (list) => ({
+    rps: median(list.map((r) => r.rps)),
+    cpuMicrosPerRequest: median(list.map((r) => r.cpuMicrosPerRequest)),
+    sent: list.reduce((n, r) => n + r.sent, 0),
+    non2xx: list.reduce((n, r) => n + r.non2xx, 0),
+    errors: list.reduce((n, r) => n + r.errors, 0),
+    delivered: list.every((r) => r.delivery === undefined) ? undefined : list.reduce((n, r) => n + (r.delivery?.received ?? 0), 0),
+    p50Ms: median(list.map((r) => r.delivery?.p50 ?? NaN)),
+    p99Ms: median(list.map((r) => r.delivery?.p99 ?? NaN)),
+    maxMs: Math.max(...list.map((r) => r.delivery?.max ?? NaN)),
+  });
+  results.throughput = Object.fromEntries(Object.entries(runs).map(([kind, list]) => [kind, summary(list)]));
+  results.fixedRate = summary(fixed);
+  results.fixedRateNaive = summary(fixedNaive);
+  results.fanOut = summary(fan);
+  results.fanOut.expectedDeliveries = results.fanOut.sent * 100;
+}
+
+async function memoryPhase() {
+  // Idle endpoints: one socket each, no requests.
+  const idleServer = await startServer('hookwatch-gc');
+  // A first endpoint warms up the code paths, so their one-time cost is not counted per endpoint.
+  const warm = await startWatcher(idleServer, { endpoints: 50 });
+  const before = await settledRss(idleServer);
+  const count = quick ? 1000 : 5000;
+  const idle = await startWatcher(idleServer, { endpoints: count });
+  const after = await settledRss(idleServer);
+  warm.stop();
+  idle.stop();
+  idleServer.child.kill();
+  results.idleEndpoints = { endpoints: count, rssBeforeMiB: before / MIB, rssAfterMiB: after / MIB, bytesPerEndpoint: (after - before) / count };
+
+  // Full endpoints: every endpoint holds its 50 requests of the full stored size.
+  const cap = 8 * KIB;
+  const endpoints = quick ? 200 : 1000;
+  const fullServer = await startServer('hookwatch-gc', { MAX_BODY_BYTES: String(cap), REQUESTS_PER_ENDPOINT: '50' });
+  const holders = await startWatcher(fullServer, { endpoints });
+  const paths = holders.urls.map((url) => new URL(url).pathname);
+  let next = 0;
+  const body = 'y'.repeat(cap);
+  await new Promise((resolve, reject) =>
+    autocannon(
+      {
+        url: `http://127.0.0.1:${fullServer.port}`,
+        connections: 20,
+        amount: endpoints * 50,
+        requests: [{ method: 'POST', body, headers: { 'content-type': 'text/plain' }, setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length] }) }],
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    ),
+  );
+  const rss = await settledRss(fullServer);
+  holders.stop();
+  fullServer.child.kill();
+  const bound = endpoints * 50 * cap;
+  results.fullEndpoints = { endpoints, requestsEach: 50, storedCapBytes: cap, boundMiB: bound / MIB, rssMiB: rss / MIB, rssOverBound: rss / bound };
+}
+
+async function largeBodiesPhase() {
+  const server = await startServer('hookwatch', { MAX_BODY_BYTES: String(512 * KIB), READ_LIMIT_BYTES: String(10 * MIB) });
+  const watcher = await startWatcher(server);
+  const rss0 = rssBytes(server.pid);
+  const truncating = await measure(server, watcher.url, watcher, { body: 'z'.repeat(MIB), connections: 10 });
+  const rss1 = rssBytes(server.pid);
+  await load(watcher.url, { body: 'z'.repeat(20 * MIB), connections: 10, seconds: WARMUP_SECONDS });
+  const cpuBefore = cpuSeconds(server.pid);
+  const over = await load(watcher.url, { body: 'z'.repeat(20 * MIB), connections: 10 });
+  const rss2 = rssBytes(server.pid);
+  watcher.stop();
+  server.child.kill();
+  results.largeBodies = {
+    oneMiB: { rps: truncating.rps, delivered: truncating.delivery?.received, sent: truncating.sent, rssBeforeMiB: rss0 / MIB, rssAfterMiB: rss1 / MIB },
+    twentyMiB: {
+      rps: over.non2xx / SECONDS,
+      answered413: over.non2xx,
+      errors: over.errors,
+      cpuMillisPerRequest: ((cpuSeconds(server.pid) - cpuBefore) / Math.max(1, over.non2xx)) * 1000,
+      rssAfterMiB: rss2 / MIB,
+    },
+  };
+}
+
+function machine() {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  const cores = readFileSync('/proc/cpuinfo', 'utf8').match(/^processor\s*:/gm)?.length ?? 0;
+  return { cpu, cores, node: process.version, date: new Date().toISOString() };
+}
+
+// ---- report ----
+
+function report() {
+  const t = results.throughput;
+  const f = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');
+  const targets = [
+    ['capture throughput >= 1.0x naive relay', t.hookwatch.rps / t['naive-relay'].rps, t.hookwatch.rps / t['naive-relay'].rps >= 1.0],
+    ['p99 at 2,000 req/s <= 5 ms, nothing lost', results.fixedRate.p99Ms, results.fixedRate.p99Ms <= 5 && results.fixedRate.delivered === results.fixedRate.sent],
+    ['p99 at saturation <= 10 ms, nothing lost', t.hookwatch.p99Ms, t.hookwatch.p99Ms <= 10 && t.hookwatch.delivered === t.hookwatch.sent],
+    ['fan-out to 100 >= 0.5x single-watcher throughput', results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
+    ['idle endpoint with its socket <= 10 KiB RSS', results.idleEndpoints.bytesPerEndpoint / KIB, results.idleEndpoints.bytesPerEndpoint <= 10 * KIB],
+  ];
+  results.targets = targets.map(([name, value, holds]) => ({ name, value, holds }));
+
+  const lines = [
+    `Hookwatch benchmark — ${results.machine.cpu}, ${results.machine.cores} cores, Node ${results.machine.node}${quick ? ' (quick)' : ''}`,
+    `${ROUNDS} alternating round(s) of ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up; medians. Servers on core 0, load and watchers on core 1.`,
+    '',
+    '| run | req/s | vs naive relay | server CPU µs/req | delivered / sent | p50 ms | p99 ms | max ms |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...Object.entries(t).map(([kind, r]) => `| ${kind}, 1 KB POST, 50 conns | ${f(r.rps)} | ${f(r.rps / t['naive-relay'].rps, 2)}x | ${f(r.cpuMicrosPerRequest)} | ${r.delivered === undefined ? '—' : `${r.delivered} / ${r.sent}`} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.maxMs, 1)} |`),
+    `| naive-relay at a steady 2,000 req/s | ${f(results.fixedRateNaive.rps)} | — | ${f(results.fixedRateNaive.cpuMicrosPerRequest)} | ${results.fixedRateNaive.delivered} / ${results.fixedRateNaive.sent} | ${f(results.fixedRateNaive.p50Ms, 2)} | ${f(results.fixedRateNaive.p99Ms, 2)} | ${f(results.fixedRateNaive.maxMs, 1)} |`,
+    `| hookwatch at a steady 2,000 req/s | ${f(results.fixedRate.rps)} | — | ${f(results.fixedRate.cpuMicrosPerRequest)} | ${results.fixedRate.delivered} / ${results.fixedRate.sent} | ${f(results.fixedRate.p50Ms, 2)} | ${f(results.fixedRate.p99Ms, 2)} | ${f(results.fixedRate.maxMs, 1)} |`,
+    `| hookwatch, 100 watchers | ${f(results.fanOut.rps)} | ${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher | ${f(results.fanOut.cpuMicrosPerRequest)} | ${results.fanOut.delivered} / ${results.fanOut.expectedDeliveries} | ${f(results.fanOut.p50Ms, 2)} | ${f(results.fanOut.p99Ms, 2)} | ${f(results.fanOut.maxMs, 1)} |`,
+    '',
+    `Idle endpoints: ${results.idleEndpoints.endpoints} with one socket each: RSS ${f(results.idleEndpoints.rssBeforeMiB, 1)} -> ${f(results.idleEndpoints.rssAfterMiB, 1)} MiB, ${f(results.idleEndpoints.bytesPerEndpoint / KIB, 2)} KiB per endpoint.`,
+    `Full endpoints: ${results.fullEndpoints.endpoints} x 50 requests x ${results.fullEndpoints.storedCapBytes / KIB} KiB stored cap: bound ${f(results.fullEndpoints.boundMiB)} MiB, RSS ${f(results.fullEndpoints.rssMiB)} MiB (${f(results.fullEndpoints.rssOverBound, 2)}x the bound).`,
+    `Large bodies (stored cap 512 KiB, read limit 10 MiB): 1 MiB bodies ${f(results.largeBodies.oneMiB.rps)} req/s, delivered ${results.largeBodies.oneMiB.delivered} / ${results.largeBodies.oneMiB.sent}, RSS ${f(results.largeBodies.oneMiB.rssBeforeMiB)} -> ${f(results.largeBodies.oneMiB.rssAfterMiB)} MiB; ` +
+      `20 MiB bodies answered 413 ${f(results.largeBodies.twentyMiB.rps)} /s (${results.largeBodies.twentyMiB.answered413} in ${SECONDS} s), RSS after ${f(results.largeBodies.twentyMiB.rssAfterMiB)} MiB.`,
+    '',
+    'Targets:',
+    ...targets.map(([name, value, holds]) => `  ${holds ? 'HOLDS' : 'MISSES'}  ${name}: ${f(value, 2)}`),
+  ];
+  const text = lines.join('\n');
+  console.log(text);
+  const out = new URL('results/', import.meta.url);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(new URL('latest.json', out), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(new URL('latest.md', out), `${text}\n`);
+  console.log(`\nWrote bench/results/latest.json and latest.md`);
+}
+
+// ---- main ----
+
+if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
+  // Re-run this script pinned to core 1, away from the servers.
+  execFileSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
+  const pinned = spawn('taskset', ['-c', '1', process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, HOOKWATCH_BENCH_PINNED: '1' },
+  });
+  pinned.on('exit', (code) => process.exit(code ?? 1));
+} else {
+  const started = Date.now();
+  const hardStop = setTimeout(() => {
+    console.error('bench: over its 4-minute budget, stopping');
+    process.exit(1);
+  }, 230_000);
+  try {
+    await throughputPhase();
+    await memoryPhase();
+    await largeBodiesPhase();
+    report();
+    console.log(`Total ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    clearTimeout(hardStop);
+    stopAll();
+  }
+  process.exit(0);
+}
