@@ -13,7 +13,7 @@ import { receiverRoute } from './http/receiver-route.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { CloseCode, SUBPROTOCOL } from './live/protocol.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type RejectionReason } from './metrics.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -35,6 +35,14 @@ declare module 'fastify' {
 
 /** WebSocket frames from browsers are small control messages; a set-response body is at most 64 KiB. */
 const MAX_WS_MESSAGE_BYTES = 128 * 1024;
+
+/** HTTP errors counted in `hookwatch_rejections_total`, by the reason label they get. */
+const REJECTION_BY_CODE: Partial<Record<string, RejectionReason>> = {
+  ENDPOINT_NOT_FOUND: 'endpoint_not_found',
+  BODY_TOO_LARGE: 'body_too_large',
+  RATE_LIMITED: 'rate_limited',
+  ORIGIN_NOT_ALLOWED: 'origin_not_allowed',
+};
 
 /** Builds the whole service without listening, so tests and main.ts share it. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
@@ -62,25 +70,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   disableBodyParsing(app);
 
+  // The watcher gauge reads the hub only when scraped, after the hub below exists.
+  const metrics = createMetrics({ countEndpoints: () => deps.store.countEndpoints(), countWatchers: () => hub.watcherTotal() });
   const hub = createHub({
     store: deps.store,
     bus: deps.bus,
     graceMs: config.graceMs,
     maxWatchersPerEndpoint: config.maxWatchersPerEndpoint,
     log: app.log,
+    onDelivered: (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000),
   });
   app.decorate('hub', hub);
-  const metrics = createMetrics({ countEndpoints: () => deps.store.countEndpoints(), countWatchers: () => hub.watcherTotal() });
-  hub.onDelivered = (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000);
   const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = (errors as Record<string, unknown>)[error.code] !== undefined;
     const status = error.statusCode ?? 500;
-    if (error.code === 'ENDPOINT_NOT_FOUND') metrics.reject('endpoint_not_found');
-    else if (error.code === 'BODY_TOO_LARGE') metrics.reject('body_too_large');
-    else if (error.code === 'RATE_LIMITED') metrics.reject('rate_limited');
-    else if (error.code === 'ORIGIN_NOT_ALLOWED') metrics.reject('origin_not_allowed');
+    const rejection = REJECTION_BY_CODE[error.code];
+    if (rejection) metrics.reject(rejection);
     if (known || (status >= 400 && status < 500)) {
       return reply.code(status).send(toErrorBody({ code: error.code ?? 'BAD_REQUEST', message: error.message }));
     }

@@ -11,6 +11,8 @@ export interface HubOptions {
   graceMs: number;
   maxWatchersPerEndpoint: number;
   log: FastifyBaseLogger;
+  /** Called after a captured request was handed to an endpoint's local watchers. */
+  onDelivered?: (capturedAtMs: number) => void;
 }
 
 interface Channel {
@@ -34,8 +36,6 @@ export interface Hub {
   watcherCount(endpointId: string): number;
   /** Local watchers of every endpoint. */
   watcherTotal(): number;
-  /** Called after a captured request was handed to an endpoint's local watchers. */
-  onDelivered: ((capturedAtMs: number) => void) | undefined;
   /** Endpoints with at least one local watcher or a pending purge. */
   channelCount(): number;
   /** Stops every timer and subscription. Endpoints are not purged: another instance may own them. */
@@ -79,7 +79,7 @@ export function createHub(options: HubOptions): Hub {
           cork(watcher.socket);
           watcher.deliver(outgoing);
         }
-        if (message.capturedAtMs !== undefined) hub.onDelivered?.(message.capturedAtMs);
+        if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
       }),
     };
     channel.subscribed.catch((error: unknown) => log.error({ err: error, endpointId }, 'bus subscribe failed'));
@@ -102,9 +102,7 @@ export function createHub(options: HubOptions): Hub {
     }
   }
 
-  const hub: Hub = {
-    onDelivered: undefined,
-
+  return {
     async attach(endpointId, watcher) {
       const channel = channels.get(endpointId) ?? openChannel(endpointId);
       if (channel.watchers.size >= options.maxWatchersPerEndpoint) return false;
@@ -144,5 +142,4 @@ export function createHub(options: HubOptions): Hub {
       await Promise.allSettled(all.map(async (channel) => (await channel.subscribed)()));
     },
   };
-  return hub;
 }
