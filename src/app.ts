@@ -1,6 +1,6 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Bus } from './bus/bus.js';
 import type { Config } from './config.js';
 import { errors, toErrorBody } from './errors.js';
@@ -117,11 +117,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   app.addHook('onClose', async () => hub.close());
 
-  const baseUrl = (request: FastifyRequest) => config.publicUrl ?? `${request.protocol}://${request.host}`;
   await app.register(healthRoute, { store: deps.store });
   await app.register(metricsRoute, { metrics });
   await app.register(receiverRoute, { config, store: deps.store, hub, metrics });
-  await app.register(liveRoute, { config, store: deps.store, hub, metrics, baseUrl });
+  await app.register(liveRoute, { config, store: deps.store, hub, metrics });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }

@@ -20,7 +20,8 @@ export interface ReceiverRouteOptions {
 /** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
 export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
 
-const RECEIVER_HEADERS = Object.freeze({
+/** On every answer from a receiver URL, configured or error (product.md item 5). */
+export const RECEIVER_HEADERS = Object.freeze({
   'content-security-policy': 'sandbox',
   'x-content-type-options': 'nosniff',
   'access-control-allow-origin': '*',

@@ -15,9 +15,10 @@ export interface LiveRouteOptions {
   store: Store;
   hub: Hub;
   metrics: Metrics;
-  /** Base URL senders use, for this request (PUBLIC_URL, or derived from the request). */
-  baseUrl: (request: FastifyRequest) => string;
 }
+
+/** The origin a request came to: scheme and Host (X-Forwarded-* only from a trusted proxy). */
+const requestOrigin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
@@ -29,7 +30,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   // Clients that send no Origin (curl, scripts, servers) are not browsers and are let through.
   const checkOrigin: onRequestHookHandler = async (request) => {
     const origin = request.headers.origin;
-    if (origin === undefined || configuredOrigins.has(origin) || origin === `${request.protocol}://${request.host}`) return;
+    if (origin === undefined || configuredOrigins.has(origin) || origin === requestOrigin(request)) return;
     throw errors.ORIGIN_NOT_ALLOWED(origin);
   };
   const onRequest: onRequestHookHandler[] = [checkOrigin];
@@ -58,7 +59,8 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   app.get(LIVE_PATH, { websocket: true, onRequest }, (socket: WebSocket, request: FastifyRequest) => {
     // Take what the socket needs from the upgrade request and keep no reference to it: a live
     // socket may stay open for hours, and the request object is several KiB.
-    const receiverBase = `${options.baseUrl(request)}${RECEIVER_PREFIX}`;
+    // Base URL senders use: PUBLIC_URL, or the origin this socket came to.
+    const receiverBase = `${config.publicUrl ?? requestOrigin(request)}${RECEIVER_PREFIX}`;
     // @fastify/websocket's own 'error' listener closes over the request and reply; ours does not.
     socket.removeAllListeners('error');
     socket.on('error', (error) => app.log.debug({ err: error }, 'live socket error'));
