@@ -11,6 +11,9 @@ import autocannon from 'autocannon';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
+// --only=throughput,memory,large runs some phases (to reproduce one figure); the report shows what ran.
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const runs = (phase) => only === undefined || only.includes(phase);
 const ROUNDS = quick ? 1 : 3;
 const SECONDS = quick ? 2 : 5;
 const WARMUP_SECONDS = 1;
@@ -129,14 +132,25 @@ const cpuSeconds = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 };
-/** RSS after a full GC when the server was started as 'hookwatch-gc'. */
-async function settledRss(server) {
-  const done = nextMessage(server.child, (message) => message === 'gc-done', 10_000);
+/** RSS and V8 heap in use after a full GC, for a server started as 'hookwatch-gc'. */
+async function settledMemory(server) {
+  const done = nextMessage(server.child, (message) => message?.gcDone, 10_000);
   server.child.send('gc');
-  await done;
-  return rssBytes(server.pid);
+  const { heapUsed } = await done;
+  return { rss: rssBytes(server.pid), heapUsed };
 }
 const rssBytes = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * KIB;
+/** Per-core [busy, total] jiffies for cores 0 and 1, from /proc/stat. */
+const coreTimes = () =>
+  readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .filter((line) => /^cpu[01] /.test(line))
+    .map((line) => {
+      const ticks = line.split(/\s+/).slice(1, 9).map(Number);
+      const total = ticks.reduce((a, b) => a + b, 0);
+      return [total - ticks[3] - ticks[4], total];
+    });
+const coresBusy = (before) => coreTimes().map(([busy, total], i) => (busy - before[i][0]) / Math.max(1, total - before[i][1]));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -207,12 +221,15 @@ async function settle(watcher) {
 }
 
 function load(url, options) {
-  const { size = KIB, body, seconds = SECONDS, connections = CONNECTIONS, ...rest } = options;
+  const { size = KIB, body, seconds = SECONDS, connections = CONNECTIONS, label: _label, fanOut: _fanOut, ...rest } = options;
   return new Promise((resolve, reject) => {
     autocannon(
       {
         url,
         connections,
+        // autocannon notices that a fixed amount is done only at its next sample tick (1 s by
+        // default), which would add up to a second to the measured time.
+        sampleInt: 20,
         ...(rest.amount === undefined ? { duration: seconds } : {}),
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -235,10 +252,12 @@ async function measure(server, url, watcher, options = {}) {
   await watcher?.reset();
   const amount = Math.max(100, Math.round(warm['2xx'] / WARMUP_SECONDS) * SECONDS);
   const cpuBefore = cpuSeconds(server.pid);
+  const coresBefore = coreTimes();
   const started = performance.now();
   const result = options.pacedRate ? await pacedLoad(url, options.pacedRate, SECONDS) : await load(url, { ...options, amount, seconds: undefined });
   const elapsedSeconds = (performance.now() - started) / 1000;
   const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const busy = coresBusy(coresBefore);
   const sent = result['2xx'];
   let delivery;
   if (watcher) {
@@ -251,14 +270,22 @@ async function measure(server, url, watcher, options = {}) {
       await sleep(50);
     }
   }
-  return {
+  const run = {
     rps: sent / elapsedSeconds,
     sent,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     cpuMicrosPerRequest: (cpu / Math.max(1, sent)) * 1e6,
+    // Share of each core in use during the run: shows which side limited it.
+    coresBusy: busy,
     delivery,
   };
+  const ms = (n) => (Number.isFinite(n) ? n.toFixed(2) : '—');
+  console.error(
+    `  ${options.label}: ${run.rps.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(0)} µs/req, ` +
+      `p50 ${ms(delivery?.p50)} p99 ${ms(delivery?.p99)} ms, cores busy ${busy.map((b) => b.toFixed(2)).join('/')}`,
+  );
+  return run;
 }
 
 // ---- phases ----
@@ -277,21 +304,21 @@ async function throughputPhase() {
   };
   const runs = { 'bare-http': [], 'naive-relay': [], hookwatch: [] };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of Object.keys(runs)) runs[kind].push(await measure(servers[kind], urls[kind], watchers[kind]));
+    for (const kind of Object.keys(runs)) runs[kind].push(await measure(servers[kind], urls[kind], watchers[kind], { label: kind }));
   }
 
   // Delivery latency at a steady 2,000 req/s, Hookwatch and the naive relay alternating.
   const fixed = [];
   const fixedNaive = [];
   for (let round = 0; round < ROUNDS; round++) {
-    fixedNaive.push(await measure(servers['naive-relay'], urls['naive-relay'], watchers['naive-relay'], { pacedRate: 2000 }));
-    fixed.push(await measure(servers.hookwatch, urls.hookwatch, watchers.hookwatch, { pacedRate: 2000 }));
+    fixedNaive.push(await measure(servers['naive-relay'], urls['naive-relay'], watchers['naive-relay'], { pacedRate: 2000, label: 'naive-relay at 2,000 req/s' }));
+    fixed.push(await measure(servers.hookwatch, urls.hookwatch, watchers.hookwatch, { pacedRate: 2000, label: 'hookwatch at 2,000 req/s' }));
   }
 
   // Fan-out: a second endpoint with 100 watchers.
   const fanWatcher = await startWatcher(servers.hookwatch, { sockets: 100 });
   const fan = [];
-  for (let round = 0; round < ROUNDS; round++) fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: 100 }));
+  for (let round = 0; round < ROUNDS; round++) fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: 100, label: 'hookwatch, 100 watchers' }));
 
   for (const watcher of [...Object.values(watchers), fanWatcher]) watcher.stop();
   for (const server of Object.values(servers)) server.child.kill();
@@ -319,14 +346,20 @@ async function memoryPhase() {
   const idleServer = await startServer('hookwatch-gc');
   // A first endpoint warms up the code paths, so their one-time cost is not counted per endpoint.
   const warm = await startWatcher(idleServer, { endpoints: 50 });
-  const before = await settledRss(idleServer);
+  const before = await settledMemory(idleServer);
   const count = quick ? 1000 : 5000;
   const idle = await startWatcher(idleServer, { endpoints: count });
-  const after = await settledRss(idleServer);
+  const after = await settledMemory(idleServer);
   warm.stop();
   idle.stop();
   idleServer.child.kill();
-  results.idleEndpoints = { endpoints: count, rssBeforeMiB: before / MIB, rssAfterMiB: after / MIB, bytesPerEndpoint: (after - before) / count };
+  results.idleEndpoints = {
+    endpoints: count,
+    rssBeforeMiB: before.rss / MIB,
+    rssAfterMiB: after.rss / MIB,
+    bytesPerEndpoint: (after.rss - before.rss) / count,
+    heapBytesPerEndpoint: (after.heapUsed - before.heapUsed) / count,
+  };
 
   // Full endpoints: every endpoint holds its 50 requests of the full stored size.
   const cap = 8 * KIB;
@@ -347,7 +380,7 @@ async function memoryPhase() {
       (error, result) => (error ? reject(error) : resolve(result)),
     ),
   );
-  const rss = await settledRss(fullServer);
+  const { rss } = await settledMemory(fullServer);
   holders.stop();
   fullServer.child.kill();
   const bound = endpoints * 50 * cap;
@@ -358,7 +391,7 @@ async function largeBodiesPhase() {
   const server = await startServer('hookwatch', { MAX_BODY_BYTES: String(512 * KIB), READ_LIMIT_BYTES: String(10 * MIB) });
   const watcher = await startWatcher(server);
   const rss0 = rssBytes(server.pid);
-  const truncating = await measure(server, watcher.url, watcher, { body: 'z'.repeat(MIB), connections: 10 });
+  const truncating = await measure(server, watcher.url, watcher, { body: 'z'.repeat(MIB), connections: 10, label: '1 MiB bodies' });
   const rss1 = rssBytes(server.pid);
   await load(watcher.url, { body: 'z'.repeat(20 * MIB), connections: 10, seconds: WARMUP_SECONDS });
   const cpuBefore = cpuSeconds(server.pid);
@@ -387,36 +420,52 @@ function machine() {
 // ---- report ----
 
 function report() {
-  const t = results.throughput;
   const f = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '—');
-  const targets = [
-    ['capture throughput >= 1.0x naive relay', t.hookwatch.rps / t['naive-relay'].rps, t.hookwatch.rps / t['naive-relay'].rps >= 1.0],
-    ['p99 at 2,000 req/s <= 5 ms, nothing lost', results.fixedRate.p99Ms, results.fixedRate.p99Ms <= 5 && results.fixedRate.delivered === results.fixedRate.sent],
-    ['p99 at saturation <= 10 ms, nothing lost', t.hookwatch.p99Ms, t.hookwatch.p99Ms <= 10 && t.hookwatch.delivered === t.hookwatch.sent],
-    ['fan-out to 100 >= 0.5x single-watcher throughput', results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
-    ['idle endpoint with its socket <= 10 KiB RSS', results.idleEndpoints.bytesPerEndpoint / KIB, results.idleEndpoints.bytesPerEndpoint <= 10 * KIB],
-  ];
-  results.targets = targets.map(([name, value, holds]) => ({ name, value, holds }));
-
+  const t = results.throughput;
+  const row = (label, r, ratio, expected = r.sent) =>
+    `| ${label} | ${f(r.rps)} | ${ratio} | ${f(r.cpuMicrosPerRequest)} | ${r.delivered === undefined ? '—' : `${r.delivered} / ${expected}`} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.maxMs, 1)} |`;
+  const targets = [];
   const lines = [
-    `Hookwatch benchmark — ${results.machine.cpu}, ${results.machine.cores} cores, Node ${results.machine.node}${quick ? ' (quick)' : ''}`,
+    `Hookwatch benchmark — ${results.machine.cpu}, ${results.machine.cores} cores, Node ${results.machine.node}${quick ? ' (quick)' : ''}${only ? ` (only ${only.join(', ')})` : ''}`,
     `${ROUNDS} alternating round(s) of ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up; medians. Servers on core 0, load and watchers on core 1.`,
-    '',
-    '| run | req/s | vs naive relay | server CPU µs/req | delivered / sent | p50 ms | p99 ms | max ms |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...Object.entries(t).map(([kind, r]) => `| ${kind}, 1 KB POST, 50 conns | ${f(r.rps)} | ${f(r.rps / t['naive-relay'].rps, 2)}x | ${f(r.cpuMicrosPerRequest)} | ${r.delivered === undefined ? '—' : `${r.delivered} / ${r.sent}`} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.maxMs, 1)} |`),
-    `| naive-relay at a steady 2,000 req/s | ${f(results.fixedRateNaive.rps)} | — | ${f(results.fixedRateNaive.cpuMicrosPerRequest)} | ${results.fixedRateNaive.delivered} / ${results.fixedRateNaive.sent} | ${f(results.fixedRateNaive.p50Ms, 2)} | ${f(results.fixedRateNaive.p99Ms, 2)} | ${f(results.fixedRateNaive.maxMs, 1)} |`,
-    `| hookwatch at a steady 2,000 req/s | ${f(results.fixedRate.rps)} | — | ${f(results.fixedRate.cpuMicrosPerRequest)} | ${results.fixedRate.delivered} / ${results.fixedRate.sent} | ${f(results.fixedRate.p50Ms, 2)} | ${f(results.fixedRate.p99Ms, 2)} | ${f(results.fixedRate.maxMs, 1)} |`,
-    `| hookwatch, 100 watchers | ${f(results.fanOut.rps)} | ${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher | ${f(results.fanOut.cpuMicrosPerRequest)} | ${results.fanOut.delivered} / ${results.fanOut.expectedDeliveries} | ${f(results.fanOut.p50Ms, 2)} | ${f(results.fanOut.p99Ms, 2)} | ${f(results.fanOut.maxMs, 1)} |`,
-    '',
-    `Idle endpoints: ${results.idleEndpoints.endpoints} with one socket each: RSS ${f(results.idleEndpoints.rssBeforeMiB, 1)} -> ${f(results.idleEndpoints.rssAfterMiB, 1)} MiB, ${f(results.idleEndpoints.bytesPerEndpoint / KIB, 2)} KiB per endpoint.`,
-    `Full endpoints: ${results.fullEndpoints.endpoints} x 50 requests x ${results.fullEndpoints.storedCapBytes / KIB} KiB stored cap: bound ${f(results.fullEndpoints.boundMiB)} MiB, RSS ${f(results.fullEndpoints.rssMiB)} MiB (${f(results.fullEndpoints.rssOverBound, 2)}x the bound).`,
-    `Large bodies (stored cap 512 KiB, read limit 10 MiB): 1 MiB bodies ${f(results.largeBodies.oneMiB.rps)} req/s, delivered ${results.largeBodies.oneMiB.delivered} / ${results.largeBodies.oneMiB.sent}, RSS ${f(results.largeBodies.oneMiB.rssBeforeMiB)} -> ${f(results.largeBodies.oneMiB.rssAfterMiB)} MiB; ` +
-      `20 MiB bodies answered 413 ${f(results.largeBodies.twentyMiB.rps)} /s (${results.largeBodies.twentyMiB.answered413} in ${SECONDS} s), RSS after ${f(results.largeBodies.twentyMiB.rssAfterMiB)} MiB.`,
-    '',
-    'Targets:',
-    ...targets.map(([name, value, holds]) => `  ${holds ? 'HOLDS' : 'MISSES'}  ${name}: ${f(value, 2)}`),
   ];
+  if (t) {
+    const relay = t['naive-relay'].rps;
+    lines.push(
+      '',
+      '| run | req/s | vs naive relay | server CPU µs/req | delivered / sent | p50 ms | p99 ms | max ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...Object.entries(t).map(([kind, r]) => row(`${kind}, 1 KB POST, 50 conns`, r, `${f(r.rps / relay, 2)}x`)),
+      row('naive-relay at a steady 2,000 req/s', results.fixedRateNaive, '—'),
+      row('hookwatch at a steady 2,000 req/s', results.fixedRate, '—'),
+      row('hookwatch, 100 watchers', results.fanOut, `${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher`, results.fanOut.expectedDeliveries),
+    );
+    targets.push(
+      ['capture throughput >= 1.0x naive relay', t.hookwatch.rps / relay, t.hookwatch.rps / relay >= 1.0],
+      ['p99 at 2,000 req/s <= 5 ms, nothing lost', results.fixedRate.p99Ms, results.fixedRate.p99Ms <= 5 && results.fixedRate.delivered === results.fixedRate.sent],
+      ['p99 at saturation <= 10 ms, nothing lost', t.hookwatch.p99Ms, t.hookwatch.p99Ms <= 10 && t.hookwatch.delivered === t.hookwatch.sent],
+      ['fan-out to 100 >= 0.5x single-watcher throughput', results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
+    );
+  }
+  lines.push('');
+  const idle = results.idleEndpoints;
+  if (idle) {
+    lines.push(`Idle endpoints: ${idle.endpoints} with one socket each: RSS ${f(idle.rssBeforeMiB, 1)} -> ${f(idle.rssAfterMiB, 1)} MiB, ${f(idle.bytesPerEndpoint / KIB, 2)} KiB per endpoint (V8 heap ${f(idle.heapBytesPerEndpoint / KIB, 2)} KiB of it).`);
+    targets.push(['idle endpoint with its socket <= 10 KiB RSS', idle.bytesPerEndpoint / KIB, idle.bytesPerEndpoint <= 10 * KIB]);
+  }
+  const full = results.fullEndpoints;
+  if (full) {
+    lines.push(`Full endpoints: ${full.endpoints} x 50 requests x ${full.storedCapBytes / KIB} KiB stored cap: bound ${f(full.boundMiB)} MiB, RSS ${f(full.rssMiB)} MiB (${f(full.rssOverBound, 2)}x the bound).`);
+  }
+  const large = results.largeBodies;
+  if (large) {
+    lines.push(
+      `Large bodies (stored cap 512 KiB, read limit 10 MiB): 1 MiB bodies ${f(large.oneMiB.rps)} req/s, delivered ${large.oneMiB.delivered} / ${large.oneMiB.sent}, RSS ${f(large.oneMiB.rssBeforeMiB)} -> ${f(large.oneMiB.rssAfterMiB)} MiB; ` +
+        `20 MiB bodies answered 413 ${f(large.twentyMiB.rps)} /s (${large.twentyMiB.answered413} in ${SECONDS} s), RSS after ${f(large.twentyMiB.rssAfterMiB)} MiB.`,
+    );
+  }
+  results.targets = targets.map(([name, value, holds]) => ({ name, value, holds }));
+  lines.push('', 'Targets:', ...targets.map(([name, value, holds]) => `  ${holds ? 'HOLDS' : 'MISSES'}  ${name}: ${f(value, 2)}`));
   const text = lines.join('\n');
   console.log(text);
   const out = new URL('results/', import.meta.url);
@@ -443,9 +492,9 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
     process.exit(1);
   }, 230_000);
   try {
-    await throughputPhase();
-    await memoryPhase();
-    await largeBodiesPhase();
+    if (runs('throughput')) await throughputPhase();
+    if (runs('memory')) await memoryPhase();
+    if (runs('large')) await largeBodiesPhase();
     report();
     console.log(`Total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   } finally {
