@@ -8,17 +8,20 @@ export interface BusMessage {
   capturedAtMs?: number;
 }
 
-export type BusListener = (message: BusMessage) => void;
+export type BusHandler = (endpointId: string, message: BusMessage) => void;
 
 /**
- * Fan-out of endpoint events between instances. Delivery is at most once per subscriber and in
- * publish order per endpoint; a subscriber that joins late sees only later messages (the Store
- * holds the backlog).
+ * Fan-out of endpoint events between instances. Each instance subscribes to the endpoints its
+ * sockets watch and gets their messages through one handler (as a Redis connection does), so an
+ * endpoint costs the bus a set entry, not a listener of its own. Delivery is at most once per
+ * instance and in publish order per endpoint; a subscription sees only later messages (the
+ * Store holds the backlog). Subscribe and unsubscribe take effect in call order.
  */
 export interface Bus {
+  /** Sets the handler for messages of every subscribed endpoint (one per bus). */
+  onMessage(handler: BusHandler): void;
   publish(endpointId: string, message: BusMessage): Promise<void>;
-  /** Starts delivering the endpoint's messages to `listener`; resolves once subscribed. */
-  subscribe(endpointId: string, listener: BusListener): Promise<Unsubscribe>;
+  /** Resolves once the endpoint's messages reach the handler. */
+  subscribe(endpointId: string): Promise<void>;
+  unsubscribe(endpointId: string): Promise<void>;
 }
-
-export type Unsubscribe = () => Promise<void>;

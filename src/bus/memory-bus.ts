@@ -1,29 +1,25 @@
-import type { Bus, BusListener } from './bus.js';
+import type { Bus, BusHandler } from './bus.js';
 
-/** In-process fan-out: publish calls every listener synchronously, in subscription order. */
+/** In-process fan-out: publish calls the handler synchronously for a subscribed endpoint. */
 export function createMemoryBus(): Bus {
-  const listeners = new Map<string, Set<BusListener>>();
+  const subscribed = new Set<string>();
+  let handler: BusHandler | undefined;
 
   return {
-    async publish(endpointId, message) {
-      const set = listeners.get(endpointId);
-      if (!set) return;
-      for (const listener of set) listener(message);
+    onMessage(next) {
+      handler = next;
     },
 
-    async subscribe(endpointId, listener) {
-      let set = listeners.get(endpointId);
-      if (!set) {
-        set = new Set();
-        listeners.set(endpointId, set);
-      }
-      set.add(listener);
-      return async () => {
-        const current = listeners.get(endpointId);
-        if (!current) return;
-        current.delete(listener);
-        if (current.size === 0) listeners.delete(endpointId);
-      };
+    async publish(endpointId, message) {
+      if (subscribed.has(endpointId)) handler?.(endpointId, message);
+    },
+
+    async subscribe(endpointId) {
+      subscribed.add(endpointId);
+    },
+
+    async unsubscribe(endpointId) {
+      subscribed.delete(endpointId);
     },
   };
 }

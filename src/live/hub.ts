@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Bus, BusMessage, Unsubscribe } from '../bus/bus.js';
+import type { Bus, BusMessage } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import type { Watcher } from './watcher.js';
 
@@ -17,8 +17,8 @@ export interface HubOptions {
 
 interface Channel {
   watchers: Set<Watcher>;
-  /** Resolves once the bus subscription is live. */
-  subscribed: Promise<Unsubscribe>;
+  /** Set while the bus subscription is being made; attaches wait for it. */
+  subscribing: Promise<void> | undefined;
   graceTimer: NodeJS.Timeout | undefined;
 }
 
@@ -68,22 +68,30 @@ export function createHub(options: HubOptions): Hub {
     corked.add(tcp);
   };
 
+  // One bus handler for every endpoint: a live endpoint costs a map entry, not a listener.
+  bus.onMessage((endpointId, message) => {
+    const channel = channels.get(endpointId);
+    if (!channel) return;
+    // Encode once for every watcher (ws would otherwise encode the string once per socket).
+    const outgoing = { seq: message.seq, data: Buffer.from(message.data) };
+    for (const watcher of channel.watchers) {
+      cork(watcher.socket);
+      watcher.deliver(outgoing);
+    }
+    if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
+  });
+
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = {
-      watchers: new Set(),
-      graceTimer: undefined,
-      subscribed: bus.subscribe(endpointId, (message) => {
-        // Encode once for every watcher (ws would otherwise encode the string once per socket).
-        const outgoing = { seq: message.seq, data: Buffer.from(message.data) };
-        for (const watcher of channel.watchers) {
-          cork(watcher.socket);
-          watcher.deliver(outgoing);
-        }
-        if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
-      }),
-    };
-    channel.subscribed.catch((error: unknown) => log.error({ err: error, endpointId }, 'bus subscribe failed'));
+    const channel: Channel = { watchers: new Set(), graceTimer: undefined, subscribing: undefined };
     channels.set(endpointId, channel);
+    const subscribing = bus.subscribe(endpointId);
+    channel.subscribing = subscribing;
+    subscribing.then(
+      () => {
+        channel.subscribing = undefined;
+      },
+      (error: unknown) => log.error({ err: error, endpointId }, 'bus subscribe failed'),
+    );
     return channel;
   }
 
@@ -91,8 +99,8 @@ export function createHub(options: HubOptions): Hub {
     if (channels.get(endpointId) !== channel || channel.watchers.size > 0) return;
     channels.delete(endpointId);
     try {
-      const unsubscribe = await channel.subscribed;
-      await unsubscribe();
+      // Issued before any await, so a watcher arriving meanwhile subscribes after it, not before.
+      await bus.unsubscribe(endpointId);
       if (await store.deleteEndpoint(endpointId)) {
         log.debug({ endpointId }, 'endpoint purged');
         await bus.publish(endpointId, { data: '{"type":"expired"}' });
@@ -110,7 +118,7 @@ export function createHub(options: HubOptions): Hub {
       channel.graceTimer = undefined;
       channel.watchers.add(watcher);
       watcherTotal++;
-      await channel.subscribed;
+      await channel.subscribing;
       return true;
     },
 
@@ -136,10 +144,10 @@ export function createHub(options: HubOptions): Hub {
     channelCount: () => channels.size,
 
     async close() {
-      const all = [...channels.values()];
+      const all = new Map(channels);
       channels.clear();
-      for (const channel of all) clearTimeout(channel.graceTimer);
-      await Promise.allSettled(all.map(async (channel) => (await channel.subscribed)()));
+      for (const channel of all.values()) clearTimeout(channel.graceTimer);
+      await Promise.allSettled([...all.keys()].map((endpointId) => bus.unsubscribe(endpointId)));
     },
   };
 }

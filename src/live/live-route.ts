@@ -53,17 +53,51 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   heartbeat.unref();
   app.addHook('onClose', async () => clearInterval(heartbeat));
 
-  // The app logger, not a per-request child: one less object per open socket.
-  const context: SessionContext = { config, store, hub, metrics, log: app.log };
+  // Shared by every socket: a session is one object, with no closures of its own. The app
+  // logger, not a per-request child: one less object per open socket.
+  const context: SessionContext = {
+    config,
+    store,
+    hub,
+    metrics,
+    log: app.log,
+    onSlowWatcher: (watcher) => {
+      metrics.reject('slow_watcher');
+      app.log.warn({ endpointId: watcher.endpointId }, 'slow watcher disconnected');
+    },
+  };
+  // One base string per origin rather than one per socket; bounded, since Host is the client's choice.
+  const receiverBases = new Map<string, string>();
+  const receiverBaseFor = (request: FastifyRequest) => {
+    const origin = config.publicUrl ?? requestOrigin(request);
+    let base = receiverBases.get(origin);
+    if (base === undefined) {
+      base = `${origin}${RECEIVER_PREFIX}`;
+      if (receiverBases.size < 64) receiverBases.set(origin, base);
+    }
+    return base;
+  };
+  // ws calls listeners with the socket as `this`; the session is looked up, not captured.
+  const sessions = new WeakMap<WebSocket, LiveSession>();
+  function onMessage(this: WebSocket, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) {
+    sessions.get(this)?.onMessage(data, isBinary);
+  }
+  function onClose(this: WebSocket) {
+    sessions.get(this)?.onClose();
+  }
+  function onPong(this: WebSocket) {
+    unanswered.delete(this);
+  }
+  const onError = (error: Error) => app.log.debug({ err: error }, 'live socket error');
 
   app.get(LIVE_PATH, { websocket: true, onRequest }, (socket: WebSocket, request: FastifyRequest) => {
     // Take what the socket needs from the upgrade request and keep no reference to it: a live
     // socket may stay open for hours, and the request object is several KiB.
     // Base URL senders use: PUBLIC_URL, or the origin this socket came to.
-    const receiverBase = `${config.publicUrl ?? requestOrigin(request)}${RECEIVER_PREFIX}`;
+    const receiverBase = receiverBaseFor(request);
     // @fastify/websocket's own 'error' listener closes over the request and reply; ours does not.
     socket.removeAllListeners('error');
-    socket.on('error', (error) => app.log.debug({ err: error }, 'live socket error'));
+    socket.on('error', onError);
     // @fastify/websocket routes the upgrade through Fastify with a stand-in HTTP response bound to
     // the TCP socket; unbind it so the response, the request and their Fastify wrappers can be
     // collected while the socket lives on (about 3 KiB per watcher).
@@ -75,9 +109,9 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     }
 
     // Listeners go on before any await, so no frame or close is missed.
-    const session = new LiveSession(socket, context, receiverBase);
-    socket.on('pong', () => unanswered.delete(socket));
-    socket.on('close', () => session.onClose());
-    socket.on('message', (data, isBinary) => session.onMessage(data, isBinary));
+    sessions.set(socket, new LiveSession(socket, context, receiverBase));
+    socket.on('pong', onPong);
+    socket.on('close', onClose);
+    socket.on('message', onMessage);
   });
 }

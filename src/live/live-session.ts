@@ -19,6 +19,8 @@ export interface SessionContext {
   hub: Hub;
   metrics: Metrics;
   log: FastifyBaseLogger;
+  /** Called when a watcher is cut for reading too slowly. */
+  onSlowWatcher: (watcher: Watcher) => void;
 }
 
 /** A socket must say create or join within this time, so idle sockets cannot pile up unowned. */
@@ -156,15 +158,12 @@ export class LiveSession {
   }
 
   private async watch(endpoint: EndpointRecord, key: string, afterSeq: number, created: boolean): Promise<void> {
-    const { store, hub, config, metrics, log } = this.context;
+    const { store, hub, config, metrics } = this.context;
     if (this.closed) {
       if (created) await store.deleteEndpoint(endpoint.id);
       return;
     }
-    const candidate = new Watcher(this.socket, config.maxSocketBufferBytes, () => {
-      metrics.reject('slow_watcher');
-      log.warn({ endpointId: endpoint.id }, 'slow watcher disconnected');
-    });
+    const candidate = new Watcher(this.socket, endpoint.id, config.maxSocketBufferBytes, this.context.onSlowWatcher);
     candidate.lastSeq = afterSeq;
     if (!(await hub.attach(endpoint.id, candidate))) {
       metrics.reject('too_many_watchers');

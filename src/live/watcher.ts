@@ -20,8 +20,10 @@ export class Watcher {
 
   constructor(
     readonly socket: WebSocket,
+    readonly endpointId: string,
     private readonly maxBufferBytes: number,
-    private readonly onSlow: () => void,
+    /** Shared by every watcher (one function, not a closure per socket). */
+    private readonly onSlow: (watcher: Watcher) => void,
   ) {}
 
   /** Called by the hub for every message on the endpoint. */
@@ -49,11 +51,7 @@ export class Watcher {
   }
 
   send(data: string | Buffer): void {
-    if (this.socket.readyState !== this.socket.OPEN) return;
-    // Judge by what is still unsent, not by this message: one message larger than the cap is
-    // fine for a reader that keeps up.
-    if (this.socket.bufferedAmount > this.maxBufferBytes) return this.dropSlow();
-    this.socket.send(data, { binary: false });
+    if (this.writable()) this.socket.send(data, { binary: false });
   }
 
   private sendMessage(message: Outgoing): void {
@@ -64,6 +62,18 @@ export class Watcher {
     this.send(message.data);
   }
 
+  /** Open, and not too far behind; a socket too far behind is dropped. */
+  private writable(): boolean {
+    if (this.socket.readyState !== this.socket.OPEN) return false;
+    // Judge by what is still unsent, not by this message: one message larger than the cap is
+    // fine for a reader that keeps up.
+    if (this.socket.bufferedAmount > this.maxBufferBytes) {
+      this.dropSlow();
+      return false;
+    }
+    return true;
+  }
+
   private drained(): Promise<void> {
     // ws calls a send callback once that frame is handed to the OS: an empty ping is a cheap marker.
     return new Promise((resolve) => this.socket.ping(undefined, undefined, () => resolve()));
@@ -71,7 +81,7 @@ export class Watcher {
 
   private dropSlow(): void {
     this.held = undefined;
-    this.onSlow();
+    this.onSlow(this);
     // A close frame would queue behind the very bytes that did not drain, so cut the connection;
     // the client sees an abnormal close (1006), reconnects and resumes from its last seq.
     this.socket.terminate();
