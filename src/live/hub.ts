@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Bus, BusMessage } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
+import { tcpSocketOf, textFrame } from './frame.js';
 import type { Watcher } from './watcher.js';
 
 export interface HubOptions {
@@ -53,15 +54,14 @@ export function createHub(options: HubOptions): Hub {
   let watcherTotal = 0;
 
   // Under load several requests reach one socket within a single event-loop turn. Corking its
-  // TCP socket until the turn ends sends them in one write instead of one syscall each. ws keeps
-  // the TCP socket in a private field; without it, sends simply go out uncorked.
+  // TCP socket until the turn ends sends them in one write instead of one syscall each.
   const corked = new Set<Duplex>();
   const uncorkAll = () => {
     for (const socket of corked) socket.uncork();
     corked.clear();
   };
   const cork = (socket: WebSocket) => {
-    const tcp = (socket as unknown as { _socket?: Duplex })._socket;
+    const tcp = tcpSocketOf(socket);
     if (!tcp || corked.has(tcp)) return;
     if (corked.size === 0) setImmediate(uncorkAll);
     tcp.cork();
@@ -72,8 +72,9 @@ export function createHub(options: HubOptions): Hub {
   bus.onMessage((endpointId, message) => {
     const channel = channels.get(endpointId);
     if (!channel) return;
-    // Encode once for every watcher (ws would otherwise encode the string once per socket).
-    const outgoing = { seq: message.seq, data: Buffer.from(message.data) };
+    // Encode and frame once for every watcher (ws would otherwise do both once per socket).
+    const frame = textFrame(message.data);
+    const outgoing = { seq: message.seq, data: frame.payload, frame: frame.bytes };
     for (const watcher of channel.watchers) {
       cork(watcher.socket);
       watcher.deliver(outgoing);

@@ -1,9 +1,12 @@
 import type { WebSocket } from 'ws';
+import { tcpSocketOf } from './frame.js';
 
 /** A message on its way to watchers: encoded once, then written to every socket as a text frame. */
 export interface Outgoing {
   seq?: number;
   data: string | Buffer;
+  /** `data` as a complete text frame, shared by every watcher of a live message. */
+  frame?: Buffer;
 }
 
 /**
@@ -59,14 +62,20 @@ export class Watcher {
       if (message.seq <= this.lastSeq) return;
       this.lastSeq = message.seq;
     }
-    this.send(message.data);
+    if (message.frame === undefined) return this.send(message.data);
+    if (!this.writable()) return;
+    // The frame is already built: write its bytes rather than have ws frame it again. Safe
+    // because ws writes each frame whole and, without compression, never queues its own.
+    const tcp = tcpSocketOf(this.socket);
+    if (tcp) tcp.write(message.frame);
+    else this.socket.send(message.data, { binary: false });
   }
 
   /** Open, and not too far behind; a socket too far behind is dropped. */
   private writable(): boolean {
     if (this.socket.readyState !== this.socket.OPEN) return false;
     // Judge by what is still unsent, not by this message: one message larger than the cap is
-    // fine for a reader that keeps up.
+    // fine for a reader that keeps up. bufferedAmount counts bytes written to the TCP socket too.
     if (this.socket.bufferedAmount > this.maxBufferBytes) {
       this.dropSlow();
       return false;
