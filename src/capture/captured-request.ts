@@ -139,20 +139,31 @@ function isJsonWithin(text: string, maxDepth: number): boolean {
   }
 }
 
-/** Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON. */
+/**
+ * Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON.
+ * String contents are skipped with indexOf (native), so a body that is mostly strings costs
+ * little, which is most webhook bodies.
+ */
 export function nestingDepth(text: string): number {
   let depth = 0;
   let deepest = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (inString) {
-      if (code === 0x5c /* \\ */) i++;
-      else if (code === 0x22) inString = false;
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x7b || code === 0x5b) {
+    if (code === 0x22 /* " */) {
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) break; // unterminated string: nothing after it counts
+      i = end;
+    } else if (code === 0x7b || code === 0x5b) {
       if (++depth > deepest) deepest = depth;
     } else if (code === 0x7d || code === 0x5d) depth--;
   }
   return deepest;
+}
+
+/** True when an odd run of backslashes precedes `at`. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
+  return backslashes % 2 === 1;
 }

@@ -63,6 +63,10 @@ describe('nestingDepth', () => {
     expect(nestingDepth('{"a":[1,{"b":2}]}')).toBe(3);
     expect(nestingDepth('{"a":"[[[[\\"[["}')).toBe(1);
     expect(nestingDepth('1')).toBe(0);
+    // Escaped quotes and backslash runs inside strings.
+    expect(nestingDepth('["a\\\\", [["\\\\\\"]"]]]')).toBe(3);
+    expect(nestingDepth('{"k":"\\"[[[", "j":[]}')).toBe(2);
+    expect(nestingDepth('["unterminated [[[')).toBe(1);
   });
 
   it('stops flagging JSON past the depth limit', () => {
