@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
@@ -12,6 +13,7 @@ import { pageRoute } from './http/page-route.js';
 import { receiverRoute } from './http/receiver-route.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
+import { liveUpgrades } from './live/upgrades.js';
 import { CloseCode, SUBPROTOCOL } from './live/protocol.js';
 import { createMetrics, type RejectionReason } from './metrics.js';
 import type { Store } from './store/store.js';
@@ -104,23 +106,32 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     errorResponseBuilder: (_request, context) => errors.RATE_LIMITED(`(at most ${context.max} per ${config.rateLimitWindowMs / 1000} s)`, context.after),
   });
 
-  await app.register(fastifyWebsocket, {
-    options: {
-      maxPayload: MAX_WS_MESSAGE_BYTES,
-      handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
-    },
-    preClose(done) {
-      // Tell every watcher why (1001), so pages reconnect to another instance or retry later.
-      for (const client of app.websocketServer.clients) client.close(CloseCode.GOING_AWAY, 'server shutting down');
-      app.websocketServer.close(() => done());
-    },
+  // The WebSocket plugin lives in its own context with the live route only. Registered on the
+  // root it adds two hooks and a handler wrapper to every route, receivers included; here
+  // upgrades reach it only for /api/live.
+  const upgrades = liveUpgrades(app.server);
+  await app.register(async (live) => {
+    await live.register(fastifyWebsocket, {
+      options: {
+        // Not an HTTP server: the emitter above, which passes on the live path's upgrades only.
+        server: upgrades as unknown as Server,
+        maxPayload: MAX_WS_MESSAGE_BYTES,
+        handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+      },
+      preClose(done) {
+        // Tell every watcher why (1001), so pages reconnect to another instance or retry later.
+        for (const client of live.websocketServer.clients) client.close(CloseCode.GOING_AWAY, 'server shutting down');
+        live.websocketServer.close(() => done());
+      },
+    });
+    await live.register(liveRoute, { config, store: deps.store, hub, metrics });
+    app.decorate('websocketServer', live.websocketServer);
   });
   app.addHook('onClose', async () => hub.close());
 
   await app.register(healthRoute, { store: deps.store });
   await app.register(metricsRoute, { metrics });
   await app.register(receiverRoute, { config, store: deps.store, hub, metrics });
-  await app.register(liveRoute, { config, store: deps.store, hub, metrics });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }

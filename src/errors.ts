@@ -41,6 +41,7 @@ export const errors = {
     false,
   ),
   NOT_FOUND: createError('NOT_FOUND', 'No such route', 404, undefined, false),
+  UPGRADE_NOT_SUPPORTED: createError('UPGRADE_NOT_SUPPORTED', 'Only /api/live accepts WebSocket upgrades', 400, undefined, false),
   INTERNAL: createError('INTERNAL', 'Internal error', 500, undefined, false),
   // Live protocol only (sent in an `error` message, never as an HTTP status).
   BAD_MESSAGE: createError<'BAD_MESSAGE', 400, [string]>('BAD_MESSAGE', 'Malformed message: %s', 400, undefined, false),

@@ -48,6 +48,30 @@ describe('live protocol', () => {
     expect(await c.client.requests(2)).toEqual(fromA);
   });
 
+  it('refuses WebSocket upgrades to any other path, receiver URLs included, and captures none', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const receiver = a.welcome.endpoint.url.replace(/^http/, 'ws');
+    for (const url of [receiver, `${receiver}/sub?x=1`, `${s.wsUrl}/`, `${s.wsUrl}/nowhere`]) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const socket = new WebSocket(url, ['hookwatch.v1']);
+        socket.on('open', () => reject(new Error(`${url} upgraded`)));
+        socket.on('unexpected-response', (_request, response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        });
+        socket.on('error', () => {});
+      });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'UPGRADE_NOT_SUPPORTED' } });
+    }
+    // The live path still upgrades, and the refused handshakes were not captured.
+    await send(a.welcome.endpoint.url, { method: 'POST', body: 'after' });
+    const [first] = await a.client.requests(1);
+    expect(first).toMatchObject({ seq: 1, body: 'after' });
+  });
+
   it('refuses a wrong key exactly as an unknown endpoint', async () => {
     const s = await server();
     const a = track(await LiveClient.create(s.wsUrl));
