@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIVE_PATH } from '../../src/live/protocol.js';
@@ -51,6 +52,18 @@ describe('live protocol', () => {
   it('refuses WebSocket upgrades to any other path, receiver URLs included, and captures none', async () => {
     const s = await server();
     const a = track(await LiveClient.create(s.wsUrl));
+    // A client that keeps its side open is still cut once the answer is sent: the server holds
+    // no socket for it afterwards.
+    const connections = () => new Promise<number>((resolve, reject) => s.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+    const before = await connections();
+    const raw = connect({ port: Number(new URL(s.baseUrl).port), host: '127.0.0.1', allowHalfOpen: true });
+    cleanups.push(async () => void raw.destroy());
+    raw.write(`GET ${new URL(a.welcome.endpoint.url).pathname} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    let reply = '';
+    raw.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+    await new Promise((resolve) => raw.once('end', resolve));
+    expect(reply).toMatch(/^HTTP\/1.1 400 /);
+    await expect.poll(connections).toBe(before);
     const receiver = a.welcome.endpoint.url.replace(/^http/, 'ws');
     for (const url of [receiver, `${receiver}/sub?x=1`, `${s.wsUrl}/`, `${s.wsUrl}/nowhere`]) {
       const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
