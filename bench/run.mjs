@@ -399,26 +399,44 @@ async function memoryPhase() {
   results.fullEndpoints = { endpoints, requestsEach: 50, storedCapBytes: cap, boundMiB: bound / MIB, rssMiB: rss / MIB, rssOverBound: rss / bound };
 }
 
+/** Samples the server's RSS every 200 ms; the returned stop() gives the peak of each half of the run. */
+function sampleRss(pid) {
+  const samples = [];
+  const timer = setInterval(() => samples.push(rssBytes(pid)), 200);
+  return () => {
+    clearInterval(timer);
+    const middle = Math.floor(samples.length / 2);
+    const peak = (list) => (list.length === 0 ? NaN : Math.max(...list) / MIB);
+    return { firstHalfPeakMiB: peak(samples.slice(0, middle)), secondHalfPeakMiB: peak(samples.slice(middle)) };
+  };
+}
+
 async function largeBodiesPhase() {
   const server = await startServer('hookwatch', { MAX_BODY_BYTES: String(512 * KIB), READ_LIMIT_BYTES: String(10 * MIB) });
   const watcher = await startWatcher(server);
   const rss0 = rssBytes(server.pid);
+  let stopSampling = sampleRss(server.pid);
   const truncating = await measure(server, watcher.url, watcher, { body: 'z'.repeat(MIB), connections: 10, label: '1 MiB bodies' });
+  const oneMiBRss = stopSampling();
   const rss1 = rssBytes(server.pid);
   await load(watcher.url, { body: 'z'.repeat(20 * MIB), connections: 10, seconds: WARMUP_SECONDS });
   const cpuBefore = cpuSeconds(server.pid);
+  stopSampling = sampleRss(server.pid);
   const over = await load(watcher.url, { body: 'z'.repeat(20 * MIB), connections: 10 });
+  const twentyMiBRss = stopSampling();
+  const cpu = cpuSeconds(server.pid) - cpuBefore;
   const rss2 = rssBytes(server.pid);
   watcher.stop();
   server.child.kill();
   results.largeBodies = {
-    oneMiB: { rps: truncating.rps, delivered: truncating.delivery?.received, sent: truncating.sent, rssBeforeMiB: rss0 / MIB, rssAfterMiB: rss1 / MIB },
+    oneMiB: { rps: truncating.rps, delivered: truncating.delivery?.received, sent: truncating.sent, rssBeforeMiB: rss0 / MIB, rssAfterMiB: rss1 / MIB, ...oneMiBRss },
     twentyMiB: {
       rps: over.non2xx / SECONDS,
       answered413: over.non2xx,
       errors: over.errors,
-      cpuMillisPerRequest: ((cpuSeconds(server.pid) - cpuBefore) / Math.max(1, over.non2xx)) * 1000,
+      cpuMillisPerRequest: (cpu / Math.max(1, over.non2xx)) * 1000,
       rssAfterMiB: rss2 / MIB,
+      ...twentyMiBRss,
     },
   };
 }
@@ -477,8 +495,9 @@ function report() {
   const large = results.largeBodies;
   if (large) {
     lines.push(
-      `Large bodies (stored cap 512 KiB, read limit 10 MiB): 1 MiB bodies ${f(large.oneMiB.rps)} req/s, delivered ${large.oneMiB.delivered} / ${large.oneMiB.sent}, RSS ${f(large.oneMiB.rssBeforeMiB)} -> ${f(large.oneMiB.rssAfterMiB)} MiB; ` +
-        `20 MiB bodies answered 413 ${f(large.twentyMiB.rps)} /s (${large.twentyMiB.answered413} in ${SECONDS} s), RSS after ${f(large.twentyMiB.rssAfterMiB)} MiB.`,
+      `Large bodies (stored cap 512 KiB, read limit 10 MiB): 1 MiB bodies ${f(large.oneMiB.rps)} req/s, delivered ${large.oneMiB.delivered} / ${large.oneMiB.sent}, ` +
+        `RSS ${f(large.oneMiB.rssBeforeMiB)} -> ${f(large.oneMiB.rssAfterMiB)} MiB (peak ${f(large.oneMiB.firstHalfPeakMiB)} in the first half of the run, ${f(large.oneMiB.secondHalfPeakMiB)} in the second); ` +
+        `20 MiB bodies answered 413 ${f(large.twentyMiB.rps)} /s (${large.twentyMiB.answered413} in ${SECONDS} s), RSS peak ${f(large.twentyMiB.firstHalfPeakMiB)} then ${f(large.twentyMiB.secondHalfPeakMiB)} MiB, ${f(large.twentyMiB.rssAfterMiB)} after.`,
     );
   }
   results.targets = targets.map(([name, value, holds]) => ({ name, value, holds }));
