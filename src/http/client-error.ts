@@ -18,6 +18,21 @@ const HEADER_LINES = Object.entries(RECEIVER_HEADERS)
   .join('');
 
 /**
+ * One of our errors as a whole raw HTTP/1.1 answer that closes the connection, for sockets no
+ * route will answer (parser errors, refused upgrades).
+ */
+export function rawErrorAnswer(error: { code: string; message: string; statusCode: number }): string {
+  const body = JSON.stringify(toErrorBody(error));
+  return (
+    `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    HEADER_LINES +
+    `Connection: close\r\n\r\n${body}`
+  );
+}
+
+/**
  * Answers what Node's HTTP parser rejects before any route runs (oversized head, broken framing,
  * a sender too slow to finish), in our error format, then closes the connection.
  */
@@ -29,16 +44,7 @@ export function createClientErrorHandler(options: { maxHeaderBytes: number; metr
     const error = kind.error(options.maxHeaderBytes);
     options.metrics.reject(kind.reason);
     options.log.debug({ code: err.code }, 'client error');
-    if (socket.writable) {
-      const body = JSON.stringify(toErrorBody(error));
-      socket.write(
-        `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n` +
-          'Content-Type: application/json; charset=utf-8\r\n' +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-          HEADER_LINES +
-          `Connection: close\r\n\r\n${body}`,
-      );
-    }
+    if (socket.writable) socket.write(rawErrorAnswer(error));
     socket.destroy();
   };
 }

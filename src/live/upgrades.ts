@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errors, toErrorBody } from '../errors.js';
-import { RECEIVER_HEADERS } from '../http/receiver-route.js';
+import { errors } from '../errors.js';
+import { rawErrorAnswer } from '../http/client-error.js';
 import { LIVE_PATH } from './protocol.js';
 
 /**
@@ -26,14 +26,8 @@ export function liveUpgrades(server: Server): EventEmitter {
 }
 
 function refuse(socket: Duplex): void {
-  const body = JSON.stringify(toErrorBody(errors.UPGRADE_NOT_SUPPORTED()));
-  const headers = Object.entries(RECEIVER_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.on('error', () => socket.destroy());
   // Destroyed once the answer is flushed: an upgraded socket has no server timeouts, so a
   // client that never closes its side must not keep it open.
-  socket.end(
-    'HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\n' +
-      `content-length: ${Buffer.byteLength(body)}\r\n${headers}\r\n${body}`,
-    () => socket.destroy(),
-  );
+  socket.end(rawErrorAnswer(errors.UPGRADE_NOT_SUPPORTED()), () => socket.destroy());
 }
