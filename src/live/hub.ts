@@ -16,6 +16,9 @@ export interface HubOptions {
   onDelivered?: (capturedAtMs: number) => void;
 }
 
+/** Messages after which the watcher sockets are flushed without waiting for the turn to end. */
+export const FLUSH_AFTER_MESSAGES = 8;
+
 interface Channel {
   watchers: Set<Watcher>;
   /** Set while the bus subscription is being made; attaches wait for it. */
@@ -53,17 +56,32 @@ export function createHub(options: HubOptions): Hub {
   const channels = new Map<string, Channel>();
   let watcherTotal = 0;
 
-  // Under load several requests reach one socket within a single event-loop turn. Corking its
-  // TCP socket until the turn ends sends them in one write instead of one syscall each.
+  // Under load several requests reach one socket close together. Its TCP socket stays corked
+  // until the next flush, which sends what queued up in one write instead of one syscall per
+  // message. A flush happens at the end of the event-loop turn, or sooner once a turn has queued
+  // FLUSH_AFTER_MESSAGES messages and at least one per corked socket: a busy turn lasts
+  // milliseconds (tens of requests), and its first message should not wait for all of it, but
+  // an early flush must still carry at least one message per write it makes (100 watchers of
+  // one endpoint: after 100 messages, i.e. in practice once per turn).
   const corked = new Set<Duplex>();
-  const uncorkAll = () => {
+  let queuedMessages = 0;
+  let flushScheduled = false;
+  const flush = () => {
+    queuedMessages = 0;
     for (const socket of corked) socket.uncork();
     corked.clear();
+  };
+  const flushAtTurnEnd = () => {
+    flushScheduled = false;
+    flush();
   };
   const cork = (socket: WebSocket) => {
     const tcp = tcpSocketOf(socket);
     if (!tcp || corked.has(tcp)) return;
-    if (corked.size === 0) setImmediate(uncorkAll);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushAtTurnEnd);
+    }
     tcp.cork();
     corked.add(tcp);
   };
@@ -79,6 +97,7 @@ export function createHub(options: HubOptions): Hub {
       cork(watcher.socket);
       watcher.deliver(outgoing);
     }
+    if (++queuedMessages >= FLUSH_AFTER_MESSAGES && queuedMessages >= corked.size) flush();
     if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
   });
 

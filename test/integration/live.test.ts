@@ -1,6 +1,8 @@
 import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tcpSocketOf } from '../../src/live/frame.js';
+import { FLUSH_AFTER_MESSAGES } from '../../src/live/hub.js';
 import { LIVE_PATH } from '../../src/live/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send } from '../helpers/http.js';
@@ -47,6 +49,38 @@ describe('live protocol', () => {
     const c = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     expect(c.welcome.backlog).toBe(2);
     expect(await c.client.requests(2)).toEqual(fromA);
+  });
+
+  it('flushes a busy turn after a few messages, but never with more writes than messages', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const endpointId = a.welcome.endpoint.id;
+    const serverSockets = () => [...s.app.websocketServer.clients].map((socket) => tcpSocketOf(socket)!);
+    // Publishing is synchronous on the memory bus, so everything below happens in one turn.
+    const publish = (count: number) => {
+      for (let i = 0; i < count; i++) void s.app.hub.publish(endpointId, { data: '{"type":"cleared","clearedSeq":0}' });
+    };
+
+    // One watcher: corked until FLUSH_AFTER_MESSAGES are queued, then written without waiting
+    // for the turn to end.
+    const [only] = serverSockets();
+    publish(FLUSH_AFTER_MESSAGES - 1);
+    expect(only?.writableCorked).toBe(1);
+    publish(1);
+    expect(only?.writableCorked).toBe(0);
+    for (let i = 0; i < FLUSH_AFTER_MESSAGES; i++) await a.client.next('cleared');
+
+    // More watchers than that: an early flush waits until it carries a message per socket.
+    const watchers = FLUSH_AFTER_MESSAGES + 2;
+    const others = [];
+    for (let i = 1; i < watchers; i++) others.push(track(await LiveClient.join(s.wsUrl, endpointId, a.welcome.endpoint.key)));
+    publish(watchers - 1);
+    expect(serverSockets().map((socket) => socket.writableCorked)).toEqual(Array(watchers).fill(1));
+    publish(1);
+    expect(serverSockets().map((socket) => socket.writableCorked)).toEqual(Array(watchers).fill(0));
+    for (const { client } of [a, ...others]) {
+      for (let i = 0; i < watchers; i++) await client.next('cleared');
+    }
   });
 
   it('refuses WebSocket upgrades to any other path, receiver URLs included, and captures none', async () => {
