@@ -315,12 +315,20 @@ async function throughputPhase() {
     fixed.push(await measure(servers.hookwatch, urls.hookwatch, watchers.hookwatch, { pacedRate: 2000, label: 'hookwatch at 2,000 req/s' }));
   }
 
-  // Fan-out: a second endpoint with 100 watchers.
+  // Fan-out: a second endpoint with 100 watchers, and the naive relay with 100 sockets (it sends
+  // to every socket it holds, so its single watcher leaves first), alternating. Both write
+  // 100 copies of every message through loopback TCP; the relay shows where that alone ends.
+  watchers['naive-relay'].stop();
   const fanWatcher = await startWatcher(servers.hookwatch, { sockets: 100 });
+  const fanWatcherNaive = await startWatcher(servers['naive-relay'], { sockets: 100 });
   const fan = [];
-  for (let round = 0; round < ROUNDS; round++) fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: 100, label: 'hookwatch, 100 watchers' }));
+  const fanNaive = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    fanNaive.push(await measure(servers['naive-relay'], urls['naive-relay'], fanWatcherNaive, { fanOut: 100, label: 'naive-relay, 100 watchers' }));
+    fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: 100, label: 'hookwatch, 100 watchers' }));
+  }
 
-  for (const watcher of [...Object.values(watchers), fanWatcher]) watcher.stop();
+  for (const watcher of [watchers.hookwatch, fanWatcher, fanWatcherNaive]) watcher.stop();
   for (const server of Object.values(servers)) server.child.kill();
 
   const summary = (list) => ({
@@ -339,6 +347,8 @@ async function throughputPhase() {
   results.fixedRateNaive = summary(fixedNaive);
   results.fanOut = summary(fan);
   results.fanOut.expectedDeliveries = results.fanOut.sent * 100;
+  results.fanOutNaive = summary(fanNaive);
+  results.fanOutNaive.expectedDeliveries = results.fanOutNaive.sent * 100;
 }
 
 /**
@@ -468,7 +478,8 @@ function report() {
       ...Object.entries(t).map(([kind, r]) => row(`${kind}, 1 KB POST, 50 conns`, r, `${f(r.rps / relay, 2)}x`)),
       row('naive-relay at a steady 2,000 req/s', results.fixedRateNaive, '—'),
       row('hookwatch at a steady 2,000 req/s', results.fixedRate, '—'),
-      row('hookwatch, 100 watchers', results.fanOut, `${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher`, results.fanOut.expectedDeliveries),
+      row('naive-relay, 100 watchers', results.fanOutNaive, `${f(results.fanOutNaive.rps / relay, 2)}x of 1 watcher`, results.fanOutNaive.expectedDeliveries),
+      row('hookwatch, 100 watchers', results.fanOut, `${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher, ${f(results.fanOut.rps / results.fanOutNaive.rps, 2)}x the relay's`, results.fanOut.expectedDeliveries),
     );
     targets.push(
       ['capture throughput >= 1.0x naive relay', t.hookwatch.rps / relay, t.hookwatch.rps / relay >= 1.0],
