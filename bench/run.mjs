@@ -18,6 +18,8 @@ const ROUNDS = quick ? 1 : 3;
 const SECONDS = quick ? 2 : 5;
 const WARMUP_SECONDS = 1;
 const CONNECTIONS = 50;
+/** Sockets on one endpoint (Hookwatch) or on the relay in the fan-out runs. */
+const FAN_OUT = 100;
 const KIB = 1024;
 const MIB = 1024 * KIB;
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -315,17 +317,18 @@ async function throughputPhase() {
     fixed.push(await measure(servers.hookwatch, urls.hookwatch, watchers.hookwatch, { pacedRate: 2000, label: 'hookwatch at 2,000 req/s' }));
   }
 
-  // Fan-out: a second endpoint with 100 watchers, and the naive relay with 100 sockets (it sends
-  // to every socket it holds, so its single watcher leaves first), alternating. Both write
-  // 100 copies of every message through loopback TCP; the relay shows where that alone ends.
+  // Fan-out: a second endpoint with FAN_OUT watchers, and the naive relay with as many sockets
+  // (it sends to every socket it holds, so its single watcher leaves first), alternating. Both
+  // write FAN_OUT copies of every message through loopback TCP; the relay shows where that
+  // alone ends.
   watchers['naive-relay'].stop();
-  const fanWatcher = await startWatcher(servers.hookwatch, { sockets: 100 });
-  const fanWatcherNaive = await startWatcher(servers['naive-relay'], { sockets: 100 });
+  const fanWatcher = await startWatcher(servers.hookwatch, { sockets: FAN_OUT });
+  const fanWatcherNaive = await startWatcher(servers['naive-relay'], { sockets: FAN_OUT });
   const fan = [];
   const fanNaive = [];
   for (let round = 0; round < ROUNDS; round++) {
-    fanNaive.push(await measure(servers['naive-relay'], urls['naive-relay'], fanWatcherNaive, { fanOut: 100, label: 'naive-relay, 100 watchers' }));
-    fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: 100, label: 'hookwatch, 100 watchers' }));
+    fanNaive.push(await measure(servers['naive-relay'], urls['naive-relay'], fanWatcherNaive, { fanOut: FAN_OUT, label: `naive-relay, ${FAN_OUT} watchers` }));
+    fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: FAN_OUT, label: `hookwatch, ${FAN_OUT} watchers` }));
   }
 
   for (const watcher of [watchers.hookwatch, fanWatcher, fanWatcherNaive]) watcher.stop();
@@ -345,10 +348,12 @@ async function throughputPhase() {
   results.throughput = Object.fromEntries(Object.entries(runs).map(([kind, list]) => [kind, summary(list)]));
   results.fixedRate = summary(fixed);
   results.fixedRateNaive = summary(fixedNaive);
-  results.fanOut = summary(fan);
-  results.fanOut.expectedDeliveries = results.fanOut.sent * 100;
-  results.fanOutNaive = summary(fanNaive);
-  results.fanOutNaive.expectedDeliveries = results.fanOutNaive.sent * 100;
+  const fanOutSummary = (list) => {
+    const summarised = summary(list);
+    return { ...summarised, expectedDeliveries: summarised.sent * FAN_OUT };
+  };
+  results.fanOut = fanOutSummary(fan);
+  results.fanOutNaive = fanOutSummary(fanNaive);
 }
 
 /**
@@ -478,14 +483,14 @@ function report() {
       ...Object.entries(t).map(([kind, r]) => row(`${kind}, 1 KB POST, 50 conns`, r, `${f(r.rps / relay, 2)}x`)),
       row('naive-relay at a steady 2,000 req/s', results.fixedRateNaive, '—'),
       row('hookwatch at a steady 2,000 req/s', results.fixedRate, '—'),
-      row('naive-relay, 100 watchers', results.fanOutNaive, `${f(results.fanOutNaive.rps / relay, 2)}x of 1 watcher`, results.fanOutNaive.expectedDeliveries),
-      row('hookwatch, 100 watchers', results.fanOut, `${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher, ${f(results.fanOut.rps / results.fanOutNaive.rps, 2)}x the relay's`, results.fanOut.expectedDeliveries),
+      row(`naive-relay, ${FAN_OUT} watchers`, results.fanOutNaive, `${f(results.fanOutNaive.rps / relay, 2)}x of 1 watcher`, results.fanOutNaive.expectedDeliveries),
+      row(`hookwatch, ${FAN_OUT} watchers`, results.fanOut, `${f(results.fanOut.rps / t.hookwatch.rps, 2)}x of 1 watcher, ${f(results.fanOut.rps / results.fanOutNaive.rps, 2)}x the relay's`, results.fanOut.expectedDeliveries),
     );
     targets.push(
       ['capture throughput >= 1.0x naive relay', t.hookwatch.rps / relay, t.hookwatch.rps / relay >= 1.0],
       ['p99 at 2,000 req/s <= 5 ms, nothing lost', results.fixedRate.p99Ms, results.fixedRate.p99Ms <= 5 && results.fixedRate.delivered === results.fixedRate.sent],
       ['p99 at saturation <= 10 ms, nothing lost', t.hookwatch.p99Ms, t.hookwatch.p99Ms <= 10 && t.hookwatch.delivered === t.hookwatch.sent],
-      ['fan-out to 100 >= 0.5x single-watcher throughput', results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
+      [`fan-out to ${FAN_OUT} >= 0.5x single-watcher throughput`, results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
     );
   }
   lines.push('');
