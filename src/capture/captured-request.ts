@@ -54,6 +54,8 @@ export interface RawCapture {
 export interface CaptureOptions {
   /** Deepest nesting for which a body is flagged `isJson` (the page renders it as a tree). */
   maxJsonDepth: number;
+  /** Epoch ms -> ISO 8601 UTC with milliseconds (see utc-time.ts). */
+  formatTime: (ms: number) => string;
 }
 
 /** Turns what the receiver read into the record we store and send (the store adds `seq`). Pure. */
@@ -86,7 +88,7 @@ export function toRequestDraft(raw: RawCapture, options: CaptureOptions): Reques
     storedSize: raw.body.length,
     truncated: raw.truncated,
     remoteAddress: raw.remoteAddress,
-    receivedAt: new Date(raw.receivedAtMs).toISOString(),
+    receivedAt: options.formatTime(raw.receivedAtMs),
   };
 }
 

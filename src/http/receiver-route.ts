@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
 import { toRequestDraft } from '../capture/captured-request.js';
 import { readBody } from '../capture/read-body.js';
+import { createUtcTimeFormatter } from '../capture/utc-time.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import type { Hub } from '../live/hub.js';
@@ -36,7 +37,7 @@ export const RECEIVER_HEADERS = Object.freeze({
 export async function receiverRoute(app: FastifyInstance, options: ReceiverRouteOptions): Promise<void> {
   const { config, store, hub, metrics } = options;
   const limits = { maxBodyBytes: config.maxBodyBytes, readLimitBytes: config.readLimitBytes };
-  const captureOptions = { maxJsonDepth: config.maxJsonDepth };
+  const captureOptions = { maxJsonDepth: config.maxJsonDepth, formatTime: createUtcTimeFormatter() };
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
 
@@ -109,8 +110,15 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     );
   }
 
+  // Fastify gives every request a child logger bound to its reqId. That binding only ties
+  // together the per-request lines, which this route writes at debug and trace; above those a
+  // child would be built (about 1 µs) for every capture and never used, so the route logs
+  // through the app's logger instead.
+  const childLoggerFactory: RouteOptions['childLoggerFactory'] = (logger, bindings, childOptions) =>
+    debug ? logger.child(bindings, childOptions) : logger;
+
   for (const url of [`${RECEIVER_PREFIX}:id`, `${RECEIVER_PREFIX}:id/*`]) {
-    app.route({ method: RECEIVER_METHODS, url, onRequest: rateLimits, handler });
+    app.route({ method: RECEIVER_METHODS, url, onRequest: rateLimits, childLoggerFactory, handler });
   }
 }
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
 import { nestingDepth, parseParams, toRequestDraft as capture, type RawCapture } from '../../src/capture/captured-request.js';
 
-const toCapturedRequest = (raw: RawCapture) => capture(raw, { maxJsonDepth: 64 });
+const formatTime = createUtcTimeFormatter();
+const toCapturedRequest = (raw: RawCapture) => capture(raw, { maxJsonDepth: 64, formatTime });
 
 const base: RawCapture = {
   method: 'POST',
@@ -71,7 +73,7 @@ describe('nestingDepth', () => {
 
   it('stops flagging JSON past the depth limit', () => {
     const deep = '['.repeat(65) + ']'.repeat(65);
-    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 64 }).isJson).toBe(false);
-    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65 }).isJson).toBe(true);
+    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 64, formatTime }).isJson).toBe(false);
+    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65, formatTime }).isJson).toBe(true);
   });
 });
