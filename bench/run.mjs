@@ -1,4 +1,4 @@
-// npm run bench [-- --quick]
+// npm run bench [-- --quick] [--only=PHASES] [--rounds=N] [--compare=DIR]
 // Capture throughput, delivery latency, fan-out, memory and large bodies, each measured against
 // baselines started in the same run. Servers run on core 0, this load generator and the watcher
 // processes on core 1. Traffic goes to 127.0.0.1 only; every phase is bounded in time.
@@ -6,15 +6,20 @@ import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
+const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 // --only=throughput,memory,large runs some phases (to reproduce one figure); the report shows what ran.
-const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = option('only')?.split(',');
 const runs = (phase) => only === undefined || only.includes(phase);
-const ROUNDS = quick ? 1 : 3;
+const ROUNDS = Number(option('rounds') ?? (quick ? 1 : 3));
+// --compare=DIR: another built checkout of Hookwatch (DIR/dist/main.js), measured in the same
+// capture-throughput rounds as this one, alternating: the before/after of a change, in one run.
+const compareDir = option('compare') && resolve(option('compare'));
 const SECONDS = quick ? 2 : 5;
 const WARMUP_SECONDS = 1;
 const CONNECTIONS = 50;
@@ -37,10 +42,10 @@ function freePort() {
   });
 }
 
-/** Starts a server pinned to core 0 and waits until it answers. */
-async function startServer(kind, env = {}, nodeFlags = []) {
+/** Starts a server pinned to core 0 and waits until it answers. `checkout`: where Hookwatch's dist/ is. */
+async function startServer(kind, env = {}, nodeFlags = [], checkout = root) {
   const port = await freePort();
-  const script = kind === 'hookwatch' ? 'dist/main.js' : kind === 'hookwatch-gc' ? 'bench/gc-server.mjs' : `bench/baselines/${kind}.mjs`;
+  const script = kind === 'hookwatch' ? `${checkout}/dist/main.js` : kind === 'hookwatch-gc' ? 'bench/gc-server.mjs' : `bench/baselines/${kind}.mjs`;
   const child = spawn('taskset', ['-c', '0', process.execPath, ...(kind === 'hookwatch-gc' ? ['--expose-gc'] : []), ...nodeFlags, script], {
     cwd: root,
     env: {
@@ -305,6 +310,12 @@ async function throughputPhase() {
     hookwatch: watchers.hookwatch.url,
   };
   const runs = { 'bare-http': [], 'naive-relay': [], hookwatch: [] };
+  if (compareDir !== undefined) {
+    servers.compared = await startServer('hookwatch', {}, [], compareDir);
+    watchers.compared = await startWatcher(servers.compared);
+    urls.compared = watchers.compared.url;
+    runs.compared = [];
+  }
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of Object.keys(runs)) runs[kind].push(await measure(servers[kind], urls[kind], watchers[kind], { label: kind }));
   }
@@ -331,7 +342,7 @@ async function throughputPhase() {
     fan.push(await measure(servers.hookwatch, fanWatcher.url, fanWatcher, { fanOut: FAN_OUT, label: `hookwatch, ${FAN_OUT} watchers` }));
   }
 
-  for (const watcher of [watchers.hookwatch, fanWatcher, fanWatcherNaive]) watcher.stop();
+  for (const watcher of [watchers.hookwatch, watchers.compared, fanWatcher, fanWatcherNaive]) watcher?.stop();
   for (const server of Object.values(servers)) server.child.kill();
 
   const summary = (list) => ({
@@ -346,6 +357,11 @@ async function throughputPhase() {
     maxMs: Math.max(...list.map((r) => r.delivery?.max ?? NaN)),
   });
   results.throughput = Object.fromEntries(Object.entries(runs).map(([kind, list]) => [kind, summary(list)]));
+  if (compareDir !== undefined) {
+    // Per round as well as medians: on a noisy machine the spread says how far to trust the difference.
+    const perRound = (list) => list.map((r) => Math.round(r.cpuMicrosPerRequest));
+    results.compared = { dir: compareDir, cpuMicrosPerRound: perRound(runs.compared), thisBuildCpuMicrosPerRound: perRound(runs.hookwatch) };
+  }
   results.fixedRate = summary(fixed);
   results.fixedRateNaive = summary(fixedNaive);
   const fanOutSummary = (list) => {
@@ -480,7 +496,7 @@ function report() {
       '',
       '| run | req/s | vs naive relay | server CPU µs/req | delivered / sent | p50 ms | p99 ms | max ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
-      ...Object.entries(t).map(([kind, r]) => row(`${kind}, 1 KB POST, 50 conns`, r, `${f(r.rps / relay, 2)}x`)),
+      ...Object.entries(t).map(([kind, r]) => row(`${kind === 'compared' ? `hookwatch at ${compareDir}` : kind}, 1 KB POST, 50 conns`, r, `${f(r.rps / relay, 2)}x`)),
       row('naive-relay at a steady 2,000 req/s', results.fixedRateNaive, '—'),
       row('hookwatch at a steady 2,000 req/s', results.fixedRate, '—'),
       row(`naive-relay, ${FAN_OUT} watchers`, results.fanOutNaive, `${f(results.fanOutNaive.rps / relay, 2)}x of 1 watcher`, results.fanOutNaive.expectedDeliveries),
@@ -492,6 +508,10 @@ function report() {
       ['p99 at saturation <= 10 ms, nothing lost', t.hookwatch.p99Ms, t.hookwatch.p99Ms <= 10 && t.hookwatch.delivered === t.hookwatch.sent],
       [`fan-out to ${FAN_OUT} >= 0.5x single-watcher throughput`, results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
     );
+  }
+  if (results.compared) {
+    const { dir, cpuMicrosPerRound, thisBuildCpuMicrosPerRound } = results.compared;
+    lines.push('', `Server CPU µs/req per round: this build ${thisBuildCpuMicrosPerRound.join(' ')}; ${dir}: ${cpuMicrosPerRound.join(' ')}.`);
   }
   lines.push('');
   const idle = results.idleEndpoints;
@@ -540,9 +560,9 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
 } else {
   const started = Date.now();
   const hardStop = setTimeout(() => {
-    console.error('bench: over its 4-minute budget, stopping');
+    console.error('bench: over its time budget (4 minutes at the default 3 rounds), stopping');
     process.exit(1);
-  }, 230_000);
+  }, 230_000 * Math.max(1, ROUNDS / 3) * (compareDir === undefined ? 1 : 1.3));
   try {
     if (runs('throughput')) await throughputPhase();
     if (runs('memory')) await memoryPhase();
