@@ -19,7 +19,7 @@ const runs = (phase) => only === undefined || only.includes(phase);
 const ROUNDS = Number(option('rounds') ?? (quick ? 1 : 3));
 // --compare=DIR: another built checkout of Hookwatch (DIR/dist/main.js), measured in the same
 // capture-throughput rounds as this one, alternating: the before/after of a change, in one run.
-const compareDir = option('compare') && resolve(option('compare'));
+const compareDir = option('compare') ? resolve(option('compare')) : undefined;
 const SECONDS = quick ? 2 : 5;
 const WARMUP_SECONDS = 1;
 const CONNECTIONS = 50;

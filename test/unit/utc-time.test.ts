@@ -10,7 +10,7 @@ describe('createUtcTimeFormatter', () => {
     let ms = Date.UTC(2026, 10, 23, 11, 52, 11, 5);
     let seed = 7;
     for (let i = 0; i < 20_000; i++) {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
       ms += (seed % 3000) - (i % 97 === 0 ? 5000 : 0);
       times.push(ms);
     }
