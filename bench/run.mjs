@@ -509,6 +509,13 @@ function report() {
       [`fan-out to ${FAN_OUT} >= 0.5x single-watcher throughput`, results.fanOut.rps / t.hookwatch.rps, results.fanOut.rps / t.hookwatch.rps >= 0.5 && results.fanOut.delivered === results.fanOut.expectedDeliveries],
     );
   }
+  if (t) {
+    // A closed loop keeps CONNECTIONS requests in flight; when the server is the bottleneck they
+    // queue after their send time was stamped, so latency cannot fall below CONNECTIONS / rate
+    // (Little's law). Where the load generator is the bottleneck the queue is before the stamp.
+    const floor = (rps) => f((CONNECTIONS / rps) * 1000, 2);
+    lines.push('', `At saturation ${CONNECTIONS} requests are in flight: ${CONNECTIONS} / rate = ${floor(t.hookwatch.rps)} ms for Hookwatch, ${floor(t['naive-relay'].rps)} ms for the relay, the least delivery latency a server-bound run can show.`);
+  }
   if (results.compared) {
     const { dir, cpuMicrosPerRound, thisBuildCpuMicrosPerRound } = results.compared;
     lines.push('', `Server CPU µs/req per round: this build ${thisBuildCpuMicrosPerRound.join(' ')}; ${dir}: ${cpuMicrosPerRound.join(' ')}.`);
