@@ -1,21 +1,24 @@
 import type { Server } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bus } from './bus/bus.js';
+import { createReadingBudget } from './capture/read-body.js';
 import type { Config } from './config.js';
-import { errors, toErrorBody } from './errors.js';
+import { errors, rejectionReasonOf, toErrorBody } from './errors.js';
+import { RESPONSE_SOURCE_HEADER } from './http/answers.js';
 import { createClientErrorHandler } from './http/client-error.js';
+import { limitConnections } from './http/connection-limits.js';
 import { healthRoute } from './http/health-route.js';
 import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
 import { pageRoute } from './http/page-route.js';
-import { receiverRoute } from './http/receiver-route.js';
+import { receiverRoute, receiverTarget, type UnroutedCapture } from './http/receiver-route.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
 import { CloseCode, SUBPROTOCOL } from './live/protocol.js';
-import { createMetrics, type RejectionReason } from './metrics.js';
+import { createMetrics } from './metrics.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -35,25 +38,22 @@ declare module 'fastify' {
   }
 }
 
-/** WebSocket frames from browsers are small control messages; a set-response body is at most 64 KiB. */
-const MAX_WS_MESSAGE_BYTES = 128 * 1024;
-
-/** HTTP errors counted in `hookwatch_rejections_total`, by the reason label they get. */
-const REJECTION_BY_CODE: Partial<Record<string, RejectionReason>> = {
-  ENDPOINT_NOT_FOUND: 'endpoint_not_found',
-  BODY_TOO_LARGE: 'body_too_large',
-  RATE_LIMITED: 'rate_limited',
-  ORIGIN_NOT_ALLOWED: 'origin_not_allowed',
-};
+/**
+ * The largest frame a browser may send. A `set-response` is the largest message: a body of
+ * 64 KiB of UTF-8, which JSON escaping may grow up to six times, plus headers. Anything larger
+ * is past every documented limit, and ws closes the socket with 1009.
+ */
+const MAX_WS_MESSAGE_BYTES = 512 * 1024;
 
 /** Builds the whole service without listening, so tests and main.ts share it. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const httpOptions = {
     maxHeaderSize: config.maxHeaderBytes,
-    // Node enforces requestTimeout only when headersTimeout is not longer, and only checks every
+    // The head must arrive within headersTimeout from the connection's start, which also gives
+    // a new connection a short time to send its first bytes. Node enforces these only every
     // connectionsCheckingInterval (default 30 s).
-    headersTimeout: config.requestTimeoutMs,
-    connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs),
+    headersTimeout: config.headersTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
   };
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.logLevel } }),
@@ -64,16 +64,33 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keepAliveTimeout: config.idleTimeoutMs,
     // Called only once listening, after onClientError below exists.
     clientErrorHandler: (error, socket) => onClientError(error, socket),
+    // Errors the router raises before any route: answered in our format, and a receiver URL the
+    // router cannot decode is still captured.
+    frameworkErrors: (error, request, reply) => onFrameworkError(error, request, reply),
     // One line per captured request at debug (receiver-route) instead of two per HTTP request.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 200 },
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
 
+  // Node drops headers past 2,000 lines without a word; the head's byte limit bounds them instead.
+  app.server.maxHeadersCount = 0;
   disableBodyParsing(app);
 
-  // The watcher gauge reads the hub only when scraped, after the hub below exists.
-  const metrics = createMetrics({ countEndpoints: () => deps.store.countEndpoints(), countWatchers: () => hub.watcherTotal() });
+  const readingBudget = createReadingBudget(config.maxReadingBytes);
+  // The gauges read their sources only when scraped, after everything below exists.
+  const metrics = createMetrics({
+    countEndpoints: () => deps.store.countEndpoints(),
+    countWatchers: () => hub.watcherTotal(),
+    storeStats: () => deps.store.stats(),
+    readingBytes: () => readingBudget.held(),
+    openConnections: () => openConnections(),
+  });
+  const openConnections = limitConnections(
+    app.server,
+    { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, tls: deps.tls !== undefined },
+    metrics,
+  );
   const hub = createHub({
     store: deps.store,
     bus: deps.bus,
@@ -85,26 +102,47 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('hub', hub);
   const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  const sendError = (error: { code: string; message: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+    const reason = rejectionReasonOf(error.code);
+    if (reason) metrics.reject(reason);
+    reply.header(RESPONSE_SOURCE_HEADER, 'error');
+    // A refused upgrade must not leave a half-open connection waiting for a protocol switch.
+    if (request.headers.upgrade !== undefined) reply.header('connection', 'close');
+    return reply.code(error.statusCode ?? 500).send(toErrorBody(error));
+  };
+  const handleError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = (errors as Record<string, unknown>)[error.code] !== undefined;
     const status = error.statusCode ?? 500;
-    const rejection = REJECTION_BY_CODE[error.code];
-    if (rejection) metrics.reject(rejection);
-    if (known || (status >= 400 && status < 500)) {
-      return reply.code(status).send(toErrorBody({ code: error.code ?? 'BAD_REQUEST', message: error.message }));
-    }
+    if (known) return sendError(error, request, reply);
+    if (status >= 400 && status < 500) return sendError(errors.BAD_REQUEST(), request, reply);
     request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send(toErrorBody(errors.INTERNAL()));
-  });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(toErrorBody(errors.NOT_FOUND())));
+    return sendError(errors.INTERNAL(), request, reply);
+  };
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => sendError(errors.NOT_FOUND(), request, reply));
+  // Set by the receiver route: captures a request to a receiver URL the router could not take.
+  const unrouted: UnroutedCapture = {};
+  const onFrameworkError = async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const toReceiver = receiverTarget(request.raw.url ?? '') !== undefined;
+      if (error.code === 'FST_ERR_BAD_URL' && toReceiver && unrouted.capture) return await unrouted.capture(request, reply);
+      // An id longer than any we give out.
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH' && toReceiver) throw errors.ENDPOINT_NOT_FOUND();
+      throw errors.BAD_REQUEST();
+    } catch (thrown) {
+      return handleError(thrown as FastifyError, request, reply);
+    }
+  };
 
-  await app.register(fastifyRateLimit, {
-    global: false,
-    // Only a 429 carries rate-limit headers: a sender's normal answer stays as configured.
-    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
-    addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false, 'retry-after': true },
-    errorResponseBuilder: (_request, context) => errors.RATE_LIMITED(`(at most ${context.max} per ${config.rateLimitWindowMs / 1000} s)`, context.after),
-  });
+  // An `Expect` other than 100-continue: Node would answer a bare 417 itself. It is a request
+  // like any other here (RFC 9110 section 10.1.1 lets a server ignore it), so route it.
+  app.server.on('checkExpectation', (request, response) => app.routing(request, response));
+
+  await app.register(fastifyRateLimit, { global: false });
+
+  // Aborted on close, so answers waiting out a configured delay go at once.
+  const closing = new AbortController();
+  app.addHook('onClose', async () => closing.abort());
 
   // The WebSocket plugin lives in its own context with the live route only. Registered on the
   // root it adds two hooks and a handler wrapper to every route, receivers included; here
@@ -124,14 +162,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         live.websocketServer.close(() => done());
       },
     });
-    await live.register(liveRoute, { config, store: deps.store, hub, metrics });
+    await live.register(liveRoute, { config, store: deps.store, bus: deps.bus, hub, metrics });
     app.decorate('websocketServer', live.websocketServer);
   });
   app.addHook('onClose', async () => hub.close());
 
   await app.register(healthRoute, { store: deps.store });
   await app.register(metricsRoute, { metrics });
-  await app.register(receiverRoute, { config, store: deps.store, hub, metrics });
+  await app.register(receiverRoute, { config, store: deps.store, metrics, readingBudget, closing: closing.signal, unrouted });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { maxRecordBytes } from './capture/record-bounds.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -66,6 +67,21 @@ export const settings = {
     schema: integer(0, 24 * 60 * 60 * 1000).default(30_000),
     doc: 'How long a live endpoint outlives its last watcher (ms), so a reload or a network blip does not lose it. 0 purges at once.',
   },
+  maxStoredBytes: {
+    env: 'MAX_STORED_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(256 * MIB),
+    doc: 'Bytes of stored requests the whole process holds, counted on the stored records. When full, the oldest stored requests go first, across endpoints; watchers are told (`evicted`).',
+  },
+  maxStoredBytesPerEndpoint: {
+    env: 'MAX_STORED_BYTES_PER_ENDPOINT',
+    schema: integer(64 * KIB, 64 * 1024 * MIB).default(32 * MIB),
+    doc: 'Bytes of stored requests one endpoint holds; past it its oldest requests go first.',
+  },
+  maxReadingBytes: {
+    env: 'MAX_READING_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(64 * MIB),
+    doc: 'Body bytes held by requests still being read, all together; past it new bodies get 503 AT_CAPACITY with Retry-After.',
+  },
   maxEndpoints: { env: 'MAX_ENDPOINTS', schema: integer(1, 10_000_000).default(10_000), doc: 'Live endpoints at once; past it creation fails with 503 AT_CAPACITY.' },
   maxWatchersPerEndpoint: {
     env: 'MAX_WATCHERS_PER_ENDPOINT',
@@ -101,6 +117,31 @@ export const settings = {
     env: 'LIVE_CONNECTS_PER_ADDRESS',
     schema: integer(0, 100_000_000).default(120),
     doc: 'Live sockets one client address may open per window. A socket creates at most one endpoint, so this also bounds endpoint creation. 0 turns it off.',
+  },
+  maxLiveSocketsPerAddress: {
+    env: 'MAX_LIVE_SOCKETS_PER_ADDRESS',
+    schema: integer(1, 100_000).default(16),
+    doc: 'Open live sockets per client address (IPv6 by /64). A socket holds at most one endpoint, so this bounds the endpoints one address keeps alive. Past it the upgrade gets 429 TOO_MANY_SOCKETS.',
+  },
+  liveMessagesPerSecond: {
+    env: 'LIVE_MESSAGES_PER_SECOND',
+    schema: integer(1, 10_000).default(20),
+    doc: 'Messages one live socket may send per second (bursts of twice that); past it the socket is closed with 4029.',
+  },
+  maxConnections: {
+    env: 'MAX_CONNECTIONS',
+    schema: integer(16, 1_000_000).default(10_000),
+    doc: 'Open TCP connections to the process, live sockets included; past it new ones are closed at once.',
+  },
+  maxConnectionsPerAddress: {
+    env: 'MAX_CONNECTIONS_PER_ADDRESS',
+    schema: integer(1, 1_000_000).default(256),
+    doc: 'Open TCP connections per client address (IPv6 by /64); past it a new one gets 429 TOO_MANY_CONNECTIONS and is closed.',
+  },
+  headersTimeoutMs: {
+    env: 'HEADERS_TIMEOUT_MS',
+    schema: integer(1000, 60 * 60 * 1000).default(10_000),
+    doc: 'Time a new connection has to send a whole request head (line and headers); past it 408 and closed.',
   },
   maxHeaderBytes: {
     env: 'MAX_HEADER_BYTES',
@@ -187,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   if (problems.length === 0 && config.maxBodyBytes > config.readLimitBytes) {
     problems.push(`MAX_BODY_BYTES (${config.maxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
   }
+  if (problems.length === 0) problems.push(...checkBudgets(config));
   if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
   }
@@ -197,6 +239,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
 /** Config for tests and embedders: defaults, with the given overrides. */
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   return Object.freeze({ ...loadConfig({}, []), ...overrides });
+}
+
+/**
+ * The budgets must fit the largest record a request can make, or one request could empty an
+ * endpoint's log or force a watcher that keeps up to disconnect.
+ */
+function checkBudgets(config: Config): string[] {
+  const problems: string[] = [];
+  const largest = maxRecordBytes(config);
+  if (config.maxStoredBytesPerEndpoint > config.maxStoredBytes) {
+    problems.push(`MAX_STORED_BYTES_PER_ENDPOINT (${config.maxStoredBytesPerEndpoint}) must not exceed MAX_STORED_BYTES (${config.maxStoredBytes})`);
+  }
+  if (config.maxStoredBytesPerEndpoint < largest) {
+    problems.push(`MAX_STORED_BYTES_PER_ENDPOINT (${config.maxStoredBytesPerEndpoint}) must hold the largest record MAX_BODY_BYTES and MAX_HEADER_BYTES allow (${largest} bytes)`);
+  }
+  if (config.maxSocketBufferBytes < 2 * largest) {
+    problems.push(`MAX_SOCKET_BUFFER_BYTES (${config.maxSocketBufferBytes}) must be at least twice the largest record MAX_BODY_BYTES and MAX_HEADER_BYTES allow (2 × ${largest} bytes)`);
+  }
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    problems.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
+  }
+  return problems;
 }
 
 function emptyToUndefined(value: string | undefined): string | undefined {

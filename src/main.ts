@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { createMemoryBus } from './bus/memory-bus.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createMemoryStore } from './store/memory-store.js';
+import { storeLimits } from './store/store.js';
 
 /** How long shutdown may take before the process exits anyway. */
 const SHUTDOWN_DELAY_MS = 10_000;
@@ -18,8 +19,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  const store = createMemoryStore({ requestsPerEndpoint: config.requestsPerEndpoint });
   const bus = createMemoryBus();
+  const store = createMemoryStore({ ...storeLimits(config), bus });
   const tls =
     config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
       ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }

@@ -1,18 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** Why a request or socket was turned away, as the `reason` label of `hookwatch_rejections_total`. */
-export type RejectionReason =
-  | 'endpoint_not_found'
-  | 'body_too_large'
-  | 'rate_limited'
-  | 'headers_too_large'
-  | 'bad_request'
-  | 'request_timeout'
-  | 'origin_not_allowed'
-  | 'at_capacity'
-  | 'too_many_watchers'
-  | 'bad_message'
-  | 'slow_watcher';
+import type { RejectionReason } from './errors.js';
+import type { StoreStats } from './store/store.js';
 
 export interface Metrics {
   registry: Registry;
@@ -27,6 +15,12 @@ export interface Metrics {
 export interface MetricsSources {
   countEndpoints: () => Promise<number>;
   countWatchers: () => number;
+  /** The store's byte count and evictions (for Redis: the shared store's, the same on every instance). */
+  storeStats: () => Promise<StoreStats>;
+  /** Body bytes being read right now (the in-flight cap's count). */
+  readingBytes: () => number;
+  /** Open TCP connections to this instance. */
+  openConnections: () => number;
 }
 
 /** One registry per app (no global default registry), so tests and several apps never collide. */
@@ -42,14 +36,36 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set(await sources.countEndpoints());
     },
   });
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  gauge('hookwatch_watchers', 'Live sockets watching an endpoint on this instance', sources.countWatchers);
   new Gauge({
-    name: 'hookwatch_watchers',
-    help: 'Live sockets watching an endpoint on this instance',
+    name: 'hookwatch_stored_bytes',
+    help: 'Bytes of stored requests, as counted against MAX_STORED_BYTES',
     registers: [registry],
-    collect() {
-      this.set(sources.countWatchers());
+    async collect() {
+      this.set((await sources.storeStats()).storedBytes);
     },
   });
+  new Counter({
+    name: 'hookwatch_evicted_requests_total',
+    help: 'Stored requests evicted to keep the stored-bytes budgets',
+    registers: [registry],
+    async collect() {
+      // The store counts; a counter that only ever follows it stays monotonic.
+      this.reset();
+      this.inc((await sources.storeStats()).evictedRequests);
+    },
+  });
+  gauge('hookwatch_reading_bytes', 'Body bytes being read at this moment, as counted against MAX_READING_BYTES', sources.readingBytes);
+  gauge('hookwatch_open_connections', 'Open TCP connections, as counted against MAX_CONNECTIONS', sources.openConnections);
   const rejections = new Counter({
     name: 'hookwatch_rejections_total',
     help: 'Requests and sockets turned away, by reason',

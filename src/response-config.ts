@@ -1,21 +1,79 @@
 import { z } from 'zod';
 
-export const RESPONSE_STATUSES = [200, 201, 204, 400, 500] as const;
-
 /**
  * Content types a configured answer may carry. None of them is rendered as a document by a
  * browser, and every receiver answer also carries `Content-Security-Policy: sandbox`.
  */
 export const RESPONSE_CONTENT_TYPES = ['application/json', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded'] as const;
 
-export const MAX_RESPONSE_BODY_CHARS = 64 * 1024;
+export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+export const MAX_RESPONSE_HEADERS = 10;
+export const MAX_RESPONSE_DELAY_MS = 30_000;
+
+/**
+ * Headers a configured answer may not set: the ones that would set cookies, redirect, change
+ * CORS or CSP, frame the message differently, or pose as Hookwatch's own answers. Names ending
+ * in `*` are prefixes.
+ */
+export const DENIED_RESPONSE_HEADERS = [
+  'set-cookie',
+  'set-cookie2',
+  'location',
+  'refresh',
+  'content-security-policy*',
+  'x-content-type-options',
+  'x-frame-options',
+  'access-control-*',
+  'cross-origin-*',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'trailer',
+  'te',
+  'proxy-*',
+  'strict-transport-security',
+  'clear-site-data',
+  'link',
+  'x-hookwatch-*',
+  ':*',
+] as const;
+
+/** RFC 9110 token characters: a header name. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+/** Visible ASCII, spaces and tabs: no CR/LF, nothing a client could read as a new header. */
+const HEADER_VALUE = /^[\t\x20-\x7e]{0,1024}$/;
+
+export function isDeniedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return DENIED_RESPONSE_HEADERS.some((denied) => (denied.endsWith('*') ? lower.startsWith(denied.slice(0, -1)) : lower === denied));
+}
+
+const status = z
+  .number({ error: 'status must be a number' })
+  .int('status must be an integer')
+  .refine((value) => (value >= 200 && value <= 299) || (value >= 400 && value <= 599), 'status must be in 200-299 or 400-599');
+
+const header = z
+  .tuple([z.string(), z.string()], { error: 'each header is a [name, value] pair of strings' })
+  .superRefine(([name, value], ctx) => {
+    if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', message: `header name ${JSON.stringify(name.slice(0, 64))} is not a valid HTTP token of at most 64 characters` });
+    else if (isDeniedHeader(name)) ctx.addIssue({ code: 'custom', message: `header ${name} may not be configured` });
+    if (!HEADER_VALUE.test(value)) ctx.addIssue({ code: 'custom', message: `header ${name} value must be at most 1024 visible ASCII characters` });
+  });
 
 export const responseConfigSchema = z.strictObject({
-  status: z.union(RESPONSE_STATUSES.map((status) => z.literal(status)), {
-    error: `status must be one of ${RESPONSE_STATUSES.join(', ')}`,
-  }),
-  body: z.string().max(MAX_RESPONSE_BODY_CHARS, `body must be at most ${MAX_RESPONSE_BODY_CHARS} characters`).default(''),
+  status,
+  body: z
+    .string()
+    .refine((value) => utf8Length(value) <= MAX_RESPONSE_BODY_BYTES, `body must be at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8`)
+    .default(''),
   contentType: z.enum(RESPONSE_CONTENT_TYPES, { error: `contentType must be one of ${RESPONSE_CONTENT_TYPES.join(', ')}` }).default('application/json'),
+  headers: z.array(header).max(MAX_RESPONSE_HEADERS, `at most ${MAX_RESPONSE_HEADERS} headers`).default([]),
+  delayMs: z.number().int('delayMs must be an integer').min(0, 'delayMs must be at least 0').max(MAX_RESPONSE_DELAY_MS, `delayMs must be at most ${MAX_RESPONSE_DELAY_MS}`).default(0),
 });
 
 /** What a receiver URL answers senders with. */
@@ -25,6 +83,8 @@ export const DEFAULT_RESPONSE: ResponseConfig = Object.freeze({
   status: 200,
   body: '{"ok":true}',
   contentType: 'application/json',
+  headers: [],
+  delayMs: 0,
 });
 
 /** Validates untrusted input; the error message names each bad field. */
@@ -35,4 +95,11 @@ export function parseResponseConfig(input: unknown): { ok: true; value: Response
     .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
     .join('; ');
   return { ok: false, message };
+}
+
+/** UTF-8 length without Node's Buffer: the page validates with this module too. */
+const encoder = new TextEncoder();
+function utf8Length(text: string): number {
+  // Cheap bound first: a UTF-16 unit is at most 3 bytes.
+  return text.length * 3 <= MAX_RESPONSE_BODY_BYTES ? text.length : encoder.encode(text).length;
 }

@@ -1,9 +1,12 @@
-/** One event for every watcher of an endpoint, already serialised as a protocol message. */
+/**
+ * One event for every watcher of an endpoint: a protocol message, serialised once. The hub
+ * frames it once and writes the same bytes to each of its local watchers.
+ */
 export interface BusMessage {
   /** Sequence number of the captured request it carries; absent for other events. */
   seq?: number;
-  /** The protocol message, sent as-is to each watcher. */
-  data: string;
+  /** The protocol message (JSON), sent as is to each watcher. */
+  data: Buffer | string;
   /** Capture time (ms since epoch) of the request it carries, for the delivery-lag metric. */
   capturedAtMs?: number;
 }

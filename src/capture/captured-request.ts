@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
 
 /** A query string or form body: repeated names become lists, in the order received. */
 export type ParamMap = Record<string, string | string[]>;
@@ -18,21 +19,45 @@ export interface CapturedRequest {
   query: ParamMap;
   headers: Array<[string, string]>;
   contentType: string | null;
-  /** Stored body: UTF-8 text, or base64 when the bytes are not valid UTF-8. */
+  /**
+   * Stored body: UTF-8 text when the bytes are valid UTF-8 and JSON escaping adds no more than
+   * base64 would (a third); otherwise base64, so a stored body never costs more than 4/3 of its bytes.
+   */
   body: string;
   bodyEncoding: 'utf8' | 'base64';
-  /** True when the stored body is complete and parses as JSON, whatever the content type. */
+  /** True when the stored body is complete, valid UTF-8 and parses as JSON, whatever the content type. */
   isJson: boolean;
-  /** Fields of an `application/x-www-form-urlencoded` body, else null. */
+  /** Fields of an `application/x-www-form-urlencoded` body of at most 64 KiB, else null. */
   form: ParamMap | null;
+  /** Parts of a `multipart/form-data` body, else null (see multipart.ts). */
+  parts: MultipartPart[] | null;
+  /** Derived views left out to keep the record bounded: `form` (body over 64 KiB), `parts`, `query`. */
+  omitted: Array<'form' | 'parts' | 'query'>;
   /** Bytes the sender sent (or, past the read limit, read before stopping). */
   size: number;
-  /** Bytes kept in `body` (before base64). */
+  /** Bytes held in `body` (after base64 decoding). */
   storedSize: number;
   truncated: boolean;
   remoteAddress: string;
   /** Capture time, ISO 8601 UTC with milliseconds. */
   receivedAt: string;
+  /** The answer the sender got: its status, and the delay before it. */
+  answer: { status: number; delayMs: number };
+}
+
+/** One part of a multipart body. A file's bytes are `body` bytes [offset, offset + size). */
+export interface MultipartPart {
+  name: string;
+  filename: string | null;
+  contentType: string | null;
+  /** Bytes of the part's content that were stored. */
+  size: number;
+  /** Where the content starts in the stored body bytes; null when it could not be located. */
+  offset: number | null;
+  /** The text of a field part (not a file), at most 64 KiB for all fields together. */
+  text: string | null;
+  /** The stored body (or a parser limit) cut this part short. */
+  truncated: boolean;
 }
 
 /** A captured request before the store numbers it. */
@@ -40,8 +65,10 @@ export type RequestDraft = Omit<CapturedRequest, 'seq'>;
 
 export interface RawCapture {
   method: string;
+  /** The raw request target: origin-form (`/api/…?q`) or absolute-form (`http://host/api/…`). */
   url: string;
-  subPath: string;
+  /** Path prefix up to and including the endpoint id; what follows it is `subPath`. */
+  endpointPath: string;
   rawHeaders: string[];
   /** The kept bytes (at most the stored cap). */
   body: Buffer;
@@ -49,6 +76,9 @@ export interface RawCapture {
   truncated: boolean;
   remoteAddress: string;
   receivedAtMs: number;
+  answer: { status: number; delayMs: number };
+  /** Parsed multipart parts, when the body is multipart (parsed beforehand: it is async). */
+  parts?: MultipartPart[] | null;
 }
 
 export interface CaptureOptions {
@@ -69,27 +99,49 @@ export function toRequestDraft(raw: RawCapture, options: CaptureOptions): Reques
     if (contentType === null && name.length === 12 && name.toLowerCase() === 'content-type') contentType = value;
   }
 
-  const { text, encoding } = encodeBody(raw.body, raw.truncated);
+  const stored = encodeBody(raw.body, raw.truncated);
   const queryStart = raw.url.indexOf('?');
   const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  const isForm = stored.text !== undefined && mediaType === 'application/x-www-form-urlencoded';
+  const formTooLarge = isForm && stored.storedSize > FORM_PARSE_MAX_BYTES;
 
   return {
     method: raw.method,
     url: raw.url,
-    subPath: raw.subPath,
+    subPath: subPathOf(raw.url, raw.endpointPath),
     query: queryStart === -1 ? {} : parseParams(raw.url.slice(queryStart + 1)),
     headers,
     contentType,
-    body: text,
-    bodyEncoding: encoding,
-    isJson: encoding === 'utf8' && !raw.truncated && isJsonWithin(text, options.maxJsonDepth),
-    form: encoding === 'utf8' && mediaType === 'application/x-www-form-urlencoded' ? parseParams(text) : null,
+    body: stored.body,
+    bodyEncoding: stored.encoding,
+    isJson: stored.text !== undefined && !raw.truncated && isJsonWithin(stored.text, options.maxJsonDepth),
+    form: isForm && !formTooLarge ? parseParams(stored.text ?? '') : null,
+    parts: raw.parts ?? null,
+    omitted: formTooLarge ? ['form'] : [],
     size: raw.size,
-    storedSize: raw.body.length,
+    storedSize: stored.storedSize,
     truncated: raw.truncated,
     remoteAddress: raw.remoteAddress,
     receivedAt: options.formatTime(raw.receivedAtMs),
+    answer: raw.answer,
   };
+}
+
+/**
+ * The path after the endpoint's own (`/github/push` under `/api/webhook-tester/<id>`), "" when
+ * none. An absolute-form target (`http://host/api/…`, RFC 9112 section 3.2.2) is read from its path.
+ */
+export function subPathOf(url: string, endpointPath: string): string {
+  let pathStart = 0;
+  if (url.charCodeAt(0) !== 0x2f /* / */) {
+    const authority = url.indexOf('//');
+    const slash = authority === -1 ? -1 : url.indexOf('/', authority + 2);
+    if (slash === -1) return '';
+    pathStart = slash;
+  }
+  const queryStart = url.indexOf('?', pathStart);
+  const path = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
+  return path.startsWith(endpointPath) ? path.slice(endpointPath.length) : '';
 }
 
 /** `a=1&a=2&b` -> `{ a: ['1', '2'], b: '' }`. A null-prototype map, so `__proto__` is just a name. */
@@ -104,12 +156,42 @@ export function parseParams(search: string): ParamMap {
   return params;
 }
 
-function encodeBody(bytes: Buffer, truncated: boolean): { text: string; encoding: 'utf8' | 'base64' } {
+interface StoredBody {
+  body: string;
+  encoding: 'utf8' | 'base64';
+  /** The body as text, when its bytes are valid UTF-8 (whichever encoding it is stored in). */
+  text: string | undefined;
+  storedSize: number;
+}
+
+function encodeBody(bytes: Buffer, truncated: boolean): StoredBody {
   // A cut at the stored cap may split a multi-byte character; judge UTF-8 validity on the
-  // complete characters so a truncated text body still shows as text.
-  const checked = truncated ? bytes.subarray(0, completeUtf8Length(bytes)) : bytes;
-  if (isUtf8(checked)) return { text: checked.toString('utf8'), encoding: 'utf8' };
-  return { text: bytes.toString('base64'), encoding: 'base64' };
+  // complete characters so a truncated text body still shows as text, and store only those.
+  const complete = truncated ? bytes.subarray(0, completeUtf8Length(bytes)) : bytes;
+  if (isUtf8(complete)) {
+    const text = complete.toString('utf8');
+    if (escapingIsCheap(complete)) return { body: text, encoding: 'utf8', text, storedSize: complete.length };
+    return { body: bytes.toString('base64'), encoding: 'base64', text, storedSize: bytes.length };
+  }
+  return { body: bytes.toString('base64'), encoding: 'base64', text: undefined, storedSize: bytes.length };
+}
+
+/**
+ * True when the bytes, written as a JSON string, grow by no more than a third (as base64 would).
+ * Control bytes cost up to six each (`\u0001`), quotes and backslashes two; everything else,
+ * UTF-8 sequences included, is copied as is.
+ */
+export function escapingIsCheap(bytes: Uint8Array): boolean {
+  const allowance = Math.ceil(bytes.length / 3);
+  let extra = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i] as number;
+    if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c) continue;
+    // \b \t \n \f \r, quote and backslash take two bytes; other controls six.
+    extra += byte === 0x22 || byte === 0x5c || (byte >= 8 && byte <= 13 && byte !== 11) ? 1 : 5;
+    if (extra > allowance) return false;
+  }
+  return true;
 }
 
 /** Length of `bytes` without a trailing incomplete UTF-8 sequence (at most 3 bytes dropped). */
@@ -168,4 +250,16 @@ function isEscaped(text: string, at: number): boolean {
   let backslashes = 0;
   for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
   return backslashes % 2 === 1;
+}
+
+/**
+ * The draft's JSON as UTF-8 bytes, at most `maxBytes` long: when the derived views (parsed
+ * query, form fields, multipart parts) would pass the bound, they are left out and listed in
+ * `omitted`, so no request makes a record larger than `maxRecordBytes` (record-bounds.ts).
+ */
+export function toDraftBytes(draft: RequestDraft, maxBytes: number): Buffer {
+  const bytes = Buffer.from(JSON.stringify(draft));
+  if (bytes.length <= maxBytes) return bytes;
+  const lean: RequestDraft = { ...draft, query: {}, form: null, parts: null, omitted: ['query', 'form', 'parts'] };
+  return Buffer.from(JSON.stringify(lean));
 }

@@ -7,23 +7,52 @@ export interface BodyLimits {
   readLimitBytes: number;
 }
 
+/** The process-wide count of body bytes held by requests still being read. */
+export interface ReadingBudget {
+  /** Counts `bytes` more; false (and nothing counted) when that would pass the cap. */
+  take(bytes: number): boolean;
+  give(bytes: number): void;
+  held(): number;
+}
+
+export function createReadingBudget(maxBytes: number): ReadingBudget {
+  let held = 0;
+  return {
+    take(bytes) {
+      if (held + bytes > maxBytes) return false;
+      held += bytes;
+      return true;
+    },
+    give(bytes) {
+      held -= bytes;
+    },
+    held: () => held,
+  };
+}
+
 export interface ReadBody {
-  /** The first `maxBodyBytes` bytes. */
+  /** The first `maxBodyBytes` bytes. Counted in the reading budget until the caller gives them back. */
   kept: Buffer;
-  /** Bytes read (all of the body unless `overLimit`). */
+  /** Bytes read (all of the body unless `overLimit` or `atCapacity`). */
   size: number;
   truncated: boolean;
   /** The body went past the read limit; reading stopped there and the rest was never read. */
   overLimit: boolean;
+  /** The reading budget was full; reading stopped and nothing is kept. */
+  atCapacity: boolean;
 }
+
+const EMPTY: ReadBody = Object.freeze({ kept: Buffer.alloc(0), size: 0, truncated: false, overLimit: false, atCapacity: false });
 
 /**
  * Reads a request body as it streams in, keeping at most `maxBodyBytes` and stopping at
  * `readLimitBytes`, so memory per request is bounded by the cap whatever the sender declares
- * (Content-Length is not trusted). Rejects when the sender aborts mid-body.
+ * (Content-Length is not trusted). The kept bytes count against `budget` as they arrive; when it
+ * is full, reading stops with `atCapacity`. Rejects when the sender aborts mid-body (having
+ * given back what it took).
  */
-export function readBody(stream: Readable, limits: BodyLimits): Promise<ReadBody> {
-  if (stream.readableEnded) return Promise.resolve({ kept: Buffer.alloc(0), size: 0, truncated: false, overLimit: false });
+export function readBody(stream: Readable, limits: BodyLimits, budget: ReadingBudget): Promise<ReadBody> {
+  if (stream.readableEnded) return Promise.resolve(EMPTY);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let kept = 0;
@@ -34,24 +63,27 @@ export function readBody(stream: Readable, limits: BodyLimits): Promise<ReadBody
       stream.off('end', onEnd);
       stream.off('error', onError);
       stream.off('close', onClose);
+      if (result instanceof Error || result.atCapacity) budget.give(kept);
       if (result instanceof Error) reject(result);
       else resolve(result);
+    };
+    // Pause rather than destroy when stopping early: the socket must stay open for the answer,
+    // which then closes the connection so the unread rest is never buffered.
+    const stop = (result: ReadBody) => {
+      stream.pause();
+      finish(result);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (kept < limits.maxBodyBytes) {
         const take = Math.min(chunk.length, limits.maxBodyBytes - kept);
+        if (!budget.take(take)) return stop({ ...EMPTY, size, atCapacity: true });
         chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
         kept += take;
       }
-      if (size > limits.readLimitBytes) {
-        // Pause rather than destroy: the socket must stay open for the 413 answer, which then
-        // closes the connection so the unread rest is never buffered.
-        stream.pause();
-        finish({ kept: concat(chunks, kept), size, truncated: true, overLimit: true });
-      }
+      if (size > limits.readLimitBytes) stop({ kept: concat(chunks, kept), size, truncated: true, overLimit: true, atCapacity: false });
     };
-    const onEnd = () => finish({ kept: concat(chunks, kept), size, truncated: size > kept, overLimit: false });
+    const onEnd = () => finish({ kept: concat(chunks, kept), size, truncated: size > kept, overLimit: false, atCapacity: false });
     const onError = (error: Error) => finish(error);
     const onClose = () => finish(new Error('request aborted before its body ended'));
 

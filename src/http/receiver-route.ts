@@ -1,114 +1,153 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
-import { toRequestDraft } from '../capture/captured-request.js';
-import { readBody } from '../capture/read-body.js';
+import { toDraftBytes, toRequestDraft, type MultipartPart } from '../capture/captured-request.js';
+import { isMultipartFormData, parseMultipart } from '../capture/multipart.js';
+import { readBody, type ReadingBudget } from '../capture/read-body.js';
+import { maxRecordBytes } from '../capture/record-bounds.js';
 import { createUtcTimeFormatter } from '../capture/utc-time.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
-import type { Hub } from '../live/hub.js';
+import { RECEIVER_PREFIXES } from '../live/protocol.js';
 import type { Metrics } from '../metrics.js';
-import { RECEIVER_PREFIX, requestMessage } from '../live/protocol.js';
 import type { ResponseConfig } from '../response-config.js';
-import type { Store } from '../store/store.js';
+import type { EndpointKind, Store } from '../store/store.js';
+import { addressKey } from './address-key.js';
+import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './answers.js';
 import { RECEIVER_METHODS } from './methods.js';
 
 export interface ReceiverRouteOptions {
   config: Config;
   store: Store;
-  hub: Hub;
   metrics: Metrics;
+  readingBudget: ReadingBudget;
+  /** Aborted when the app closes, so answers waiting out a configured delay go at once. */
+  closing: AbortSignal;
+  /** Filled in here, for the app's router-error handler. */
+  unrouted: UnroutedCapture;
 }
 
-/** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
-export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
+export interface UnroutedCapture {
+  /**
+   * Captures a request to a receiver URL the router could not take (a malformed `%` escape in
+   * the sub-path): still a request to the endpoint, so it is limited and captured like any other.
+   */
+  capture?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+}
 
-/** On every answer from a receiver URL, configured or error (product.md item 5). */
-export const RECEIVER_HEADERS = Object.freeze({
-  'content-security-policy': 'sandbox',
-  'x-content-type-options': 'nosniff',
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': '*',
-  [RESPONSE_SOURCE_HEADER]: 'error',
-});
+/** Seconds a sender refused for capacity should wait. */
+const CAPACITY_RETRY_AFTER_SECONDS = 1;
 
 /**
- * `ANY /api/webhook-tester/<id>[/any/sub/path][?query]`: captures the request, stores it, fans it
- * out to the endpoint's watchers, and answers with the endpoint's response configuration.
+ * `ANY /api/webhook-tester/<id>[/any/sub/path][?query]` (live) and the same under
+ * `/api/webhook-endpoint/` (kept): checks the limits and the endpoint before reading anything,
+ * then reads the body as a stream, captures and stores the request (the store announces it to
+ * watchers), and answers with the endpoint's response configuration.
  */
 export async function receiverRoute(app: FastifyInstance, options: ReceiverRouteOptions): Promise<void> {
-  const { config, store, hub, metrics } = options;
+  const { config, store, metrics, readingBudget, closing } = options;
   const limits = { maxBodyBytes: config.maxBodyBytes, readLimitBytes: config.readLimitBytes };
+  const maxRecord = maxRecordBytes(config);
   const captureOptions = { maxJsonDepth: config.maxJsonDepth, formatTime: createUtcTimeFormatter() };
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
 
-  // Every answer from a receiver URL, configured or error: nothing in it may run script on our
-  // origin (CSP sandbox, nosniff), and browser-based senders may read it (CORS open).
   // A callback hook, not an async one: it runs on every request and needs no promise.
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(RECEIVER_HEADERS);
     done();
   });
 
-  const handler = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+  const limiters = [
+    config.rateLimitPerAddress > 0 &&
+      app.createRateLimit({ max: config.rateLimitPerAddress, timeWindow: config.rateLimitWindowMs, keyGenerator: (request) => `receiver-address:${addressKey(request.ip)}` }),
+    config.rateLimitPerEndpoint > 0 &&
+      app.createRateLimit({
+        max: config.rateLimitPerEndpoint,
+        timeWindow: config.rateLimitWindowMs,
+        keyGenerator: (request) => `receiver-endpoint:${endpointIdOf(request)}`,
+      }),
+  ].filter((limiter) => limiter !== false);
+
+  /**
+   * Both limits, each counted on every request. (The plugin's own hooks share one
+   * "already ran" flag per request, so with two on a route only the first ever counted.)
+   */
+  const checkRateLimits = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    for (const limiter of limiters) {
+      const result = await limiter(request);
+      if (result.isAllowed || !result.isExceeded) continue;
+      reply.header('retry-after', String(result.ttlInSeconds));
+      throw errors.RATE_LIMITED(`(at most ${result.max} per ${config.rateLimitWindowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+    }
+  };
+
+  const capture = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
     const receivedAtMs = Date.now();
-    const endpointId = request.params.id;
+    // Decide before reading: an unknown id costs a lookup, never a body.
+    const endpoint = await store.getEndpoint(endpointId);
+    if (!endpoint || endpoint.kind !== kind) {
+      reply.header('connection', 'close');
+      throw errors.ENDPOINT_NOT_FOUND();
+    }
 
     let body;
     try {
-      body = await readBody(request.raw, limits);
+      body = await readBody(request.raw, limits, readingBudget);
     } catch (error) {
       // The sender went away mid-body: there is no one to answer and nothing complete to show.
-      request.log.debug({ endpointId, reason: (error as Error).message }, 'request aborted');
+      if (debug) request.log.debug({ endpointId, reason: (error as Error).message }, 'request aborted');
       reply.hijack();
       request.raw.socket.destroy();
       return;
     }
+    if (body.atCapacity) {
+      reply.header('connection', 'close').header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS));
+      throw errors.AT_CAPACITY('too many request bodies are being read');
+    }
 
-    const rawUrl = request.raw.url ?? '';
-    const draft = toRequestDraft({
-      method: request.method,
-      url: rawUrl,
-      subPath: subPathOf(rawUrl),
-      rawHeaders: request.raw.rawHeaders,
-      body: body.kept,
-      size: body.size,
-      truncated: body.truncated,
-      remoteAddress: request.ip,
-      receivedAtMs,
-    }, captureOptions);
-    // Serialised once here; the store puts `seq` first and every watcher gets the same string.
-    const appended = await store.appendRequest(endpointId, JSON.stringify(draft));
+    let appended;
+    try {
+      const response = endpoint.response;
+      const contentType = headerValue(request.raw.rawHeaders, 'content-type');
+      let parts: MultipartPart[] | null = null;
+      if (isMultipartFormData(contentType)) parts = await parseMultipart(body.kept, contentType, body.truncated);
+      const draft = toRequestDraft(
+        {
+          method: request.method,
+          url: request.raw.url ?? '',
+          endpointPath: RECEIVER_PREFIXES[kind] + endpointId,
+          rawHeaders: request.raw.rawHeaders,
+          body: body.kept,
+          size: body.size,
+          truncated: body.truncated,
+          remoteAddress: request.ip,
+          receivedAtMs,
+          answer: body.overLimit ? { status: 413, delayMs: 0 } : { status: response.status, delayMs: response.delayMs },
+          parts,
+        },
+        captureOptions,
+      );
+      appended = await store.appendRequest(endpointId, toDraftBytes(draft, maxRecord), receivedAtMs);
+    } finally {
+      readingBudget.give(body.kept.length);
+    }
     if (!appended) throw errors.ENDPOINT_NOT_FOUND();
 
     metrics.capturedRequests.inc();
     metrics.capturedBytes.inc(body.size);
     if (body.truncated) metrics.truncations.inc();
-    await hub.publish(endpointId, { seq: appended.request.seq, data: requestMessage(appended.request.json), capturedAtMs: receivedAtMs });
-    if (debug) request.log.debug({ endpointId, seq: appended.request.seq, method: request.method, size: body.size }, 'request captured');
+    if (debug) request.log.debug({ endpointId, seq: appended.seq, method: request.method, size: body.size }, 'request captured');
 
     if (body.overLimit) {
       // The rest of the body was never read: close the connection rather than drain it.
       reply.header('connection', 'close');
       throw errors.BODY_TOO_LARGE(config.readLimitBytes);
     }
-    return sendConfigured(request, reply, appended.response);
+    if (endpoint.response.delayMs > 0 && !closing.aborted) {
+      await sleep(endpoint.response.delayMs, undefined, { signal: closing }).catch(() => undefined);
+    }
+    return sendConfigured(request, reply, endpoint.response);
   };
-
-  // Limits run before the body is read; a limited request is answered 429 and not captured.
-  const rateLimits: onRequestHookHandler[] = [];
-  if (config.rateLimitPerAddress > 0) {
-    rateLimits.push(app.rateLimit({ max: config.rateLimitPerAddress, timeWindow: config.rateLimitWindowMs, groupId: 'receiver-address' }));
-  }
-  if (config.rateLimitPerEndpoint > 0) {
-    rateLimits.push(
-      app.rateLimit({
-        max: config.rateLimitPerEndpoint,
-        timeWindow: config.rateLimitWindowMs,
-        keyGenerator: (request) => (request.params as { id: string }).id,
-        groupId: 'receiver-endpoint',
-      }),
-    );
-  }
 
   // Fastify gives every request a child logger bound to its reqId. That binding only ties
   // together the per-request lines, which this route writes at debug and trace; above those a
@@ -117,9 +156,48 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   const childLoggerFactory: RouteOptions['childLoggerFactory'] = (logger, bindings, childOptions) =>
     debug ? logger.child(bindings, childOptions) : logger;
 
-  for (const url of [`${RECEIVER_PREFIX}:id`, `${RECEIVER_PREFIX}:id/*`]) {
-    app.route({ method: RECEIVER_METHODS, url, onRequest: rateLimits, childLoggerFactory, handler });
+  for (const kind of ['live', 'kept'] as const) {
+    const handler = (request: FastifyRequest, reply: FastifyReply) => capture(request, reply, kind, endpointIdOf(request));
+    for (const url of [`${RECEIVER_PREFIXES[kind]}:id`, `${RECEIVER_PREFIXES[kind]}:id/*`]) {
+      app.route({ method: RECEIVER_METHODS, url, onRequest: limiters.length > 0 ? (checkRateLimits as onRequestHookHandler) : [], childLoggerFactory, handler });
+    }
   }
+
+  options.unrouted.capture = async (request, reply) => {
+    const target = receiverTarget(request.raw.url ?? '');
+    reply.headers(RECEIVER_HEADERS);
+    if (!target) throw errors.BAD_REQUEST();
+    await checkRateLimits(request, reply);
+    return capture(request, reply, target.kind, target.endpointId);
+  };
+}
+
+function endpointIdOf(request: FastifyRequest): string {
+  return (request.params as { id?: string } | null)?.id ?? receiverTarget(request.raw.url ?? '')?.endpointId ?? '';
+}
+
+/** Which receiver and endpoint id a raw request target names, read without decoding it. */
+export function receiverTarget(url: string): { kind: EndpointKind; endpointId: string } | undefined {
+  // Origin-form (`/api/…`) or absolute-form (`http://host/api/…`).
+  const pathStart = url.charCodeAt(0) === 0x2f /* / */ ? 0 : url.indexOf('/', url.indexOf('//') + 2);
+  if (pathStart === -1) return undefined;
+  for (const kind of ['live', 'kept'] as const) {
+    const prefix = RECEIVER_PREFIXES[kind];
+    if (!url.startsWith(prefix, pathStart)) continue;
+    const rest = url.slice(pathStart + prefix.length);
+    const end = rest.search(/[/?]/);
+    const endpointId = end === -1 ? rest : rest.slice(0, end);
+    if (endpointId !== '') return { kind, endpointId };
+  }
+  return undefined;
+}
+
+function headerValue(rawHeaders: string[], lowerName: string): string | null {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) return rawHeaders[i + 1] as string;
+  }
+  return null;
 }
 
 function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: ResponseConfig) {
@@ -136,16 +214,9 @@ function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: 
     });
     return reply.code(204).send();
   }
+  for (const [name, value] of response.headers) reply.header(name, value);
   reply.code(response.status);
   if (response.status === 204 || response.body === '') return reply.send();
   const charset = response.contentType.startsWith('text/') || response.contentType === 'application/json' ? '; charset=utf-8' : '';
   return reply.type(`${response.contentType}${charset}`).send(response.body);
-}
-
-/** `/api/webhook-tester/<id>/github/push?x=1` -> `/github/push`. */
-function subPathOf(rawUrl: string): string {
-  const queryStart = rawUrl.indexOf('?');
-  const path = queryStart === -1 ? rawUrl : rawUrl.slice(0, queryStart);
-  const slash = path.indexOf('/', RECEIVER_PREFIX.length);
-  return slash === -1 ? '' : path.slice(slash);
 }

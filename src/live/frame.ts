@@ -13,8 +13,8 @@ export interface TextFrame {
   payload: Buffer;
 }
 
-export function textFrame(text: string): TextFrame {
-  const length = Buffer.byteLength(text);
+export function textFrame(text: string | Buffer): TextFrame {
+  const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
   const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
   const bytes = Buffer.allocUnsafe(headerLength + length);
   bytes[0] = 0x81;
@@ -27,7 +27,8 @@ export function textFrame(text: string): TextFrame {
     bytes[1] = 127;
     bytes.writeBigUInt64BE(BigInt(length), 2);
   }
-  bytes.write(text, headerLength, 'utf8');
+  if (typeof text === 'string') bytes.write(text, headerLength, 'utf8');
+  else text.copy(bytes, headerLength);
   return { bytes, payload: bytes.subarray(headerLength) };
 }
 

@@ -1,10 +1,11 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Bus, BusMessage } from '../bus/bus.js';
+import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
-import { tcpSocketOf, textFrame } from './frame.js';
-import type { Watcher } from './watcher.js';
+import { tcpSocketOf } from './frame.js';
+import { EXPIRED_MESSAGE } from './server-messages.js';
+import { toFramed, type Watcher } from './watcher.js';
 
 export interface HubOptions {
   store: Store;
@@ -21,21 +22,22 @@ export const FLUSH_AFTER_MESSAGES = 8;
 
 interface Channel {
   watchers: Set<Watcher>;
-  /** Set while the bus subscription is being made; attaches wait for it. */
-  subscribing: Promise<void> | undefined;
+  /** The bus subscription; attaches wait for it. */
+  subscribed: Promise<void>;
   graceTimer: NodeJS.Timeout | undefined;
 }
+
+export type AttachResult = 'attached' | 'full' | 'failed';
 
 export interface Hub {
   /**
    * Adds a watcher to an endpoint, subscribing this instance to its bus messages on the first
-   * one. Resolves once messages flow to the watcher; false when the endpoint is at its watcher cap.
+   * one. Resolves once messages flow to the watcher: 'full' when the endpoint is at its watcher
+   * cap, 'failed' when the bus could not subscribe (nothing is kept then).
    */
-  attach(endpointId: string, watcher: Watcher): Promise<boolean>;
+  attach(endpointId: string, watcher: Watcher): Promise<AttachResult>;
   /** Removes a watcher; after the last one leaves, the endpoint is purged once the grace passes. */
   detach(endpointId: string, watcher: Watcher): void;
-  /** Sends a message to every watcher of the endpoint on every instance. */
-  publish(endpointId: string, message: BusMessage): Promise<void>;
   /** Local watchers of one endpoint (for tests and metrics). */
   watcherCount(endpointId: string): number;
   /** Local watchers of every endpoint. */
@@ -91,27 +93,18 @@ export function createHub(options: HubOptions): Hub {
     const channel = channels.get(endpointId);
     if (!channel) return;
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
-    const frame = textFrame(message.data);
-    const outgoing = { seq: message.seq, data: frame.payload, frame: frame.bytes };
+    const framed = toFramed(message.data, message.seq);
     for (const watcher of channel.watchers) {
       cork(watcher.socket);
-      watcher.deliver(outgoing);
+      watcher.deliver(framed);
     }
     if (++queuedMessages >= FLUSH_AFTER_MESSAGES && queuedMessages >= corked.size) flush();
     if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
   });
 
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = { watchers: new Set(), graceTimer: undefined, subscribing: undefined };
+    const channel: Channel = { watchers: new Set(), graceTimer: undefined, subscribed: bus.subscribe(endpointId) };
     channels.set(endpointId, channel);
-    const subscribing = bus.subscribe(endpointId);
-    channel.subscribing = subscribing;
-    subscribing.then(
-      () => {
-        channel.subscribing = undefined;
-      },
-      (error: unknown) => log.error({ err: error, endpointId }, 'bus subscribe failed'),
-    );
     return channel;
   }
 
@@ -123,39 +116,51 @@ export function createHub(options: HubOptions): Hub {
       await bus.unsubscribe(endpointId);
       if (await store.deleteEndpoint(endpointId)) {
         log.debug({ endpointId }, 'endpoint purged');
-        await bus.publish(endpointId, { data: '{"type":"expired"}' });
+        await bus.publish(endpointId, { data: EXPIRED_MESSAGE });
       }
     } catch (error) {
       log.error({ err: error, endpointId }, 'purging endpoint failed');
     }
   }
 
+  function leave(endpointId: string, channel: Channel): void {
+    if (channel.watchers.size > 0 || channels.get(endpointId) !== channel) return;
+    if (options.graceMs === 0) {
+      void purge(endpointId, channel);
+      return;
+    }
+    clearTimeout(channel.graceTimer);
+    channel.graceTimer = setTimeout(() => void purge(endpointId, channel), options.graceMs);
+    channel.graceTimer.unref();
+  }
+
   return {
     async attach(endpointId, watcher) {
       const channel = channels.get(endpointId) ?? openChannel(endpointId);
-      if (channel.watchers.size >= options.maxWatchersPerEndpoint) return false;
+      if (channel.watchers.size >= options.maxWatchersPerEndpoint) return 'full';
       clearTimeout(channel.graceTimer);
       channel.graceTimer = undefined;
+      // Counted at once so concurrent attaches respect the cap; taken back if the bus fails.
       channel.watchers.add(watcher);
       watcherTotal++;
-      await channel.subscribing;
-      return true;
+      try {
+        await channel.subscribed;
+        return 'attached';
+      } catch (error) {
+        log.error({ err: error, endpointId }, 'bus subscribe failed');
+        if (channel.watchers.delete(watcher)) watcherTotal--;
+        // The next attach tries again with a fresh subscription.
+        if (channels.get(endpointId) === channel && channel.watchers.size === 0) channels.delete(endpointId);
+        return 'failed';
+      }
     },
 
     detach(endpointId, watcher) {
       const channel = channels.get(endpointId);
       if (!channel || !channel.watchers.delete(watcher)) return;
       watcherTotal--;
-      if (channel.watchers.size > 0) return;
-      if (options.graceMs === 0) {
-        void purge(endpointId, channel);
-        return;
-      }
-      channel.graceTimer = setTimeout(() => void purge(endpointId, channel), options.graceMs);
-      channel.graceTimer.unref();
+      leave(endpointId, channel);
     },
-
-    publish: (endpointId, message) => bus.publish(endpointId, message),
 
     watcherCount: (endpointId) => channels.get(endpointId)?.watchers.size ?? 0,
 

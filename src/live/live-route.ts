@@ -2,17 +2,20 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { WebSocket } from 'ws';
+import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
+import { addressKey, PerAddressCount } from '../http/address-key.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
 import { LiveSession, type SessionContext } from './live-session.js';
-import { CloseCode, LIVE_PATH, RECEIVER_PREFIX, SUBPROTOCOL } from './protocol.js';
+import { CloseCode, LIVE_PATH, SUBPROTOCOL } from './protocol.js';
 
 export interface LiveRouteOptions {
   config: Config;
   store: Store;
+  bus: Bus;
   hub: Hub;
   metrics: Metrics;
 }
@@ -22,7 +25,7 @@ const requestOrigin = (request: FastifyRequest) => `${request.protocol}://${requ
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
-  const { config, store, hub, metrics } = options;
+  const { config, store, bus, hub, metrics } = options;
   const configuredOrigins = new Set([...config.allowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
 
   // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
@@ -33,10 +36,30 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     if (origin === undefined || configuredOrigins.has(origin) || origin === requestOrigin(request)) return;
     throw errors.ORIGIN_NOT_ALLOWED(origin);
   };
+  // Open sockets per address: each holds at most one endpoint, so this also bounds the live
+  // endpoints one address keeps alive. Counted from the handshake to the TCP close.
+  const openSockets = new PerAddressCount(config.maxLiveSocketsPerAddress);
+  const countOpenSocket: onRequestHookHandler = async (request) => {
+    if (request.headers.upgrade === undefined) return;
+    const key = addressKey(request.ip);
+    if (!openSockets.take(key)) throw errors.TOO_MANY_SOCKETS(config.maxLiveSocketsPerAddress);
+    request.raw.socket.once('close', () => openSockets.give(key));
+  };
   const onRequest: onRequestHookHandler[] = [checkOrigin];
   if (config.liveConnectsPerAddress > 0) {
-    onRequest.push(app.rateLimit({ max: config.liveConnectsPerAddress, timeWindow: config.rateLimitWindowMs, groupId: 'live-connect' }));
+    const limit = app.createRateLimit({
+      max: config.liveConnectsPerAddress,
+      timeWindow: config.rateLimitWindowMs,
+      keyGenerator: (request) => `live-connect:${addressKey(request.ip)}`,
+    });
+    onRequest.push(async (request, reply) => {
+      const result = await limit(request);
+      if (result.isAllowed || !result.isExceeded) return;
+      reply.header('retry-after', String(result.ttlInSeconds));
+      throw errors.RATE_LIMITED(`(at most ${config.liveConnectsPerAddress} live sockets per ${config.rateLimitWindowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+    });
   }
+  onRequest.push(countOpenSocket);
 
   // One heartbeat for all sockets: a socket that has not answered the previous ping is dead.
   const unanswered = new WeakSet<WebSocket>();
@@ -58,6 +81,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   const context: SessionContext = {
     config,
     store,
+    bus,
     hub,
     metrics,
     log: app.log,
@@ -67,15 +91,13 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     },
   };
   // One base string per origin rather than one per socket; bounded, since Host is the client's choice.
-  const receiverBases = new Map<string, string>();
-  const receiverBaseFor = (request: FastifyRequest) => {
+  const publicBases = new Map<string, string>();
+  const publicBaseFor = (request: FastifyRequest) => {
     const origin = config.publicUrl ?? requestOrigin(request);
-    let base = receiverBases.get(origin);
-    if (base === undefined) {
-      base = `${origin}${RECEIVER_PREFIX}`;
-      if (receiverBases.size < 64) receiverBases.set(origin, base);
-    }
-    return base;
+    const known = publicBases.get(origin);
+    if (known !== undefined) return known;
+    if (publicBases.size < 64) publicBases.set(origin, origin);
+    return origin;
   };
   // ws calls listeners with the socket as `this`; the session is looked up, not captured.
   const sessions = new WeakMap<WebSocket, LiveSession>();
@@ -90,11 +112,11 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   }
   const onError = (error: Error) => app.log.debug({ err: error }, 'live socket error');
 
-  app.get(LIVE_PATH, { websocket: true, onRequest }, (socket: WebSocket, request: FastifyRequest) => {
+  const wsHandler = (socket: WebSocket, request: FastifyRequest) => {
     // Take what the socket needs from the upgrade request and keep no reference to it: a live
     // socket may stay open for hours, and the request object is several KiB.
     // Base URL senders use: PUBLIC_URL, or the origin this socket came to.
-    const receiverBase = receiverBaseFor(request);
+    const publicBase = publicBaseFor(request);
     // @fastify/websocket's own 'error' listener closes over the request and reply; ours does not.
     socket.removeAllListeners('error');
     socket.on('error', onError);
@@ -109,9 +131,20 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     }
 
     // Listeners go on before any await, so no frame or close is missed.
-    sessions.set(socket, new LiveSession(socket, context, receiverBase));
+    sessions.set(socket, new LiveSession(socket, context, publicBase));
     socket.on('pong', onPong);
     socket.on('close', onClose);
     socket.on('message', onMessage);
+  };
+
+  app.route({
+    method: 'GET',
+    url: LIVE_PATH,
+    onRequest,
+    wsHandler,
+    // A plain HTTP request to the socket's path (no Upgrade header).
+    handler: async () => {
+      throw errors.UPGRADE_REQUIRED();
+    },
   });
 }

@@ -2,20 +2,23 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { customAlphabet, nanoid } from 'nanoid';
 import type { WebSocket } from 'ws';
+import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
-import { errors } from '../errors.js';
+import { errors, rejectionReasonOf } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { DEFAULT_RESPONSE, parseResponseConfig } from '../response-config.js';
 import type { EndpointRecord, Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
-import { CloseCode, requestMessage, type EndpointInfo, type ErrorMessage, type WelcomeMessage } from './protocol.js';
-import { Watcher } from './watcher.js';
+import { CloseCode, RECEIVER_PREFIXES, type EndpointInfo } from './protocol.js';
+import { clearedMessage, errorMessage, EXPIRED_MESSAGE, responseChangedMessage, welcomeMessage } from './server-messages.js';
+import { toFramed, Watcher, writeBounded } from './watcher.js';
 
 /** What every session shares: built once per app, not once per socket. */
 export interface SessionContext {
   config: Config;
   store: Store;
+  bus: Bus;
   hub: Hub;
   metrics: Metrics;
   log: FastifyBaseLogger;
@@ -25,6 +28,8 @@ export interface SessionContext {
 
 /** A socket must say create or join within this time, so idle sockets cannot pile up unowned. */
 const HELLO_TIMEOUT_MS = 10_000;
+/** Malformed messages in a row after which the socket is closed (1008): a client that keeps sending junk is broken or hostile. */
+export const BAD_MESSAGE_RUN = 10;
 
 /** 21 URL-safe characters: 126 random bits (product.md: at least 120). */
 const newEndpointId = () => nanoid();
@@ -36,19 +41,15 @@ export function hashKey(key: string): string {
 }
 
 /** Constant-time: both sides are SHA-256 digests of equal length. */
-function keyMatches(key: string, keyHash: string): boolean {
+export function keyMatches(key: string, keyHash: string): boolean {
   return timingSafeEqual(Buffer.from(hashKey(key), 'hex'), Buffer.from(keyHash, 'hex'));
-}
-
-function errorMessage(error: { code: string; message: string }, forType?: string): string {
-  const message: ErrorMessage = { type: 'error', error: { code: error.code, message: error.message } };
-  if (forType !== undefined) message.for = forType;
-  return JSON.stringify(message);
 }
 
 /**
  * One live socket's side of the protocol: create or join, then set-response and clear. A class
  * rather than a closure per handler, because thousands of sockets may stay open for hours.
+ * Everything it sends goes through `send`, which checks the socket's backlog first, and what a
+ * socket may send is bounded: a message rate (token bucket, no timer) and a run of bad messages.
  */
 export class LiveSession {
   private watcher: Watcher | undefined;
@@ -56,19 +57,31 @@ export class LiveSession {
   private joining = false;
   private closed = false;
   private helloTimer: NodeJS.Timeout | undefined;
+  private badRun = 0;
+  private tokens: number;
+  private refilledAtMs = Date.now();
 
   constructor(
     private readonly socket: WebSocket,
     private readonly context: SessionContext,
-    /** `https://host/api/webhook-tester/`: the receiver URL without the id. */
-    private readonly receiverBase: string,
+    /** `https://host`: where senders reach this server. */
+    private readonly publicBase: string,
   ) {
+    this.tokens = 2 * context.config.liveMessagesPerSecond;
     this.helloTimer = setTimeout(() => socket.close(CloseCode.HELLO_TIMEOUT, 'send create or join first'), HELLO_TIMEOUT_MS);
     this.helloTimer.unref();
   }
 
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
-    if (isBinary) return this.send(errorMessage(errors.BAD_MESSAGE('binary frames are not part of the protocol')));
+    if (this.closed) return;
+    if (!this.takeToken()) {
+      const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
+      this.reject(error);
+      this.send(errorMessage(error));
+      this.closeWith(CloseCode.TOO_MANY_MESSAGES, error.code);
+      return;
+    }
+    if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
     this.handle(data.toString()).catch((error: unknown) => {
       this.context.log.error({ err: error }, 'live message failed');
       this.send(errorMessage(errors.INTERNAL()));
@@ -81,8 +94,37 @@ export class LiveSession {
     if (this.watcher && this.endpointId !== undefined) this.context.hub.detach(this.endpointId, this.watcher);
   }
 
+  /** Every reply goes through here: bounded like request delivery, so no reply can grow memory. */
   private send(data: string): void {
-    this.socket.send(data);
+    if (this.watcher) return this.watcher.send(data);
+    writeBounded(this.socket, toFramed(data).frame, this.context.config.maxSocketBufferBytes, () => this.socket.terminate());
+  }
+
+  private closeWith(code: number, reason: string): void {
+    this.closed = true;
+    this.socket.close(code, reason);
+  }
+
+  private reject(error: { code: string }): void {
+    const reason = rejectionReasonOf(error.code);
+    if (reason) this.context.metrics.reject(reason);
+  }
+
+  private takeToken(): boolean {
+    const now = Date.now();
+    const perSecond = this.context.config.liveMessagesPerSecond;
+    this.tokens = Math.min(2 * perSecond, this.tokens + ((now - this.refilledAtMs) / 1000) * perSecond);
+    this.refilledAtMs = now;
+    if (this.tokens < 1) return false;
+    this.tokens--;
+    return true;
+  }
+
+  private badMessage(problem: string, type: string | undefined): void {
+    const error = errors.BAD_MESSAGE(problem);
+    this.reject(error);
+    this.send(errorMessage(error, type));
+    if (++this.badRun >= BAD_MESSAGE_RUN) this.closeWith(CloseCode.POLICY_VIOLATION, `${BAD_MESSAGE_RUN} malformed messages in a row`);
   }
 
   private stopHelloTimer(): void {
@@ -91,21 +133,22 @@ export class LiveSession {
   }
 
   private async handle(text: string): Promise<void> {
-    const { store, hub, metrics } = this.context;
+    const { store, bus } = this.context;
     const parsed = parseClientMessage(text);
-    if (!parsed.ok) {
-      metrics.reject('bad_message');
-      return this.send(errorMessage(errors.BAD_MESSAGE(parsed.problem), parsed.type));
-    }
+    if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
+    this.badRun = 0;
     const message = parsed.message;
 
     if (message.type === 'create' || message.type === 'join') {
       if (this.watcher || this.joining) return this.send(errorMessage(errors.ALREADY_JOINED(), message.type));
       this.joining = true;
       this.stopHelloTimer();
-      if (message.type === 'create') await this.create();
-      else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
-      this.joining = false;
+      try {
+        if (message.type === 'create') await this.create();
+        else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
+      } finally {
+        this.joining = false;
+      }
       return;
     }
 
@@ -114,97 +157,121 @@ export class LiveSession {
 
     if (message.type === 'set-response') {
       const result = parseResponseConfig(message.response);
-      if (!result.ok) return this.send(errorMessage(errors.INVALID_RESPONSE_CONFIG(result.message), message.type));
+      if (!result.ok) {
+        const error = errors.INVALID_RESPONSE_CONFIG(result.message);
+        this.reject(error);
+        return this.send(errorMessage(error, message.type));
+      }
       if (!(await store.setResponse(endpointId, result.value))) return this.expire();
-      await hub.publish(endpointId, { data: JSON.stringify({ type: 'response', response: result.value }) });
+      await bus.publish(endpointId, { data: responseChangedMessage(result.value) });
       return;
     }
 
     // clear
     const clearedSeq = await store.clearRequests(endpointId);
     if (clearedSeq === undefined) return this.expire();
-    await hub.publish(endpointId, { data: JSON.stringify({ type: 'cleared', clearedSeq }) });
+    await bus.publish(endpointId, { data: clearedMessage(clearedSeq) });
   }
 
   private async create(): Promise<void> {
-    const { store, config, metrics, log } = this.context;
+    const { store, config, log } = this.context;
     const key = newWatchKey();
     const endpoint: EndpointRecord = {
       id: newEndpointId(),
+      kind: 'live',
       keyHash: hashKey(key),
       createdAt: new Date().toISOString(),
       response: DEFAULT_RESPONSE,
     };
     if (!(await store.createEndpoint(endpoint, config.maxEndpoints))) {
-      metrics.reject('at_capacity');
       const error = errors.AT_CAPACITY(`${config.maxEndpoints} live endpoints`);
+      this.reject(error);
       this.send(errorMessage(error, 'create'));
-      this.socket.close(CloseCode.AT_CAPACITY, error.code);
+      this.closeWith(CloseCode.AT_CAPACITY, error.code);
       return;
     }
     log.debug({ endpointId: endpoint.id }, 'endpoint created');
-    await this.watch(endpoint, key, 0, true);
+    await this.watch(endpoint.id, key, 0, true);
   }
 
   private async join(id: string, key: string, afterSeq: number): Promise<void> {
     const endpoint = await this.context.store.getEndpoint(id);
     // Same answer for a wrong key as for no endpoint: the socket learns nothing about ids.
     if (!endpoint || !keyMatches(key, endpoint.keyHash)) {
-      this.send(errorMessage(errors.ENDPOINT_NOT_FOUND(), 'join'));
-      this.socket.close(CloseCode.ENDPOINT_NOT_FOUND, errors.ENDPOINT_NOT_FOUND().code);
+      const error = errors.ENDPOINT_NOT_FOUND();
+      this.reject(error);
+      this.send(errorMessage(error, 'join'));
+      this.closeWith(CloseCode.ENDPOINT_NOT_FOUND, error.code);
       return;
     }
-    await this.watch(endpoint, key, afterSeq, false);
+    await this.watch(endpoint.id, key, afterSeq, false);
   }
 
-  private async watch(endpoint: EndpointRecord, key: string, afterSeq: number, created: boolean): Promise<void> {
-    const { store, hub, config, metrics } = this.context;
+  private async watch(endpointId: string, key: string, afterSeq: number, created: boolean): Promise<void> {
+    const { store, hub, config } = this.context;
+    const forType = created ? 'create' : 'join';
     if (this.closed) {
-      if (created) await store.deleteEndpoint(endpoint.id);
+      if (created) await store.deleteEndpoint(endpointId);
       return;
     }
-    const candidate = new Watcher(this.socket, endpoint.id, config.maxSocketBufferBytes, this.context.onSlowWatcher);
+    const candidate = new Watcher(this.socket, endpointId, config.maxSocketBufferBytes, this.context.onSlowWatcher);
     candidate.lastSeq = afterSeq;
-    if (!(await hub.attach(endpoint.id, candidate))) {
-      metrics.reject('too_many_watchers');
-      const error = errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint);
-      this.send(errorMessage(error, created ? 'create' : 'join'));
-      this.socket.close(CloseCode.AT_CAPACITY, error.code);
+    const attached = await hub.attach(endpointId, candidate);
+    if (attached !== 'attached') {
+      if (created) await store.deleteEndpoint(endpointId);
+      const error = attached === 'full' ? errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint) : errors.INTERNAL();
+      this.reject(error);
+      this.send(errorMessage(error, forType));
+      this.closeWith(CloseCode.AT_CAPACITY, error.code);
       return;
+    }
+    if (this.closed) return hub.detach(endpointId, candidate);
+
+    // Read after attaching, the endpoint included: anything captured or changed from here on
+    // reaches the watcher, and its seq check drops what the backlog already carried.
+    const [endpoint, log] = await Promise.all([store.getEndpoint(endpointId), store.readLog(endpointId, afterSeq)]);
+    if (endpoint === undefined || log === undefined) {
+      hub.detach(endpointId, candidate);
+      return this.expire();
+    }
+    if (afterSeq > log.lastSeq) {
+      // A resume from a number this endpoint never gave (another endpoint's, or a lost store):
+      // accepting it would silently hold back every request up to it.
+      hub.detach(endpointId, candidate);
+      return this.badMessage(`afterSeq ${afterSeq} is past this endpoint's last request (${log.lastSeq})`, forType);
     }
     this.watcher = candidate;
-    this.endpointId = endpoint.id;
-    if (this.closed) return hub.detach(endpoint.id, candidate);
-
-    // Read after attaching: anything captured from here on is held by the watcher, and its
-    // seq check drops what the backlog already carried.
-    const [backlog, clearedSeq] = await Promise.all([store.listRequests(endpoint.id, afterSeq), store.clearedSeq(endpoint.id)]);
-    if (backlog === undefined || clearedSeq === undefined) return this.expire();
+    this.endpointId = endpointId;
 
     const info: EndpointInfo = {
       id: endpoint.id,
-      url: `${this.receiverBase}${endpoint.id}`,
+      url: `${this.publicBase}${receiverPath(endpoint)}`,
       key,
       createdAt: endpoint.createdAt,
       response: endpoint.response,
       graceSeconds: config.graceMs / 1000,
       requestsKept: config.requestsPerEndpoint,
     };
-    const firstSeq = backlog[0]?.seq;
-    const welcome: WelcomeMessage = {
-      type: 'welcome',
-      endpoint: info,
-      created,
-      backlog: backlog.length,
-      clearedSeq,
-      gap: firstSeq !== undefined && firstSeq > Math.max(afterSeq, clearedSeq) + 1,
-    };
-    candidate.send(JSON.stringify(welcome));
-    await candidate.replay(backlog.map((stored) => ({ seq: stored.seq, data: requestMessage(stored.json) })));
+    const firstSeq = log.requests[0]?.seq;
+    candidate.send(
+      welcomeMessage({
+        endpoint: info,
+        created,
+        backlog: log.requests.length,
+        clearedSeq: log.clearedSeq,
+        lastSeq: log.lastSeq,
+        gap: firstSeq !== undefined ? firstSeq > Math.max(afterSeq, log.clearedSeq) + 1 : log.lastSeq > Math.max(afterSeq, log.clearedSeq),
+      }),
+    );
+    await candidate.replay(log.requests.map((stored) => toFramed(stored.message, stored.seq)));
   }
 
   private expire(): void {
-    this.send('{"type":"expired"}');
-    this.socket.close(CloseCode.ENDPOINT_NOT_FOUND, errors.ENDPOINT_NOT_FOUND().code);
+    this.send(EXPIRED_MESSAGE);
+    this.closeWith(CloseCode.ENDPOINT_NOT_FOUND, errors.ENDPOINT_NOT_FOUND().code);
   }
+}
+
+function receiverPath(endpoint: EndpointRecord): string {
+  return `${RECEIVER_PREFIXES[endpoint.kind]}${endpoint.id}`;
 }

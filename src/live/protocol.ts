@@ -8,7 +8,8 @@ import type { ResponseConfig } from '../response-config.js';
 
 export const SUBPROTOCOL = 'hookwatch.v1';
 export const LIVE_PATH = '/api/live';
-export const RECEIVER_PREFIX = '/api/webhook-tester/';
+/** Receiver URL paths, `<prefix><id>`: live endpoints (spec Variant B) and kept ones (Variant A). */
+export const RECEIVER_PREFIXES = { live: '/api/webhook-tester/', kept: '/api/webhook-endpoint/' } as const;
 
 /** WebSocket close codes the server uses (4000-4999 are ours, RFC 6455 section 7.4.2). */
 export const CloseCode = {
@@ -16,8 +17,10 @@ export const CloseCode = {
   GOING_AWAY: 1001,
   /** Subprotocol missing or not `hookwatch.v1`. */
   PROTOCOL_ERROR: 1002,
-  /** Too far behind (send buffer over the cap): reconnect and resume from your last seq. */
-  SLOW_READER: 4008,
+  /** A run of malformed messages (policy violation). */
+  POLICY_VIOLATION: 1008,
+  /** More messages a second than LIVE_MESSAGES_PER_SECOND allows. */
+  TOO_MANY_MESSAGES: 4029,
   /** The endpoint does not exist, expired, or the key is wrong. */
   ENDPOINT_NOT_FOUND: 4004,
   /** No create/join within the hello timeout. */
@@ -71,7 +74,9 @@ export interface EndpointInfo {
 /**
  * First message after a successful create/join. `backlog` request messages follow (oldest
  * first), then live ones. A client drops any request it holds with `seq <= clearedSeq`.
- * `gap` is true when requests after `afterSeq` were already dropped by the per-endpoint limit.
+ * `gap` is true when requests after `afterSeq` were already dropped (the per-endpoint count or
+ * a byte budget). `lastSeq` is the highest seq the endpoint has given, so a client can count
+ * what it missed: received = lastSeq − clearedSeq.
  */
 export interface WelcomeMessage {
   type: 'welcome';
@@ -79,6 +84,7 @@ export interface WelcomeMessage {
   created: boolean;
   backlog: number;
   clearedSeq: number;
+  lastSeq: number;
   gap: boolean;
 }
 
@@ -101,6 +107,15 @@ export interface ExpiredMessage {
   type: 'expired';
 }
 
+/**
+ * Requests up to and including `throughSeq` are no longer stored: the stored-bytes budget
+ * evicted them (the oldest go first). A client may keep showing what it holds, marked as gone.
+ */
+export interface EvictedMessage {
+  type: 'evicted';
+  throughSeq: number;
+}
+
 export interface ErrorMessage {
   type: 'error';
   error: { code: string; message: string };
@@ -108,9 +123,4 @@ export interface ErrorMessage {
   for?: string;
 }
 
-export type ServerMessage = WelcomeMessage | RequestMessage | ResponseChangedMessage | ClearedMessage | ExpiredMessage | ErrorMessage;
-
-/** Wraps a stored request's JSON as a `request` message without parsing it again. */
-export function requestMessage(requestJson: string): string {
-  return `{"type":"request","request":${requestJson}}`;
-}
+export type ServerMessage = WelcomeMessage | RequestMessage | ResponseChangedMessage | ClearedMessage | ExpiredMessage | EvictedMessage | ErrorMessage;

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors } from '../errors.js';
-import { rawErrorAnswer } from '../http/client-error.js';
+import { rawErrorAnswer } from '../http/answers.js';
 import { LIVE_PATH } from './protocol.js';
 
 /**

@@ -1,24 +1,29 @@
 import type { WebSocket } from 'ws';
-import { tcpSocketOf } from './frame.js';
+import { tcpSocketOf, textFrame } from './frame.js';
 
-/** A message on its way to watchers: encoded once, then written to every socket as a text frame. */
-export interface Outgoing {
+/** A message on its way to watchers: framed once, then the same bytes written to every socket. */
+export interface Framed {
   seq?: number;
-  data: string | Buffer;
-  /** `data` as a complete text frame, shared by every watcher of a live message. */
-  frame?: Buffer;
+  /** A complete WebSocket text frame. */
+  frame: Buffer;
+}
+
+export function toFramed(data: Buffer | string, seq?: number): Framed {
+  return seq === undefined ? { frame: textFrame(data).bytes } : { seq, frame: textFrame(data).bytes };
 }
 
 /**
  * One socket watching one endpoint. Delivers each request at most once, in order (by seq), and
  * holds live messages back while the backlog is being sent, so a join or resume has no gap and
- * no repeat. A socket that falls more than `maxBufferBytes` behind is terminated: it reconnects
- * and resumes from its last seq instead of growing server memory.
+ * no repeat. Every write, replies and errors included, first checks how far the socket is
+ * behind: past `maxBufferBytes` it is terminated, and it reconnects and resumes from its last seq
+ * instead of growing server memory. No single message is larger than half the cap (config.ts
+ * checks the largest record against it), so a reader that keeps up is never cut by one message.
  */
 export class Watcher {
   /** Highest request seq sent to this socket. */
   lastSeq = 0;
-  private held: Outgoing[] | undefined = [];
+  private held: Framed[] | undefined = [];
   private heldBytes = 0;
 
   constructor(
@@ -30,57 +35,40 @@ export class Watcher {
   ) {}
 
   /** Called by the hub for every message on the endpoint. */
-  deliver(message: Outgoing): void {
+  deliver(message: Framed): void {
     if (this.held) {
-      this.heldBytes += message.data.length;
+      this.heldBytes += message.frame.length;
       if (this.heldBytes > this.maxBufferBytes) return this.dropSlow();
       this.held.push(message);
       return;
     }
-    this.sendMessage(message);
+    this.write(message);
   }
 
   /** Sends the backlog (paced by the socket's drain), then everything held back meanwhile. */
-  async replay(backlog: Iterable<Outgoing>): Promise<void> {
+  async replay(backlog: Iterable<Framed>): Promise<void> {
     for (const message of backlog) {
       if (this.socket.readyState !== this.socket.OPEN) return;
       if (this.socket.bufferedAmount > this.maxBufferBytes / 2) await this.drained();
-      this.sendMessage(message);
+      this.write(message);
     }
     const held = this.held ?? [];
     this.held = undefined;
     this.heldBytes = 0;
-    for (const message of held) this.sendMessage(message);
+    for (const message of held) this.write(message);
   }
 
-  send(data: string | Buffer): void {
-    if (this.writable()) this.socket.send(data, { binary: false });
+  /** Sends one message now (not held back): replies such as `welcome`. */
+  send(data: string): void {
+    this.write(toFramed(data));
   }
 
-  private sendMessage(message: Outgoing): void {
+  private write(message: Framed): void {
     if (message.seq !== undefined) {
       if (message.seq <= this.lastSeq) return;
       this.lastSeq = message.seq;
     }
-    if (message.frame === undefined) return this.send(message.data);
-    if (!this.writable()) return;
-    // The frame is already built: write its bytes rather than have ws frame it again. Safe
-    // because ws writes each frame whole and, without compression, never queues its own.
-    const tcp = tcpSocketOf(this.socket);
-    if (tcp) tcp.write(message.frame);
-    else this.socket.send(message.data, { binary: false });
-  }
-
-  /** Open, and not too far behind; a socket too far behind is dropped. */
-  private writable(): boolean {
-    if (this.socket.readyState !== this.socket.OPEN) return false;
-    // Judge by what is still unsent, not by this message: one message larger than the cap is
-    // fine for a reader that keeps up. bufferedAmount counts bytes written to the TCP socket too.
-    if (this.socket.bufferedAmount > this.maxBufferBytes) {
-      this.dropSlow();
-      return false;
-    }
-    return true;
+    writeBounded(this.socket, message.frame, this.maxBufferBytes, () => this.dropSlow());
   }
 
   private drained(): Promise<void> {
@@ -91,8 +79,29 @@ export class Watcher {
   private dropSlow(): void {
     this.held = undefined;
     this.onSlow(this);
-    // A close frame would queue behind the very bytes that did not drain, so cut the connection;
-    // the client sees an abnormal close (1006), reconnects and resumes from its last seq.
     this.socket.terminate();
   }
+}
+
+/**
+ * Writes a ready frame to an open socket unless the socket is already more than `maxBufferBytes`
+ * behind, in which case `onSlow` runs (and the caller cuts the connection: a close frame would
+ * queue behind the very bytes that did not drain, so the client sees 1006 and resumes).
+ * The frame's bytes go straight to the TCP socket: ws writes each frame whole and, without
+ * compression, never queues its own, so this is what `ws.send` would do minus framing again.
+ */
+export function writeBounded(socket: WebSocket, frame: Buffer, maxBufferBytes: number, onSlow: () => void): void {
+  if (socket.readyState !== socket.OPEN) return;
+  // Judge by what is still unsent, not by this message. bufferedAmount counts bytes written to
+  // the TCP socket too.
+  if (socket.bufferedAmount > maxBufferBytes) return onSlow();
+  const tcp = tcpSocketOf(socket);
+  if (tcp) tcp.write(frame);
+  else socket.send(frame.subarray(frame.length - payloadLength(frame)), { binary: false });
+}
+
+function payloadLength(frame: Buffer): number {
+  const marker = (frame[1] as number) & 0x7f;
+  if (marker < 126) return marker;
+  return marker === 126 ? frame.readUInt16BE(2) : Number(frame.readBigUInt64BE(2));
 }

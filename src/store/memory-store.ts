@@ -1,5 +1,6 @@
+import type { Bus } from '../bus/bus.js';
 import type { ResponseConfig } from '../response-config.js';
-import { withSeq, type AppendResult, type EndpointRecord, type Store, type StoredRequest } from './store.js';
+import { STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -7,20 +8,81 @@ interface Entry {
   clearedSeq: number;
   /** Oldest first; at most `requestsPerEndpoint` long. */
   requests: StoredRequest[];
+  bytes: number;
 }
 
-export interface MemoryStoreOptions {
-  requestsPerEndpoint: number;
+/** A stored request in the store-wide age order, for eviction across endpoints. */
+interface Aged {
+  entry: Entry;
+  request: StoredRequest;
 }
+
+export interface MemoryStoreOptions extends StoreLimits {
+  /** Where request and eviction messages are announced. */
+  bus: Bus;
+}
+
+const costOf = (request: StoredRequest) => request.message.length + STORED_REQUEST_OVERHEAD_BYTES;
 
 /** The embedded default: everything in this process's memory, gone on restart. */
 export function createMemoryStore(options: MemoryStoreOptions): Store {
   const entries = new Map<string, Entry>();
+  // Every stored request, oldest first, across endpoints. Requests removed otherwise (count
+  // trim, clear, purge) stay here until they reach the head, where they are skipped: each
+  // request enters and leaves once, so upkeep is O(1) per request.
+  let aged: Aged[] = [];
+  let agedHead = 0;
+  let totalBytes = 0;
+  let evictedRequests = 0;
+
+  const isStored = ({ entry, request }: Aged) => entries.get(entry.endpoint.id) === entry && entry.requests[0] === request;
+
+  function dropOldest(entry: Entry): StoredRequest {
+    const request = entry.requests.shift() as StoredRequest;
+    entry.bytes -= costOf(request);
+    totalBytes -= costOf(request);
+    return request;
+  }
+
+  function announceEvicted(entry: Entry, throughSeq: number): void {
+    void options.bus.publish(entry.endpoint.id, { data: `{"type":"evicted","throughSeq":${throughSeq}}` });
+  }
+
+  /** Keeps the store-wide budget: the oldest requests of any endpoint go first. */
+  function evictAcrossEndpoints(): void {
+    const evictedBy = new Map<Entry, number>();
+    let count = 0;
+    while (totalBytes > options.maxStoredBytes && agedHead < aged.length) {
+      const oldest = aged[agedHead] as Aged;
+      aged[agedHead++] = undefined as unknown as Aged;
+      if (!isStored(oldest)) continue;
+      evictedBy.set(oldest.entry, dropOldest(oldest.entry).seq);
+      count++;
+    }
+    compactAged();
+    for (const [entry, throughSeq] of evictedBy) announceEvicted(entry, throughSeq);
+    evictedRequests += count;
+  }
+
+  function compactAged(): void {
+    // Skipped and evicted heads leave holes; drop them once they are half the list.
+    while (agedHead < aged.length && !isStored(aged[agedHead] as Aged)) aged[agedHead++] = undefined as unknown as Aged;
+    if (agedHead > 1024 && agedHead * 2 > aged.length) {
+      aged = aged.slice(agedHead);
+      agedHead = 0;
+    }
+  }
+
+  function removeAll(entry: Entry): void {
+    totalBytes -= entry.bytes;
+    entry.bytes = 0;
+    entry.requests = [];
+  }
 
   return {
     async createEndpoint(endpoint, maxEndpoints) {
       if (entries.size >= maxEndpoints || entries.has(endpoint.id)) return false;
-      entries.set(endpoint.id, { endpoint: { ...endpoint }, lastSeq: 0, clearedSeq: 0, requests: [] });
+      entries.set(endpoint.id, { endpoint: { ...endpoint }, lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
       return true;
     },
 
@@ -30,6 +92,9 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     },
 
     async deleteEndpoint(id) {
+      const entry = entries.get(id);
+      if (!entry) return false;
+      removeAll(entry);
       return entries.delete(id);
     },
 
@@ -44,32 +109,48 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return true;
     },
 
-    async appendRequest(id, draftJson): Promise<AppendResult | undefined> {
+    async appendRequest(id, draftJson, capturedAtMs) {
       const entry = entries.get(id);
       if (!entry) return undefined;
       const seq = ++entry.lastSeq;
-      const request = { seq, json: withSeq(draftJson, seq) };
+      const request: StoredRequest = { seq, message: toRequestMessage(draftJson, seq) };
       entry.requests.push(request);
-      if (entry.requests.length > options.requestsPerEndpoint) entry.requests.shift();
-      return { request, response: entry.endpoint.response };
+      entry.bytes += costOf(request);
+      totalBytes += costOf(request);
+      aged.push({ entry, request });
+      // Announced before any trim, so watchers see the request, then what left.
+      await options.bus.publish(id, { seq, data: request.message, capturedAtMs });
+
+      while (entry.requests.length > options.requestsPerEndpoint) dropOldest(entry);
+      let evicted = 0;
+      let evictedSeq = 0;
+      while (entry.bytes > options.maxStoredBytesPerEndpoint && entry.requests.length > 1) {
+        evictedSeq = dropOldest(entry).seq;
+        evicted++;
+      }
+      if (evicted > 0) {
+        evictedRequests += evicted;
+        announceEvicted(entry, evictedSeq);
+      }
+      if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
+      else compactAged();
+      return request;
     },
 
-    async listRequests(id, afterSeq) {
+    async readLog(id, afterSeq) {
       const entry = entries.get(id);
       if (!entry) return undefined;
-      return entry.requests.filter((request) => request.seq > afterSeq);
+      return { requests: entry.requests.filter((request) => request.seq > afterSeq), lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
     },
 
     async clearRequests(id) {
       const entry = entries.get(id);
       if (!entry) return undefined;
-      entry.requests = [];
+      removeAll(entry);
       entry.clearedSeq = entry.lastSeq;
       return entry.clearedSeq;
     },
 
-    async clearedSeq(id) {
-      return entries.get(id)?.clearedSeq;
-    },
+    stats: async () => ({ storedBytes: totalBytes, evictedRequests }),
   };
 }

@@ -6,12 +6,13 @@ import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { defaultConfig, type Config } from '../../src/config.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { Store } from '../../src/store/store.js';
+import { storeLimits, type Store } from '../../src/store/store.js';
 
 export interface TestServer {
   app: FastifyInstance;
   config: Config;
   store: Store;
+  bus: Bus;
   /** `http://127.0.0.1:<port>` */
   baseUrl: string;
   /** `ws://127.0.0.1:<port>` */
@@ -35,8 +36,9 @@ export async function startServer(
     },
   });
   const logger = pino({ level: config.logLevel }, sink);
-  const store = deps.store ?? createMemoryStore({ requestsPerEndpoint: config.requestsPerEndpoint });
-  const app = await buildApp(config, { store, bus: deps.bus ?? createMemoryBus(), logger, ...(deps.tls ? { tls: deps.tls } : {}) });
+  const bus = deps.bus ?? createMemoryBus();
+  const store = deps.store ?? createMemoryStore({ ...storeLimits(config), bus });
+  const app = await buildApp(config, { store, bus, logger, ...(deps.tls ? { tls: deps.tls } : {}) });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
@@ -44,6 +46,7 @@ export async function startServer(
     app,
     config,
     store,
+    bus,
     baseUrl: `${deps.tls ? 'https' : 'http'}://127.0.0.1:${address.port}`,
     wsUrl: `${deps.tls ? 'wss' : 'ws'}://127.0.0.1:${address.port}`,
     logs: () => lines.join(''),

@@ -1,26 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { Store } from '../../src/store/store.js';
+import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { defaultConfig } from '../../src/config.js';
+import { storeLimits, type Store } from '../../src/store/store.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
 
 describe('faults', () => {
   it('an exception while handling one request or one socket message answers INTERNAL and leaves the process serving', async () => {
-    const memory = createMemoryStore({ requestsPerEndpoint: 50 });
+    const bus = createMemoryBus();
+    const memory = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
     let failNext = 0;
     const flaky: Store = {
       ...memory,
-      async appendRequest(id, json) {
+      async appendRequest(id, json, capturedAtMs) {
         if (failNext > 0 && failNext--) throw new Error('store exploded');
-        return memory.appendRequest(id, json);
+        return memory.appendRequest(id, json, capturedAtMs);
       },
       async clearRequests(id) {
         if (failNext > 0 && failNext--) throw new Error('store exploded');
         return memory.clearRequests(id);
       },
     };
-    const server = await startServer({}, { store: flaky });
+    const server = await startServer({}, { store: flaky, bus });
     try {
       const { client, welcome } = await LiveClient.create(server.wsUrl);
       failNext = 1;

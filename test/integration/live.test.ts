@@ -30,7 +30,7 @@ describe('live protocol', () => {
     expect(welcome.created).toBe(true);
     expect(welcome.endpoint.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(welcome.endpoint.key).toMatch(/^[A-Za-z0-9]{32}$/);
-    expect(welcome.endpoint.response).toEqual({ status: 200, body: '{"ok":true}', contentType: 'application/json' });
+    expect(welcome.endpoint.response).toEqual({ status: 200, body: '{"ok":true}', contentType: 'application/json', headers: [], delayMs: 0 });
     expect(welcome.backlog).toBe(0);
   });
 
@@ -58,7 +58,7 @@ describe('live protocol', () => {
     const serverSockets = () => [...s.app.websocketServer.clients].map((socket) => tcpSocketOf(socket)!);
     // Publishing is synchronous on the memory bus, so everything below happens in one turn.
     const publish = (count: number) => {
-      for (let i = 0; i < count; i++) void s.app.hub.publish(endpointId, { data: '{"type":"cleared","clearedSeq":0}' });
+      for (let i = 0; i < count; i++) void s.bus.publish(endpointId, { data: '{"type":"cleared","clearedSeq":0}' });
     };
 
     // One watcher: corked until FLUSH_AFTER_MESSAGES are queued, then written without waiting
@@ -141,7 +141,7 @@ describe('live protocol', () => {
     const s = await server();
     const a = track(await LiveClient.create(s.wsUrl));
     const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
-    const response = { status: 201, body: 'created!', contentType: 'text/plain' };
+    const response = { status: 201, body: 'created!', contentType: 'text/plain', headers: [], delayMs: 0 };
     a.client.send({ type: 'set-response', response });
     expect((await a.client.next('response')).response).toEqual(response);
     expect((await b.client.next('response')).response).toEqual(response);
@@ -163,9 +163,16 @@ describe('live protocol', () => {
   });
 
   it.each([
-    ['a status outside the list', { status: 302, body: '', contentType: 'text/plain' }, /status must be one of 200, 201, 204, 400, 500/],
+    ['a status outside the allowed ranges', { status: 302, body: '', contentType: 'text/plain' }, /status must be in 200-299 or 400-599/],
     ['an unsafe content type', { status: 200, body: '', contentType: 'text/html' }, /contentType must be one of/],
-    ['a body over 64 KiB', { status: 200, body: 'x'.repeat(70_000), contentType: 'text/plain' }, /body must be at most 65536/],
+    ['a body over 64 KiB', { status: 200, body: 'x'.repeat(70_000), contentType: 'text/plain' }, /body must be at most 65536 bytes/],
+    // 65,536 characters the old limit allowed, but 192 KiB of UTF-8: a clear error, not a 1009 close.
+    ['a body of 64 Ki CJK characters', { status: 200, body: '漢'.repeat(65_536), contentType: 'text/plain' }, /body must be at most 65536 bytes/],
+    ['a denied header', { status: 200, headers: [['Set-Cookie', 'a=b']] }, /header Set-Cookie may not be configured/],
+    ['a header value with a line break', { status: 200, headers: [['X-A', 'a\r\nX-B: c']] }, /X-A value must be/],
+    ['eleven headers', { status: 200, headers: Array.from({ length: 11 }, (_, i) => [`X-${i}`, 'v']) }, /at most 10 headers/],
+    ['a delay over 30 s', { status: 200, delayMs: 30_001 }, /delayMs must be at most 30000/],
+    ['a 1xx status', { status: 101 }, /status must be in 200-299 or 400-599/],
     ['an unknown field', { status: 200, extra: true }, /Unrecognized key/],
     ['a non-object', 'not an object', /expected object/],
   ])('rejects %s in a response configuration with a clear error', async (_label, response, message) => {

@@ -165,7 +165,7 @@ describe('receiver', () => {
   it('sets the safety and CORS headers on every answer', async () => {
     const response = await send(url, { method: 'POST', body: '<script>alert(1)</script>' });
     expect(response.headers).toMatchObject({
-      'content-security-policy': 'sandbox',
+      'content-security-policy': "sandbox; default-src 'none'",
       'x-content-type-options': 'nosniff',
       'access-control-allow-origin': '*',
       'x-hookwatch-response': 'configured',
@@ -197,7 +197,7 @@ describe('receiver', () => {
     expect(response.status).toBe(404);
     expect(JSON.parse(response.text)).toEqual({ error: { code: 'ENDPOINT_NOT_FOUND', message: expect.any(String) } });
     expect(response.headers['x-hookwatch-response']).toBe('error');
-    expect(response.headers['content-security-policy']).toBe('sandbox');
+    expect(response.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
   });
 
   it('answers 404 with the JSON error for an unknown route', async () => {

@@ -23,10 +23,14 @@ describe('hostile input', () => {
       rateLimitPerAddress: 0,
       rateLimitPerEndpoint: 0,
       liveConnectsPerAddress: 0,
+      maxLiveSocketsPerAddress: 10_000,
+      maxConnectionsPerAddress: 10_000,
+      liveMessagesPerSecond: 10_000,
       maxBodyBytes: 64 * 1024,
       readLimitBytes: 256 * 1024,
       maxHeaderBytes: 16 * 1024,
       requestTimeoutMs: 1500,
+      headersTimeoutMs: 1500,
       requestsPerEndpoint: 50,
     });
     port = Number(new URL(server.baseUrl).port);
@@ -155,7 +159,7 @@ describe('hostile input', () => {
         socket.send(bytes(64), { binary: true });
         wsTried++;
         if (i % 4 === 0) {
-          socket.send('x'.repeat(200 * 1024));
+          socket.send('x'.repeat(600 * 1024));
           wsTried++;
           return closed;
         }

@@ -15,7 +15,7 @@ describe('faults', () => {
   });
 
   it('forgets watchers that vanish without a close frame, and keeps serving the rest', async () => {
-    server = await startServer({ liveConnectsPerAddress: 0, graceMs: 60_000 });
+    server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, graceMs: 60_000 });
     const s = server;
     const owner = await LiveClient.create(s.wsUrl);
     const { id, key, url } = owner.welcome.endpoint;
@@ -30,7 +30,7 @@ describe('faults', () => {
   });
 
   it('cuts off a watcher that never reads while requests flow, and the others get every request', async () => {
-    server = await startServer({ liveConnectsPerAddress: 0, rateLimitPerEndpoint: 0, rateLimitPerAddress: 0, maxSocketBufferBytes: 64 * 1024 });
+    server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, rateLimitPerEndpoint: 0, rateLimitPerAddress: 0, maxSocketBufferBytes: 64 * 1024 });
     const s = server;
     const reader = await LiveClient.create(s.wsUrl);
     const { id, key, url } = reader.welcome.endpoint;
@@ -54,7 +54,7 @@ describe('faults', () => {
   });
 
   it('leaks no endpoint, watcher, socket, timer or listener over 1,000 connects and disconnects', async () => {
-    server = await startServer({ liveConnectsPerAddress: 0, graceMs: 0, logLevel: 'warn' });
+    server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, graceMs: 0, logLevel: 'warn' });
     const s = server;
     const timersBefore = timeouts();
     const listenersBefore = s.app.server.listenerCount('connection') + s.app.server.listenerCount('upgrade');

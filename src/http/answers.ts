@@ -1,0 +1,39 @@
+import { STATUS_CODES } from 'node:http';
+import { toErrorBody } from '../errors.js';
+
+/** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
+export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
+
+/**
+ * On every answer from a receiver URL, configured or error (product.md item 5): nothing in it
+ * may run script or load anything on our origin (CSP sandbox, nothing allowed, nosniff), and
+ * browser-based senders may read it (CORS open).
+ */
+export const RECEIVER_HEADERS = Object.freeze({
+  'content-security-policy': "sandbox; default-src 'none'",
+  'x-content-type-options': 'nosniff',
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': '*',
+  [RESPONSE_SOURCE_HEADER]: 'error',
+});
+
+/** The receiver's safety headers as raw header lines: these answers come from the parser, not a route. */
+const HEADER_LINES = Object.entries(RECEIVER_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
+
+/**
+ * One of our errors as a whole raw HTTP/1.1 answer that closes the connection, for sockets no
+ * route will answer (parser errors, refused upgrades and connections).
+ */
+export function rawErrorAnswer(error: { code: string; message: string; statusCode: number }, extraHeaders = ''): string {
+  const body = JSON.stringify(toErrorBody(error));
+  return (
+    `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    HEADER_LINES +
+    extraHeaders +
+    `Connection: close\r\n\r\n${body}`
+  );
+}

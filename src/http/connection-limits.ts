@@ -1,0 +1,41 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { errors } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { addressKey, PerAddressCount } from './address-key.js';
+import { rawErrorAnswer } from './answers.js';
+
+export interface ConnectionLimits {
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  /** The server speaks TLS: a refused connection is closed without an answer (it would be plaintext). */
+  tls: boolean;
+}
+
+/**
+ * Caps open TCP connections, in all (Node's `maxConnections`, which closes the excess at once)
+ * and per client address, so one host cannot take every file descriptor. Returns the count of
+ * open connections, for the metrics.
+ */
+export function limitConnections(server: Server, limits: ConnectionLimits, metrics: Metrics): () => number {
+  server.maxConnections = limits.maxConnections;
+  server.on('drop', () => metrics.reject('too_many_connections'));
+  const perAddress = new PerAddressCount(limits.maxConnectionsPerAddress);
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    const key = addressKey(socket.remoteAddress);
+    if (!perAddress.take(key)) {
+      metrics.reject('too_many_connections');
+      socket.on('error', () => socket.destroy());
+      if (limits.tls) socket.destroy();
+      else socket.end(rawErrorAnswer(errors.TOO_MANY_CONNECTIONS(limits.maxConnectionsPerAddress)), () => socket.destroy());
+      return;
+    }
+    open++;
+    socket.once('close', () => {
+      open--;
+      perAddress.give(key);
+    });
+  });
+  return () => open;
+}
