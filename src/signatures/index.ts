@@ -1,0 +1,3 @@
+export { detectProvider } from './detect-provider.js';
+export { PROVIDERS, type Provider, type SignedRequest, type Verdict, type VerdictReason, type VerificationOptions } from './types.js';
+export { verifySignature } from './verify-signature.js';
