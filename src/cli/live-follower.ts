@@ -174,7 +174,10 @@ export class LiveFollower {
         if (this.socket === socket) this.socket = undefined;
         if (gone || code === CloseCode.ENDPOINT_NOT_FOUND) return resolve({ kind: 'gone' });
         if (code === CloseCode.PROTOCOL_ERROR) return resolve({ kind: 'fatal', message: `the server refused the ${SUBPROTOCOL} protocol (${reason.toString() || 'close 1002'})` });
-        const why = code === CloseCode.AT_CAPACITY ? 'the server is at capacity' : code === CloseCode.GOING_AWAY ? 'the server is shutting down' : problem ?? `closed with code ${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}`;
+        const why =
+          code === CloseCode.AT_CAPACITY ? 'the server is at capacity'
+          : code === CloseCode.GOING_AWAY ? 'the server is shutting down'
+          : problem ?? (code === 1006 ? 'the connection was cut' : `closed with code ${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}`);
         resolve({ kind: 'closed', message: why, joined });
       });
     });
