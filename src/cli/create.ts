@@ -1,0 +1,108 @@
+import WebSocket from 'ws';
+import { SUBPROTOCOL, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
+import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
+import { describeError } from './send-request.js';
+import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';
+
+export const CREATE_USAGE = `Usage: hookwatch create --server <base-url> [--kept]
+
+Creates a live endpoint and prints its receiver URL and its share link (which holds the watch
+key: treat it as a secret). A live endpoint lives while something watches it (the page,
+hookwatch tail or forward), plus a grace period after the last watcher leaves.
+
+  --server <base-url>   the Hookwatch server, e.g. https://hooks.example.com
+  --kept                a kept endpoint, which outlives its watchers (not available yet)
+  -h, --help            this text`;
+
+/** How long the server has to answer `create`. */
+const CREATE_TIMEOUT_MS = 10_000;
+
+export async function runCreate(args: string[], context: CommandContext): Promise<number> {
+  const { values } = parseCommandArgs({
+    args,
+    allowPositionals: false,
+    options: {
+      server: { type: 'string' },
+      kept: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    context.out(CREATE_USAGE);
+    return 0;
+  }
+  if (values.server === undefined) throw new UsageError('--server <base-url> is required, e.g. --server https://hooks.example.com');
+  let origin: string;
+  try {
+    origin = parseServerBase(values.server);
+  } catch (error) {
+    if (error instanceof ShareLinkError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (values.kept) return createKeptEndpoint(origin, context);
+
+  let welcome: WelcomeMessage;
+  try {
+    welcome = await createLiveEndpoint(origin, context.stopSignal);
+  } catch (error) {
+    context.err(`could not create an endpoint at ${origin}: ${describeError(error)}`);
+    return 1;
+  }
+  const { endpoint } = welcome;
+  context.out(`receiver:   ${endpoint.url}`);
+  context.out(`share link: ${formatShareLink(origin, endpoint.id, endpoint.key)}`);
+  context.err(
+    `The share link holds the watch key: share it only with whoever may watch. ` +
+      `This live endpoint lives only while something watches it (the page at the share link, or hookwatch tail/forward with it), ` +
+      `plus ${endpoint.graceSeconds} s after the last watcher leaves; nothing watches it now, so start one within ${endpoint.graceSeconds} s.`,
+  );
+  return 0;
+}
+
+/**
+ * Kept endpoints (created with `POST /api/endpoints`, living without watchers) are not built on
+ * the server yet. When they are, this sends that request and prints the same two lines.
+ */
+async function createKeptEndpoint(_origin: string, context: CommandContext): Promise<number> {
+  context.err('kept endpoints are not available on this server yet');
+  return 2;
+}
+
+/** Opens a live socket, sends `create`, and closes the socket once the welcome is in. */
+function createLiveEndpoint(origin: string, stopSignal: AbortSignal): Promise<WelcomeMessage> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(liveUrlFor(origin), [SUBPROTOCOL], { handshakeTimeout: CREATE_TIMEOUT_MS });
+    let problem: string | undefined;
+    const fail = (message: string) => {
+      problem ??= message;
+      socket.terminate();
+    };
+    const timer = setTimeout(() => fail(`no answer within ${CREATE_TIMEOUT_MS / 1000} s`), CREATE_TIMEOUT_MS);
+    const onStop = () => fail('stopped');
+    stopSignal.addEventListener('abort', onStop, { once: true });
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'create' })));
+    socket.on('error', (error) => (problem ??= describeError(error)));
+    socket.on('message', (data) => {
+      let message: ServerMessage;
+      try {
+        message = JSON.parse(data.toString()) as ServerMessage;
+      } catch {
+        return fail('the server sent something that is not JSON');
+      }
+      if (message.type === 'welcome') {
+        clearTimeout(timer);
+        stopSignal.removeEventListener('abort', onStop);
+        // Closing starts the endpoint's grace period; the caller says so.
+        socket.close(1000);
+        resolve(message);
+      } else if (message.type === 'error') {
+        problem ??= `${message.error.code}: ${message.error.message}`;
+      }
+    });
+    socket.on('close', (code) => {
+      clearTimeout(timer);
+      stopSignal.removeEventListener('abort', onStop);
+      reject(new Error(problem ?? `the socket closed (code ${code}) before the endpoint was created`));
+    });
+  });
+}

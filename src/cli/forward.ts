@@ -1,0 +1,238 @@
+import type { CapturedRequest } from '../capture/captured-request.js';
+import { backoffDelay, formatSeconds, sleep } from './backoff.js';
+import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
+import { displayPath, formatForwardLine, toPrintable } from './format.js';
+import { parseTarget, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
+import { LiveFollower } from './live-follower.js';
+import { TargetClient } from './send-request.js';
+
+export const FORWARD_USAGE = `Usage: hookwatch forward <share-link> --to <url> [options]
+
+Replays every new request captured at the endpoint to <url>, byte for byte: same method,
+headers (order, case, duplicates; Host set to the target; hop-by-hop ones dropped) and body.
+The path sent is <url>'s path + the captured sub-path + the raw query.
+
+  <share-link>          the page's link, http(s)://host/#<endpointId>.<key>; - reads it from stdin
+  --to <url>            where to send, e.g. http://localhost:3000/webhook (required)
+  --from-seq <n>        also replay the stored requests after seq n (0: all the server kept)
+  --concurrency <n>     requests in flight at once (default 1: one at a time, in seq order)
+  --retries <n>         retries when the target is unreachable or times out (default 5)
+  --timeout <seconds>   how long to wait for the target's answer (default 30)
+  -h, --help            this text
+
+Request lines go to stdout, status and warnings to stderr. Ctrl-C finishes the request in
+flight (up to 5 s) and exits 0.`;
+
+/** After Ctrl-C, how long a request in flight may take to finish before it is cut. */
+const STOP_GRACE_MS = 5_000;
+/** Queued requests past which we stop reading the socket until the target catches up. */
+const QUEUE_HIGH_WATER = 200;
+const QUEUE_LOW_WATER = 50;
+
+export async function runForward(args: string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      to: { type: 'string' },
+      'from-seq': { type: 'string' },
+      concurrency: { type: 'string' },
+      retries: { type: 'string' },
+      timeout: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    context.out(FORWARD_USAGE);
+    return 0;
+  }
+  if (values.to === undefined) throw new UsageError('--to <url> is required (where to forward, e.g. http://localhost:3000/webhook)');
+  let target: ForwardTarget;
+  try {
+    target = parseTarget(values.to);
+  } catch (error) {
+    if (error instanceof TargetError) throw new UsageError(error.message);
+    throw error;
+  }
+  const fromSeq = values['from-seq'] === undefined ? undefined : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
+  const concurrency = parseInteger(values.concurrency ?? '1', '--concurrency', 1, 64);
+  const retries = parseInteger(values.retries ?? '5', '--retries', 0, 100);
+  const timeoutMs = parseInteger(values.timeout ?? '30', '--timeout', 1, 3600) * 1000;
+  const link = await resolveShareLink(positionals, context);
+
+  const client = new TargetClient(target, timeoutMs);
+  const targetText = `${target.protocol}//${target.host}${target.basePath}`;
+  // The follower's handlers run only once run() is under way, by when the forwarder exists.
+  const follower: LiveFollower = new LiveFollower({
+    link,
+    ...(fromSeq === undefined ? {} : { fromSeq }),
+    handlers: {
+      onJoined(welcome, resumed) {
+        if (!resumed) {
+          const what = fromSeq === undefined ? 'new requests' : `requests after #${fromSeq}`;
+          context.err(`joined endpoint ${link.endpointId} (receiver ${welcome.endpoint.url}); forwarding ${what} to ${targetText}`);
+          if (fromSeq === undefined && welcome.backlog > 0) context.err(`skipping ${welcome.backlog} stored request(s); --from-seq 0 forwards them`);
+          if (fromSeq !== undefined && welcome.gap) context.err(`warning: some requests after #${fromSeq} were already dropped by the server (it keeps the newest ${welcome.endpoint.requestsKept})`);
+        } else {
+          context.err(`rejoined endpoint ${link.endpointId}; resuming after #${follower.lastSeq}`);
+          if (welcome.gap) context.err(`warning: requests were dropped while away (the server keeps the newest ${welcome.endpoint.requestsKept}); they were not forwarded`);
+        }
+      },
+      onRequest: (request) => forwarder.add(request),
+      onStatus: (message) => context.err(message),
+    },
+  });
+  const forwarder = new Forwarder(client, target, { concurrency, retries }, context, {
+    onBacklogged: () => follower.pause(),
+    onCaughtUp: () => follower.resume(),
+  });
+
+  const stop = () => follower.stop();
+  context.stopSignal.addEventListener('abort', stop, { once: true });
+  const end = await follower.run();
+  context.stopSignal.removeEventListener('abort', stop);
+
+  if (end.reason === 'stopped') {
+    const unsent = forwarder.stopTaking();
+    await forwarder.settle(STOP_GRACE_MS, context.hardStopSignal);
+    client.close();
+    context.err(forwarder.summary(unsent, follower.lastSeq));
+    return 0;
+  }
+  context.err(end.message);
+  if (end.reason === 'gone') {
+    // What is already held still goes out: the target may want it even though the endpoint is gone.
+    await forwarder.drain(context.stopSignal);
+    await forwarder.settle(STOP_GRACE_MS, context.hardStopSignal);
+  }
+  client.close();
+  return 1;
+}
+
+interface FlowControl {
+  /** The queue is long: stop reading from the socket. */
+  onBacklogged(): void;
+  /** The queue is short again. */
+  onCaughtUp(): void;
+}
+
+/** Forwards handed requests in seq order, `concurrency` at a time, retrying an unreachable target. */
+class Forwarder {
+  private readonly queue: CapturedRequest[] = [];
+  private active = 0;
+  private accepting = true;
+  /** Seqs cut off by a stop: the first of them is where a later --from-seq should begin. */
+  private readonly unfinished: number[] = [];
+  /** Aborted on stop: no new retry starts. */
+  private readonly noMoreRetries = new AbortController();
+  /** Aborted when the stop grace runs out: requests in flight are cut. */
+  private readonly cutInFlight = new AbortController();
+  private waiters: Array<() => void> = [];
+
+  constructor(
+    private readonly client: TargetClient,
+    private readonly target: ForwardTarget,
+    private readonly options: { concurrency: number; retries: number },
+    private readonly context: CommandContext,
+    private readonly flow: FlowControl,
+  ) {}
+
+  add(request: CapturedRequest): void {
+    if (!this.accepting) return;
+    this.queue.push(request);
+    if (this.queue.length >= QUEUE_HIGH_WATER) this.flow.onBacklogged();
+    this.pump();
+  }
+
+  /** Stops taking requests and returns how many queued ones will not be sent. */
+  stopTaking(): number {
+    this.accepting = false;
+    this.noMoreRetries.abort();
+    const unsent = this.queue.splice(0);
+    this.unfinished.push(...unsent.map((request) => request.seq));
+    return unsent.length;
+  }
+
+  /** Waits until the queue is empty and nothing is in flight, or `signal` aborts. */
+  async drain(signal: AbortSignal): Promise<void> {
+    while ((this.queue.length > 0 || this.active > 0) && !signal.aborted) await this.changed(signal);
+  }
+
+  /** Lets requests in flight finish for up to `graceMs` (or until `hardStop`), then cuts them. */
+  async settle(graceMs: number, hardStop: AbortSignal): Promise<void> {
+    this.stopTaking();
+    const grace = AbortSignal.any([AbortSignal.timeout(graceMs), hardStop]);
+    await this.drain(grace);
+    if (this.active === 0) return;
+    this.cutInFlight.abort();
+    await this.drain(new AbortController().signal);
+  }
+
+  /** The stop report: what was not forwarded, and where to pick up later. */
+  summary(unsent: number, lastSeq: number): string {
+    if (this.unfinished.length === 0) return `stopped; everything up to #${lastSeq} was handled (continue later with --from-seq ${lastSeq})`;
+    const first = Math.min(...this.unfinished);
+    const queued = unsent > 0 ? `${unsent} queued request(s) not sent` : 'a request in flight was cut';
+    return `stopped; ${queued}, from #${first} (continue later with --from-seq ${first - 1})`;
+  }
+
+  private pump(): void {
+    while (this.accepting && this.active < this.options.concurrency && this.queue.length > 0) {
+      const request = this.queue.shift() as CapturedRequest;
+      if (this.queue.length === QUEUE_LOW_WATER) this.flow.onCaughtUp();
+      this.active++;
+      void this.deliver(request).finally(() => {
+        this.active--;
+        this.pump();
+        this.wake();
+      });
+    }
+  }
+
+  private async deliver(request: CapturedRequest): Promise<void> {
+    const prepared: PreparedRequest = prepareForward(request, this.target);
+    const label = `#${request.seq} ${toPrintable(request.method)} ${displayPath(request)}`;
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.client.send(prepared, this.cutInFlight.signal);
+      if (result.ok) {
+        this.context.out(formatForwardLine(request, { delivered: true, status: result.status, ms: result.ms }));
+        return;
+      }
+      if (this.cutInFlight.signal.aborted) {
+        this.unfinished.push(request.seq);
+        this.context.out(formatForwardLine(request, { delivered: false, reason: 'stopped' }));
+        return;
+      }
+      if (!result.retryable || attempt >= this.options.retries) {
+        const tries = attempt + 1;
+        this.context.err(`${label}: ${result.error}${result.retryable ? `; gave up after ${tries} attempt(s)` : ''}`);
+        this.context.out(formatForwardLine(request, { delivered: false, reason: `${result.error}${tries > 1 ? `, ${tries} attempts` : ''}` }));
+        return;
+      }
+      const delay = backoffDelay(attempt);
+      this.context.err(`${label}: ${result.error}; retry ${attempt + 1}/${this.options.retries} in ${formatSeconds(delay)}`);
+      if (!(await sleep(delay, this.noMoreRetries.signal))) {
+        this.unfinished.push(request.seq);
+        this.context.out(formatForwardLine(request, { delivered: false, reason: 'stopped before retrying' }));
+        return;
+      }
+    }
+  }
+
+  private changed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.waiters.push(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}

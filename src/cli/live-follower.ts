@@ -1,0 +1,208 @@
+import WebSocket from 'ws';
+import type { CapturedRequest } from '../capture/captured-request.js';
+import { CloseCode, SUBPROTOCOL, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
+import { backoffDelay, formatSeconds, sleep } from './backoff.js';
+import { describeError } from './send-request.js';
+import type { ShareLink } from './share-link.js';
+
+export interface FollowerHandlers {
+  /** After every welcome; `resumed` is false for the first one. */
+  onJoined(welcome: WelcomeMessage, resumed: boolean): void;
+  /** Each request to act on: once, in seq order, across reconnects. */
+  onRequest(request: CapturedRequest): void;
+  /** Something the user should know: a lost connection, a reconnect, a server error. */
+  onStatus(message: string): void;
+}
+
+export type FollowEnd =
+  | { reason: 'stopped' }
+  /** The endpoint does not exist (any more), or the key is wrong: close 4004 or `expired`. */
+  | { reason: 'gone'; message: string }
+  /** Could not join at all, or the server cannot be talked to. */
+  | { reason: 'failed'; message: string };
+
+export interface FollowerOptions {
+  link: ShareLink;
+  /** Replay the stored requests after this seq on the first join. Unset: only new requests. */
+  fromSeq?: number;
+  handlers: FollowerHandlers;
+  /** How often we ping the server; a ping unanswered by the next one means the link is dead. */
+  pingMs?: number;
+}
+
+type ConnectionEnd = { kind: 'closed'; message: string; joined: boolean } | { kind: 'gone' } | { kind: 'fatal'; message: string };
+
+/**
+ * Watches one endpoint over the live socket and keeps watching across drops: each reconnect
+ * joins with `afterSeq` = the highest seq already handed on, so the server replays exactly what
+ * was missed (docs/protocol.md, Lifecycle 4). Nothing is handed on twice.
+ */
+export class LiveFollower {
+  /** Highest seq handed to onRequest or skipped as old backlog: where a resume starts. */
+  private resumeSeq: number;
+  /** On the first join without --from-seq the stored backlog is old news: skip it. */
+  private skipBacklog: boolean;
+  private backlogLeft = 0;
+  private joinedOnce = false;
+  private stopped = false;
+  private paused = false;
+  private socket: WebSocket | undefined;
+  private readonly stopController = new AbortController();
+  private wakeResumed: (() => void) | undefined;
+
+  constructor(private readonly options: FollowerOptions) {
+    this.resumeSeq = options.fromSeq ?? 0;
+    this.skipBacklog = options.fromSeq === undefined;
+  }
+
+  /** The highest seq handed on (or skipped): what a later `--from-seq` should start after. */
+  get lastSeq(): number {
+    return this.resumeSeq;
+  }
+
+  /** Connects, joins, and follows until stopped, gone, or (before the first join) failed. */
+  async run(): Promise<FollowEnd> {
+    let attempt = 0;
+    for (;;) {
+      const end = await this.connectOnce();
+      if (this.stopped) return { reason: 'stopped' };
+      if (end.kind === 'gone') {
+        return {
+          reason: 'gone',
+          message: this.joinedOnce ? 'the endpoint is gone: it expired' : 'endpoint not found: it expired, or the share link is wrong',
+        };
+      }
+      if (end.kind === 'fatal') return { reason: 'failed', message: end.message };
+      // Failing the very first time is most likely a wrong host or port: say so rather than retry forever.
+      if (!this.joinedOnce) return { reason: 'failed', message: `cannot join via ${this.options.link.liveUrl}: ${end.message}` };
+      if (end.joined) attempt = 0;
+      const delay = backoffDelay(attempt++);
+      this.options.handlers.onStatus(`${end.joined ? 'connection lost' : 'reconnect failed'} (${end.message}); reconnecting in ${formatSeconds(delay)}`);
+      if (!(await sleep(delay, this.stopController.signal))) return { reason: 'stopped' };
+      // A paused reader (its consumer is behind) reconnects only when it can read again.
+      if (this.paused) await new Promise<void>((resolve) => (this.wakeResumed = resolve));
+      if (this.stopped) return { reason: 'stopped' };
+    }
+  }
+
+  /** Closes the socket; run() then resolves `stopped`. No request is handed on after this. */
+  stop(): void {
+    this.stopped = true;
+    this.stopController.abort();
+    this.wakeResumed?.();
+    const socket = this.socket;
+    if (!socket) return;
+    socket.close(1000);
+    // A server that does not answer the close frame must not hold the process open.
+    setTimeout(() => socket.terminate(), 1000).unref();
+  }
+
+  /** Stops reading from the socket while the consumer catches up (the server buffers, then cuts us). */
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.socket?.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.socket?.resume();
+    this.wakeResumed?.();
+    this.wakeResumed = undefined;
+  }
+
+  private joinMessage(): JoinMessage {
+    const { endpointId, key } = this.options.link;
+    const message: JoinMessage = { type: 'join', endpointId, key };
+    if (this.resumeSeq > 0) message.afterSeq = this.resumeSeq;
+    return message;
+  }
+
+  private connectOnce(): Promise<ConnectionEnd> {
+    return new Promise((resolve) => {
+      // The URL carries no key: the key travels only inside the join message.
+      const socket = new WebSocket(this.options.link.liveUrl, [SUBPROTOCOL], { handshakeTimeout: 10_000 });
+      this.socket = socket;
+      let joined = false;
+      let gone = false;
+      let problem: string | undefined;
+      let answered = true;
+      const pinger = setInterval(() => {
+        if (this.paused) return;
+        if (!answered) {
+          problem = 'the server stopped answering pings';
+          socket.terminate();
+          return;
+        }
+        answered = false;
+        socket.ping();
+      }, this.options.pingMs ?? 15_000);
+
+      socket.on('open', () => {
+        if (this.paused) socket.pause();
+        socket.send(JSON.stringify(this.joinMessage()));
+      });
+      socket.on('pong', () => (answered = true));
+      socket.on('error', (error) => (problem = describeError(error)));
+      socket.on('message', (data, isBinary) => {
+        answered = true;
+        if (isBinary) return;
+        let message: ServerMessage;
+        try {
+          message = JSON.parse(data.toString()) as ServerMessage;
+        } catch {
+          return this.options.handlers.onStatus('ignored a message from the server that is not JSON');
+        }
+        if (message.type === 'welcome') {
+          joined = true;
+          this.onWelcome(message);
+        } else if (message.type === 'request') {
+          this.onRequest(message.request);
+        } else if (message.type === 'expired') {
+          gone = true;
+        } else if (message.type === 'error') {
+          if (message.error.code === 'ENDPOINT_NOT_FOUND') gone = true;
+          else {
+            problem = `${message.error.code}: ${message.error.message}`;
+            this.options.handlers.onStatus(`server error ${problem}`);
+          }
+        }
+      });
+      socket.on('close', (code, reason) => {
+        clearInterval(pinger);
+        if (this.socket === socket) this.socket = undefined;
+        if (gone || code === CloseCode.ENDPOINT_NOT_FOUND) return resolve({ kind: 'gone' });
+        if (code === CloseCode.PROTOCOL_ERROR) return resolve({ kind: 'fatal', message: `the server refused the ${SUBPROTOCOL} protocol (${reason.toString() || 'close 1002'})` });
+        const why =
+          code === CloseCode.AT_CAPACITY ? 'the server is at capacity'
+          : code === CloseCode.GOING_AWAY ? 'the server is shutting down'
+          : problem ?? (code === 1006 ? 'the connection was cut' : `closed with code ${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}`);
+        resolve({ kind: 'closed', message: why, joined });
+      });
+    });
+  }
+
+  private onWelcome(welcome: WelcomeMessage): void {
+    const resumed = this.joinedOnce;
+    this.joinedOnce = true;
+    if (this.skipBacklog) {
+      this.backlogLeft = welcome.backlog;
+      if (this.backlogLeft === 0) this.skipBacklog = false;
+    }
+    this.options.handlers.onJoined(welcome, resumed);
+  }
+
+  private onRequest(request: CapturedRequest): void {
+    if (this.stopped) return;
+    if (this.skipBacklog && this.backlogLeft > 0) {
+      this.resumeSeq = Math.max(this.resumeSeq, request.seq);
+      if (--this.backlogLeft === 0) this.skipBacklog = false;
+      return;
+    }
+    // The server sends each seq once per join, in order; this guards the hand-over across joins.
+    if (request.seq <= this.resumeSeq) return;
+    this.resumeSeq = request.seq;
+    this.options.handlers.onRequest(request);
+  }
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { UsageError, type CommandContext } from './command.js';
+import { runCreate } from './create.js';
+import { runForward } from './forward.js';
+import { describeError } from './send-request.js';
+import { redactKeys } from './share-link.js';
+import { runTail } from './tail.js';
+
+const USAGE = `Usage: hookwatch <command> [options]
+
+Commands:
+  forward <share-link> --to <url>   replay each new request to a local server, byte for byte
+  tail <share-link>                 print each new request as it arrives
+  create --server <base-url>        create a live endpoint; print its URL and share link
+
+Run 'hookwatch <command> --help' for a command's options. Docs: docs/cli.md`;
+
+type Command = (args: string[], context: CommandContext) => Promise<number>;
+const COMMANDS: Record<string, Command> = { forward: runForward, tail: runTail, create: runCreate };
+
+/** The package version, read beside dist/ (or src/ under tsx). */
+function readVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Reads all of stdin as text; at most 64 KiB, since it is only ever a share link. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > 64 * 1024) break;
+  }
+  process.stdin.destroy();
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Builds the context: lines to stdout and stderr (stderr redacted, in case a link slips into an
+ * error), and stop signals from SIGINT/SIGTERM. The process is never exited here: the exit
+ * code is set and the process ends once the command has closed everything, so output that is
+ * still being written to a pipe is not lost.
+ */
+function createContext(): { context: CommandContext; dispose: () => void } {
+  const stop = new AbortController();
+  const hardStop = new AbortController();
+  let stdoutGone = false;
+  const onSignal = () => {
+    if (!stop.signal.aborted) {
+      process.stderr.write('stopping… (press Ctrl-C again to stop at once)\n');
+      stop.abort();
+    } else hardStop.abort();
+  };
+  // A closed pipe (`hookwatch tail … | head`) means nobody reads on: stop like Ctrl-C.
+  const onStdoutError = (error: NodeJS.ErrnoException) => {
+    stdoutGone = true;
+    if (error.code === 'EPIPE') stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.stdout.on('error', onStdoutError);
+  const context: CommandContext = {
+    out: (line) => {
+      if (!stdoutGone) process.stdout.write(`${line}\n`);
+    },
+    err: (line) => process.stderr.write(`${redactKeys(line)}\n`),
+    stopSignal: stop.signal,
+    hardStopSignal: hardStop.signal,
+    readStdin,
+  };
+  const dispose = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  return { context, dispose };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`hookwatch ${readVersion()}\n`);
+    return 0;
+  }
+  if (name === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (command === undefined) {
+    process.stderr.write(`hookwatch: unknown command '${redactKeys(name)}'\nRun 'hookwatch --help' for usage.\n`);
+    return 2;
+  }
+  const { context, dispose } = createContext();
+  try {
+    return await command(args, context);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      context.err(`hookwatch ${name}: ${error.message}\nRun 'hookwatch ${name} --help' for usage.`);
+      return 2;
+    }
+    context.err(`hookwatch ${name}: ${describeError(error)}`);
+    return 1;
+  } finally {
+    dispose();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

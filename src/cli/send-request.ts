@@ -1,0 +1,82 @@
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { formatSeconds } from './backoff.js';
+import type { ForwardTarget, PreparedRequest } from './forward-request.js';
+
+export type SendResult =
+  | { ok: true; status: number; ms: number }
+  /** `retryable`: the target could not be reached or did not answer; worth another try. */
+  | { ok: false; error: string; retryable: boolean };
+
+/**
+ * Sends prepared requests to one target with raw node:http: headers as a flat array and
+ * `setHost: false`, so their order, case and duplicates go out as given (node adds only its
+ * own Connection header, which is hop-by-hop). Connections are kept alive between requests.
+ */
+export class TargetClient {
+  private readonly agent: HttpAgent;
+
+  constructor(
+    private readonly target: ForwardTarget,
+    private readonly timeoutMs: number,
+  ) {
+    this.agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  }
+
+  send(prepared: PreparedRequest, signal?: AbortSignal): Promise<SendResult> {
+    const started = performance.now();
+    const request = this.target.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (result: SendResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(result);
+      };
+      let req: ClientRequest;
+      try {
+        req = request({
+          host: this.target.hostname,
+          port: this.target.port,
+          method: prepared.method,
+          path: prepared.path,
+          headers: prepared.headers,
+          setHost: false,
+          agent: this.agent,
+          timeout: this.timeoutMs,
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        // node:http refuses a header it cannot send (an invalid name or character): no retry helps.
+        return finish({ ok: false, error: describeError(error), retryable: false });
+      }
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${formatSeconds(this.timeoutMs)}`)));
+      req.on('error', (error) => finish({ ok: false, error: describeError(error), retryable: signal?.aborted !== true }));
+      req.on('response', (response) => {
+        response.resume();
+        response.on('end', () => finish({ ok: true, status: response.statusCode ?? 0, ms: performance.now() - started }));
+        // The status arrived but the body was cut: the target did answer, so count it delivered.
+        response.on('close', () => finish({ ok: true, status: response.statusCode ?? 0, ms: performance.now() - started }));
+      });
+      req.end(prepared.body);
+    });
+  }
+
+  /** Closes kept-alive connections so the process can end. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** A short reason: node's message, or the codes of an AggregateError (IPv4 and IPv6 both refused). */
+export function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return [...new Set(error.errors.map((inner: unknown) => describeError(inner)))].join('; ');
+  }
+  if (error instanceof Error) {
+    if (error.name === 'AbortError') return 'stopped';
+    const code = (error as NodeJS.ErrnoException).code;
+    return error.message !== '' ? error.message : (code ?? error.name);
+  }
+  return String(error);
+}

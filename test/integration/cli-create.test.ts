@@ -1,0 +1,56 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureCliBuilt, runCli } from '../helpers/cli.js';
+import { send } from '../helpers/http.js';
+import { LiveClient } from '../helpers/live-client.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+describe('hookwatch create', () => {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  beforeAll(() => ensureCliBuilt(), 120_000);
+
+  async function server(): Promise<TestServer> {
+    const s = await startServer();
+    cleanups.push(s.close);
+    return s;
+  }
+
+  it('prints a receiver URL that accepts requests and a share link that joins the endpoint', async () => {
+    const s = await server();
+    const result = await runCli(['create', '--server', s.baseUrl]);
+    expect(result.code).toBe(0);
+    const receiver = /^receiver: +(\S+)$/m.exec(result.stdout)?.[1];
+    const link = /^share link: +(\S+)$/m.exec(result.stdout)?.[1];
+    expect(receiver).toMatch(new RegExp(`^${s.baseUrl}/api/webhook-tester/[A-Za-z0-9_-]+$`));
+    expect(link).toMatch(new RegExp(`^${s.baseUrl}/#[A-Za-z0-9_-]+\\.[A-Za-z0-9]+$`));
+    expect(result.stderr).toMatch(/lives only while something watches it .* plus 30 s after the last watcher leaves/);
+
+    // Within the grace the endpoint still takes requests, and the link's key joins it.
+    expect((await send(receiver!, { method: 'POST', body: 'hi' })).status).toBe(200);
+    const [id, key] = new URL(link!).hash.slice(1).split('.') as [string, string];
+    const { client, welcome } = await LiveClient.join(s.wsUrl, id, key);
+    cleanups.push(() => client.close());
+    expect(welcome.endpoint.url).toBe(receiver);
+    expect(welcome.backlog).toBe(1);
+  });
+
+  it('--kept says kept endpoints are not available yet and exits 2', async () => {
+    const s = await server();
+    const result = await runCli(['create', '--kept', '--server', s.baseUrl]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('kept endpoints are not available on this server yet');
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 1 with the reason when the server cannot be reached', async () => {
+    const s = await server();
+    const url = s.baseUrl;
+    await s.close();
+    cleanups.pop();
+    const result = await runCli(['create', '--server', url]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/could not create an endpoint at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import { parseTarget, prepareForward, targetPath } from '../../src/cli/forward-request.js';
+
+const base: CapturedRequest = {
+  seq: 1,
+  method: 'POST',
+  url: '/api/webhook-tester/abc/github/push?a=1&a=2&b=%20x',
+  subPath: '/github/push',
+  query: { a: ['1', '2'], b: ' x' },
+  headers: [
+    ['X-First', '1'],
+    ['Host', 'hooks.example.com'],
+    ['X-Dup', 'a'],
+    ['x-dup', 'b'],
+    ['Content-Type', 'application/json'],
+    ['Content-Length', '9'],
+  ],
+  contentType: 'application/json',
+  body: '{"a":"b"}',
+  bodyEncoding: 'utf8',
+  isJson: true,
+  form: null,
+  size: 9,
+  storedSize: 9,
+  truncated: false,
+  remoteAddress: '127.0.0.1',
+  receivedAt: '2026-01-01T00:00:00.000Z',
+};
+const target = parseTarget('http://localhost:3000/hook');
+
+describe('parseTarget', () => {
+  it('splits the URL for node:http and keeps the Host value', () => {
+    expect(target).toEqual({ protocol: 'http:', hostname: 'localhost', port: 3000, host: 'localhost:3000', basePath: '/hook', baseQuery: '' });
+    expect(parseTarget('https://[::1]/x?token=1')).toEqual({ protocol: 'https:', hostname: '::1', port: 443, host: '[::1]', basePath: '/x', baseQuery: 'token=1' });
+  });
+
+  it.each(['localhost:3000', 'ftp://host/', 'http://host/#frag', 'http://user:pw@host/'])('refuses %s', (text) => {
+    expect(() => parseTarget(text)).toThrow(/--to/);
+  });
+});
+
+describe('targetPath', () => {
+  it.each([
+    ['/hook', '/github', '/x', '/hook/github'],
+    ['/hook/', '/github', '/x', '/hook/github'],
+    ['/', '/github', '/x', '/github'],
+    ['/', '', '/x', '/'],
+    ['/hook', '', '/x', '/hook'],
+    ['/hook/', '', '/x', '/hook/'],
+    ['/hook', '', '/x?', '/hook?'],
+    ['/hook', '/a', '/x/a?q=%zz&q', '/hook/a?q=%zz&q'],
+  ])('base %s + sub-path %s (url %s) -> %s', (basePath, subPath, url, expected) => {
+    expect(targetPath({ url, subPath }, { basePath, baseQuery: '' })).toBe(expected);
+  });
+
+  it('puts --to\'s own query first', () => {
+    expect(targetPath({ url: '/x?a=1', subPath: '' }, { basePath: '/h', baseQuery: 'token=t' })).toBe('/h?token=t&a=1');
+    expect(targetPath({ url: '/x', subPath: '' }, { basePath: '/h', baseQuery: 'token=t' })).toBe('/h?token=t');
+  });
+});
+
+describe('prepareForward', () => {
+  it('keeps every pair in order and case, rewrites Host in place, and sends the same bytes', () => {
+    const prepared = prepareForward(base, target);
+    expect(prepared.method).toBe('POST');
+    expect(prepared.path).toBe('/hook/github/push?a=1&a=2&b=%20x');
+    expect(prepared.headers).toEqual(['X-First', '1', 'Host', 'localhost:3000', 'X-Dup', 'a', 'x-dup', 'b', 'Content-Type', 'application/json', 'Content-Length', '9']);
+    expect(prepared.body.toString()).toBe('{"a":"b"}');
+  });
+
+  it('drops hop-by-hop headers and any named in Connection, but never Host or Content-Length', () => {
+    const prepared = prepareForward(
+      {
+        ...base,
+        headers: [
+          ['Host', 'h'],
+          ['Connection', 'keep-alive, X-Secret-Hop'],
+          ['connection', 'host, content-length'],
+          ['Keep-Alive', 'timeout=5'],
+          ['Proxy-Connection', 'keep-alive'],
+          ['TE', 'trailers'],
+          ['Trailer', 'X-T'],
+          ['Transfer-Encoding', 'chunked'],
+          ['Upgrade', 'h2c'],
+          ['x-secret-hop', 'gone'],
+          ['X-Stay', 'here'],
+        ],
+      },
+      target,
+    );
+    expect(prepared.headers).toEqual(['Host', 'localhost:3000', 'X-Stay', 'here', 'Content-Length', '9']);
+  });
+
+  it('makes Content-Length exact: in place when present (once), appended when missing', () => {
+    const truncated = prepareForward({ ...base, body: 'abc', size: 5000, storedSize: 3, truncated: true, headers: [['Content-Length', '5000'], ['content-length', '5000'], ['X', 'y']] }, target);
+    expect(truncated.headers).toEqual(['Host', 'localhost:3000', 'Content-Length', '3', 'X', 'y']);
+    const chunked = prepareForward({ ...base, body: 'hello', headers: [['Host', 'h'], ['Transfer-Encoding', 'chunked']] }, target);
+    expect(chunked.headers).toEqual(['Host', 'localhost:3000', 'Content-Length', '5']);
+  });
+
+  it('adds Content-Length: 0 only where node:http would otherwise chunk an empty body', () => {
+    const empty = { ...base, body: '', size: 0, storedSize: 0, headers: [['Host', 'h']] as Array<[string, string]> };
+    expect(prepareForward({ ...empty, method: 'POST' }, target).headers).toEqual(['Host', 'localhost:3000', 'Content-Length', '0']);
+    expect(prepareForward({ ...empty, method: 'PATCH' }, target).headers).toContain('Content-Length');
+    for (const method of ['GET', 'HEAD', 'DELETE', 'OPTIONS']) expect(prepareForward({ ...empty, method }, target).headers).toEqual(['Host', 'localhost:3000']);
+    // A body on a GET is framed like any other.
+    expect(prepareForward({ ...empty, method: 'GET', body: 'q' }, target).headers).toEqual(['Host', 'localhost:3000', 'Content-Length', '1']);
+  });
+
+  it('decodes a base64 body to its bytes', () => {
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const prepared = prepareForward({ ...base, body: bytes.toString('base64'), bodyEncoding: 'base64', headers: [] }, target);
+    expect(prepared.body.equals(bytes)).toBe(true);
+    expect(prepared.headers).toEqual(['Host', 'localhost:3000', 'Content-Length', '256']);
+  });
+});
