@@ -176,13 +176,17 @@ function encodeBody(bytes: Buffer, truncated: boolean): StoredBody {
   return { body: bytes.toString('base64'), encoding: 'base64', text: undefined, storedSize: bytes.length };
 }
 
+/** Escaping bytes every body may spend beyond a third, so short texts with a few controls stay text. */
+export const ESCAPE_SLACK_BYTES = 64;
+
 /**
- * True when the bytes, written as a JSON string, grow by no more than a third (as base64 would).
+ * True when the bytes, written as a JSON string, grow by no more than a third (as base64 would)
+ * plus a little slack.
  * Control bytes cost up to six each (`\u0001`), quotes and backslashes two; everything else,
  * UTF-8 sequences included, is copied as is.
  */
 export function escapingIsCheap(bytes: Uint8Array): boolean {
-  const allowance = Math.ceil(bytes.length / 3);
+  const allowance = Math.ceil(bytes.length / 3) + ESCAPE_SLACK_BYTES;
   let extra = 0;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i] as number;

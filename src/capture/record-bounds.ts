@@ -24,7 +24,8 @@ const FIXED_BYTES = 4 * 1024;
  * `toRecordJson` enforces this bound, dropping the derived views when a record would pass it.
  */
 export function maxRecordBytes(limits: { maxBodyBytes: number; maxHeaderBytes: number }): number {
-  const body = Math.ceil(limits.maxBodyBytes / 3) * 4;
+  // Text is kept when escaping adds at most a third plus 64 bytes; base64 is 4 per 3.
+  const body = Math.ceil(limits.maxBodyBytes / 3) * 4 + 64;
   const head = 12 * limits.maxHeaderBytes;
   const derived = WORST_ESCAPE * (FORM_PARSE_MAX_BYTES + MULTIPART_MAX_FIELD_TEXT_BYTES) + MULTIPART_MAX_PARTS * 1024;
   return body + head + derived + FIXED_BYTES;

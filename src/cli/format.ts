@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { CapturedRequest } from '../capture/captured-request.js';
 
 /**
@@ -57,12 +58,23 @@ export function formatTailLine(request: CapturedRequest): string {
 export function formatVerbose(request: CapturedRequest): string {
   const lines = [formatTailLine(request)];
   for (const [name, value] of request.headers) lines.push(`    ${toPrintable(name)}: ${toPrintable(value)}`);
+  const text = bodyText(request);
   if (request.storedSize === 0) lines.push('    (no body)');
-  else if (request.bodyEncoding === 'base64') lines.push(`    (binary body, ${formatSize(request.storedSize)}; --json has it as base64)`);
+  else if (text === undefined) lines.push(`    (binary body, ${formatSize(request.storedSize)}; --json has it as base64)`);
   else {
     lines.push('');
-    for (const line of toPrintable(request.body.replaceAll('\r\n', '\n'), true).split('\n')) lines.push(`    ${line}`);
+    for (const line of toPrintable(text.replaceAll('\r\n', '\n'), true).split('\n')) lines.push(`    ${line}`);
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * The body as text when its bytes are UTF-8. The server stores valid UTF-8 as base64 too when
+ * JSON escaping would cost more than base64 (many control characters), so decode and check.
+ */
+function bodyText(request: CapturedRequest): string | undefined {
+  if (request.bodyEncoding === 'utf8') return request.body;
+  const bytes = Buffer.from(request.body, 'base64');
+  return isUtf8(bytes) ? bytes.toString('utf8') : undefined;
 }

@@ -16,6 +16,9 @@ const request: CapturedRequest = {
   bodyEncoding: 'utf8',
   isJson: false,
   form: null,
+  parts: null,
+  omitted: [],
+  answer: { status: 200, delayMs: 0 },
   size: 2048,
   storedSize: 14,
   truncated: false,
@@ -49,7 +52,9 @@ describe('cli formatting', () => {
     const verbose = formatVerbose(request);
     expect(verbose).toContain('    X-Evil: a\\x1b[2Jb');
     expect(verbose).toContain('    line1\n    line2\\u202e');
-    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: 'AAE=', storedSize: 2 })).toContain('(binary body, 2 B; --json has it as base64)');
+    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: '//4=', storedSize: 2 })).toContain('(binary body, 2 B; --json has it as base64)');
+    // Valid UTF-8 stored as base64 (escaping would have cost more) is still shown as text.
+    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: 'AAE=', storedSize: 2 })).toContain('    \\x00\\x01');
     expect(formatVerbose({ ...request, body: '', storedSize: 0 })).toContain('(no body)');
   });
 });
