@@ -57,6 +57,10 @@ async function startServer(kind, env = {}, nodeFlags = [], checkout = root) {
       RATE_LIMIT_PER_ADDRESS: '0',
       LIVE_CONNECTS_PER_ADDRESS: '0',
       MAX_ENDPOINTS: '20000',
+      // The bench's load and watchers all come from 127.0.0.1: the per-address caps would refuse them.
+      MAX_LIVE_SOCKETS_PER_ADDRESS: '100000',
+      MAX_CONNECTIONS_PER_ADDRESS: '100000',
+      MAX_CONNECTIONS: '100000',
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit', ...(kind === 'hookwatch-gc' ? ['ipc'] : [])],
@@ -430,6 +434,74 @@ async function memoryPhase() {
   results.fullEndpoints = { endpoints, requestsEach: 50, storedCapBytes: cap, boundMiB: bound / MIB, rssMiB: rss / MIB, rssOverBound: rss / bound };
 }
 
+/** The hostile 1 MiB bodies of issue #12, each with the content type that made it cost most. */
+const ENCODING_CASES = [
+  ['ASCII text', () => Buffer.alloc(MIB, 0x61), 'text/plain'],
+  ['non-UTF-8 bytes (base64)', () => Buffer.from(Array.from({ length: MIB }, (_, i) => (i * 7919 + 0x80) % 256 | 0x80)), 'application/octet-stream'],
+  ['" characters', () => Buffer.alloc(MIB, 0x22), 'text/plain'],
+  ['0x01 bytes', () => Buffer.alloc(MIB, 0x01), 'text/plain'],
+  ['0x01 bytes as a form', () => Buffer.alloc(MIB, 0x01), 'application/x-www-form-urlencoded'],
+];
+
+/** Posts `count` copies of `body` to the endpoints in turn, a few at a time; resolves with the statuses. */
+async function postBodies(port, paths, body, contentType, count) {
+  const statuses = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < count) {
+        const path = paths[next++ % paths.length];
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, headers: { 'content-type': contentType } });
+        await response.arrayBuffer();
+        statuses.push(response.status);
+      }
+    }),
+  );
+  return statuses;
+}
+
+/**
+ * Bytes of RSS each stored 1 MiB body costs, per encoding case (after a full GC, stored bytes
+ * as the store counts them beside it), and the RSS of a process whose whole stored-bytes budget
+ * is full of the worst case, sampled while it fills.
+ */
+async function storedBodiesPhase() {
+  const count = 16;
+  results.storedBodies = [];
+  for (const [label, makeBody, contentType] of ENCODING_CASES) {
+    const server = await startServer('hookwatch-gc', { MAX_STORED_BYTES: String(256 * MIB), MAX_STORED_BYTES_PER_ENDPOINT: String(64 * MIB) });
+    const watcher = await startWatcher(server, { endpoints: 1 });
+    const paths = [new URL(watcher.urls[0]).pathname];
+    const before = await settledMemory(server);
+    const statuses = await postBodies(server.port, paths, makeBody(), contentType, count);
+    const after = await settledMemory(server);
+    const stored = await storedBytesOf(server.port);
+    watcher.stop();
+    server.child.kill();
+    results.storedBodies.push({ label, ok: statuses.filter((s) => s === 200).length, rssBytesPerBody: (after.rss - before.rss) / count, storedBytesPerBody: stored / count });
+  }
+
+  const budget = quick ? 64 * MIB : 128 * MIB;
+  const server = await startServer('hookwatch', { MAX_STORED_BYTES: String(budget), MAX_STORED_BYTES_PER_ENDPOINT: String(16 * MIB) });
+  const watcher = await startWatcher(server, { endpoints: 12 });
+  const paths = watcher.urls.map((url) => new URL(url).pathname);
+  const rssBefore = rssBytes(server.pid);
+  const stopSampling = sampleRss(server.pid);
+  const sent = Math.ceil((2.5 * budget) / MIB);
+  const [, , , , form] = ENCODING_CASES;
+  await postBodies(server.port, paths, form[1](), form[2], sent);
+  const peaks = stopSampling();
+  const stored = await storedBytesOf(server.port);
+  results.fullBudget = { budgetMiB: budget / MIB, sentMiB: sent, storedMiB: stored / MIB, rssBeforeMiB: rssBefore / MIB, rssPeakMiB: Math.max(peaks.firstHalfPeakMiB, peaks.secondHalfPeakMiB), rssAfterMiB: rssBytes(server.pid) / MIB };
+  watcher.stop();
+  server.child.kill();
+}
+
+async function storedBytesOf(port) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return Number(/^hookwatch_stored_bytes (\d+)/m.exec(text)?.[1] ?? NaN);
+}
+
 /** Samples the server's RSS every 200 ms; the returned stop() gives the peak of each half of the run. */
 function sampleRss(pid) {
   const samples = [];
@@ -535,6 +607,19 @@ function report() {
   if (full) {
     lines.push(`Full endpoints: ${full.endpoints} x 50 requests x ${full.storedCapBytes / KIB} KiB stored cap: bound ${f(full.boundMiB)} MiB, RSS ${f(full.rssMiB)} MiB (${f(full.rssOverBound, 2)}x the bound).`);
   }
+  if (results.storedBodies) {
+    lines.push('Stored 1 MiB bodies (16 per case, RSS after a full GC):');
+    for (const row of results.storedBodies) {
+      lines.push(`  ${row.label.padEnd(26)} RSS ${f(row.rssBytesPerBody / MIB, 2)} MiB per body, counted ${f(row.storedBytesPerBody / MIB, 2)} MiB (${row.ok}/16 accepted)`);
+    }
+  }
+  const budget = results.fullBudget;
+  if (budget) {
+    lines.push(
+      `Full budget: MAX_STORED_BYTES ${budget.budgetMiB} MiB, ${budget.sentMiB} x 1 MiB 0x01 form bodies sent: stored ${f(budget.storedMiB)} MiB, ` +
+        `RSS ${f(budget.rssBeforeMiB)} -> peak ${f(budget.rssPeakMiB)} MiB, ${f(budget.rssAfterMiB)} after (peak ${f((budget.rssPeakMiB - budget.rssBeforeMiB) / budget.budgetMiB, 2)}x the budget above the start).`,
+    );
+  }
   const large = results.largeBodies;
   if (large) {
     lines.push(
@@ -572,7 +657,10 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   }, 230_000 * Math.max(1, ROUNDS / 3) * (compareDir === undefined ? 1 : 1.3));
   try {
     if (runs('throughput')) await throughputPhase();
-    if (runs('memory')) await memoryPhase();
+    if (runs('memory')) {
+      await memoryPhase();
+      await storedBodiesPhase();
+    }
     if (runs('large')) await largeBodiesPhase();
     report();
     console.log(`Total ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -257,13 +257,14 @@ function isEscaped(text: string, at: number): boolean {
 }
 
 /**
- * The draft's JSON as UTF-8 bytes, at most `maxBytes` long: when the derived views (parsed
- * query, form fields, multipart parts) would pass the bound, they are left out and listed in
- * `omitted`, so no request makes a record larger than `maxRecordBytes` (record-bounds.ts).
+ * The draft's JSON, at most `maxBytes` of UTF-8: when the derived views (parsed query, form
+ * fields, multipart parts) would pass the bound, they are left out and listed in `omitted`, so
+ * no request makes a record larger than `maxRecordBytes` (record-bounds.ts).
  */
-export function toDraftBytes(draft: RequestDraft, maxBytes: number): Buffer {
-  const bytes = Buffer.from(JSON.stringify(draft));
-  if (bytes.length <= maxBytes) return bytes;
+export function toDraftJson(draft: RequestDraft, maxBytes: number): string {
+  const json = JSON.stringify(draft);
+  // A UTF-16 unit is at most 3 bytes of UTF-8: only a long string needs counting.
+  if (json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes) return json;
   const lean: RequestDraft = { ...draft, query: {}, form: null, parts: null, omitted: ['query', 'form', 'parts'] };
-  return Buffer.from(JSON.stringify(lean));
+  return JSON.stringify(lean);
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
-import { toDraftBytes, toRequestDraft, type MultipartPart } from '../capture/captured-request.js';
+import { toDraftJson, toRequestDraft, type MultipartPart } from '../capture/captured-request.js';
 import { isMultipartFormData, parseMultipart } from '../capture/multipart.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import { maxRecordBytes } from '../capture/record-bounds.js';
@@ -127,7 +127,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
         },
         captureOptions,
       );
-      appended = await store.appendRequest(endpointId, toDraftBytes(draft, maxRecord), receivedAtMs);
+      appended = await store.appendRequest(endpointId, toDraftJson(draft, maxRecord), receivedAtMs);
     } finally {
       readingBudget.give(body.kept.length);
     }

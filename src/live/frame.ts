@@ -7,29 +7,40 @@ import type { WebSocket } from 'ws';
  * having ws frame the message again for each one.
  */
 export interface TextFrame {
-  /** Header and payload, ready to write. */
-  bytes: Buffer;
-  /** The UTF-8 payload alone (a view into `bytes`). */
-  payload: Buffer;
+  /**
+   * The frame's bytes, to write in order: one buffer (header and payload) for a small message;
+   * for a large one the header and then the payload itself, not copied, so a stored request of
+   * a megabyte is sent from the store's own bytes.
+   */
+  chunks: Buffer[];
+  /** Bytes in all chunks. */
+  length: number;
 }
 
+/** Below this a payload is copied behind its header (one write); above it, written as is. */
+const COPY_BELOW_BYTES = 16 * 1024;
+
 export function textFrame(text: string | Buffer): TextFrame {
-  const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+  const payload = typeof text === 'string' ? Buffer.from(text) : text;
+  const length = payload.length;
   const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
-  const bytes = Buffer.allocUnsafe(headerLength + length);
-  bytes[0] = 0x81;
+  const copy = length < COPY_BELOW_BYTES;
+  const head = Buffer.allocUnsafe(headerLength + (copy ? length : 0));
+  head[0] = 0x81;
   if (length < 126) {
-    bytes[1] = length;
+    head[1] = length;
   } else if (length < 65536) {
-    bytes[1] = 126;
-    bytes.writeUInt16BE(length, 2);
+    head[1] = 126;
+    head.writeUInt16BE(length, 2);
   } else {
-    bytes[1] = 127;
-    bytes.writeBigUInt64BE(BigInt(length), 2);
+    head[1] = 127;
+    head.writeBigUInt64BE(BigInt(length), 2);
   }
-  if (typeof text === 'string') bytes.write(text, headerLength, 'utf8');
-  else text.copy(bytes, headerLength);
-  return { bytes, payload: bytes.subarray(headerLength) };
+  if (copy) {
+    payload.copy(head, headerLength);
+    return { chunks: [head], length: head.length };
+  }
+  return { chunks: [head, payload], length: headerLength + length };
 }
 
 /**

@@ -1,15 +1,14 @@
 import type { WebSocket } from 'ws';
-import { tcpSocketOf, textFrame } from './frame.js';
+import { tcpSocketOf, textFrame, type TextFrame } from './frame.js';
 
 /** A message on its way to watchers: framed once, then the same bytes written to every socket. */
 export interface Framed {
   seq?: number;
-  /** A complete WebSocket text frame. */
-  frame: Buffer;
+  frame: TextFrame;
 }
 
 export function toFramed(data: Buffer | string, seq?: number): Framed {
-  return seq === undefined ? { frame: textFrame(data).bytes } : { seq, frame: textFrame(data).bytes };
+  return seq === undefined ? { frame: textFrame(data) } : { seq, frame: textFrame(data) };
 }
 
 /**
@@ -90,18 +89,20 @@ export class Watcher {
  * The frame's bytes go straight to the TCP socket: ws writes each frame whole and, without
  * compression, never queues its own, so this is what `ws.send` would do minus framing again.
  */
-export function writeBounded(socket: WebSocket, frame: Buffer, maxBufferBytes: number, onSlow: () => void): void {
+export function writeBounded(socket: WebSocket, frame: TextFrame, maxBufferBytes: number, onSlow: () => void): void {
   if (socket.readyState !== socket.OPEN) return;
   // Judge by what is still unsent, not by this message. bufferedAmount counts bytes written to
   // the TCP socket too.
   if (socket.bufferedAmount > maxBufferBytes) return onSlow();
   const tcp = tcpSocketOf(socket);
-  if (tcp) tcp.write(frame);
-  else socket.send(frame.subarray(frame.length - payloadLength(frame)), { binary: false });
+  if (tcp) {
+    for (const chunk of frame.chunks) tcp.write(chunk);
+  } else {
+    socket.send(Buffer.concat(frame.chunks).subarray(headerLength(frame.chunks[0] as Buffer)), { binary: false });
+  }
 }
 
-function payloadLength(frame: Buffer): number {
-  const marker = (frame[1] as number) & 0x7f;
-  if (marker < 126) return marker;
-  return marker === 126 ? frame.readUInt16BE(2) : Number(frame.readBigUInt64BE(2));
+function headerLength(head: Buffer): number {
+  const marker = (head[1] as number) & 0x7f;
+  return marker < 126 ? 2 : marker === 126 ? 4 : 10;
 }

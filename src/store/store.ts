@@ -52,7 +52,7 @@ export interface Store {
    * byte budget the oldest requests of any endpoint go, and their watchers get `evicted`.
    * `draftJson` is the record's JSON without `seq`. Undefined when the endpoint does not exist.
    */
-  appendRequest(id: string, draftJson: Buffer, capturedAtMs: number): Promise<StoredRequest | undefined>;
+  appendRequest(id: string, draftJson: string, capturedAtMs: number): Promise<StoredRequest | undefined>;
   /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request; returns the new `clearedSeq` (the last seq given). */
@@ -84,12 +84,14 @@ export function storeLimits(config: StoreLimits): StoreLimits {
 
 const MESSAGE_PREFIX = '{"type":"request","request":{"seq":';
 
-/** `{"a":1}` + 7 -> the `request` message `{"type":"request","request":{"seq":7,"a":1}}`. Shared by every backend. */
-export function toRequestMessage(draftJson: Buffer, seq: number): Buffer {
-  const head = Buffer.from(draftJson.length > 2 ? `${MESSAGE_PREFIX}${seq},` : `${MESSAGE_PREFIX}${seq}`);
-  return Buffer.concat([head, draftJson.subarray(1), CLOSE_BRACE], head.length + draftJson.length);
+/**
+ * `{"a":1}` + 7 -> the `request` message `{"type":"request","request":{"seq":7,"a":1}}`, as
+ * bytes. Shared by every backend. Built from the draft's string in one encoding pass: a large
+ * record costs one buffer of its size, not a copy per step.
+ */
+export function toRequestMessage(draftJson: string, seq: number): Buffer {
+  return Buffer.from(draftJson.length > 2 ? `${MESSAGE_PREFIX}${seq},${draftJson.slice(1)}}` : `${MESSAGE_PREFIX}${seq}}}`);
 }
-const CLOSE_BRACE = Buffer.from('}');
 
 /** The record (`{"seq":…}`) inside a stored `request` message, without copying it. */
 export function recordOf(message: Buffer): Buffer {

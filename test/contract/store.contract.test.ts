@@ -16,7 +16,7 @@ const MIB = 1024 * 1024;
 const LIMITS: StoreLimits = { requestsPerEndpoint: 50, maxStoredBytes: 64 * MIB, maxStoredBytesPerEndpoint: 16 * MIB };
 
 const endpoint = (id: string): EndpointRecord => ({ id, kind: 'live', keyHash: 'ab'.repeat(32), createdAt: '2026-01-01T00:00:00.000Z', response: DEFAULT_RESPONSE });
-const json = (text: string) => Buffer.from(text);
+const json = (text: string) => text;
 const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
 
 /** A bus that records what is announced for every endpoint it is told about. */

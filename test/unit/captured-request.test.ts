@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
-import { escapingIsCheap, nestingDepth, parseParams, subPathOf, toDraftBytes, toRequestDraft as capture, type RawCapture } from '../../src/capture/captured-request.js';
+import { escapingIsCheap, nestingDepth, parseParams, subPathOf, toDraftJson, toRequestDraft as capture, type RawCapture } from '../../src/capture/captured-request.js';
 import { FORM_PARSE_MAX_BYTES, maxRecordBytes } from '../../src/capture/record-bounds.js';
 
 const formatTime = createUtcTimeFormatter();
@@ -82,7 +82,7 @@ describe('nestingDepth', () => {
 
 describe('bounded encodings', () => {
   const MIB = 1024 * 1024;
-  const recordBytes = (raw: RawCapture) => toDraftBytes(toCapturedRequest(raw), maxRecordBytes({ maxBodyBytes: MIB, maxHeaderBytes: 16 * 1024 })).length;
+  const recordBytes = (raw: RawCapture) => Buffer.byteLength(toDraftJson(toCapturedRequest(raw), maxRecordBytes({ maxBodyBytes: MIB, maxHeaderBytes: 16 * 1024 })));
 
   it('stores text as text when escaping adds little, and as base64 when it would add more than a third', () => {
     expect(toCapturedRequest({ ...base, body: Buffer.from('{"a":"b","c":[1,2,3]}') }).bodyEncoding).toBe('utf8');
@@ -129,8 +129,8 @@ describe('bounded encodings', () => {
 
   it('drops the derived views when a record would pass the bound', () => {
     const draft = toCapturedRequest(base);
-    const full = toDraftBytes(draft, 1_000_000);
-    const lean = JSON.parse(toDraftBytes(draft, full.length - 1).toString()) as { omitted: string[]; query: unknown };
+    const full = toDraftJson(draft, 1_000_000);
+    const lean = JSON.parse(toDraftJson(draft, full.length - 1)) as { omitted: string[]; query: unknown };
     expect(lean.omitted).toEqual(['query', 'form', 'parts']);
     expect(lean.query).toEqual({});
   });
