@@ -96,6 +96,10 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
 
     await rows(page).nth(3).click();
     await page.screenshot({ path: join(screenshotDir, 'screenshot.png') });
+    // The same log on a phone: the list, the header wrapped above it.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('#back-to-list').waitFor({ state: 'hidden' });
+    await page.screenshot({ path: join(screenshotDir, 'screenshot-phone.png') });
     await page.close();
   });
 
