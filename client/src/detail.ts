@@ -17,27 +17,82 @@ export interface DetailActions extends BodyActions {
 
 /** A query longer than this is folded in the detail's title (it is listed in full below anyway). */
 const LONG_QUERY = 80;
+/** Rows shown per step in a name/value table: a 1 MB form body can hold 250,000 fields. */
+const PAIRS_STEP = 200;
 
 function section(title: string, ...content: Array<Node | null>): HTMLElement {
   return h('section', { class: 'detail-section' }, h('h3', { text: title }), ...content);
 }
 
-/** Name/value rows; with `copy`, each value gets its own copy button. */
-function pairsTable(caption: string, pairs: Array<[string, string]>, copy?: (value: string, what: string) => void): HTMLElement {
-  const body = h('tbody');
-  for (const [name, value] of pairs) {
-    const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { class: 'value', text: value }));
-    if (copy) {
-      const button = h('button', { class: 'copy-value', text: 'Copy', attrs: { type: 'button', 'aria-label': `Copy ${name} value` }, on: { click: () => copy(value, `${name} value`) } });
-      row.append(h('td', { class: 'copy-cell' }, button));
-    }
-    body.append(row);
-  }
-  return h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
+/** Name/value pairs, pulled a step at a time, and how many there are in all. */
+interface Pairs {
+  count: number;
+  next: Iterator<[string, string]>;
 }
 
-function paramPairs(params: ParamMap): Array<[string, string]> {
-  return Object.entries(params).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v): [string, string] => [name, v]));
+function listPairs(pairs: Array<[string, string]>): Pairs {
+  return { count: pairs.length, next: pairs[Symbol.iterator]() };
+}
+
+/** A query or form as pairs, repeated names once per value; walked lazily (a form can hold 250,000 fields). */
+function paramPairs(params: ParamMap): Pairs {
+  const names = Object.keys(params);
+  let count = 0;
+  for (const name of names) {
+    const value = params[name] as string | string[];
+    count += Array.isArray(value) ? value.length : 1;
+  }
+  function* walk(): Generator<[string, string]> {
+    for (const name of names) {
+      const value = params[name] as string | string[];
+      if (Array.isArray(value)) for (const item of value) yield [name, item];
+      else yield [name, value];
+    }
+  }
+  return { count, next: walk() };
+}
+
+/** Name/value rows, a step at a time; with `copy`, each value gets its own copy button. */
+function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void): HTMLElement {
+  const body = h('tbody');
+  const table = h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
+  let shown = 0;
+  const appendRows = (): HTMLElement | null => {
+    for (let step = 0; step < PAIRS_STEP; step++) {
+      const next = pairs.next.next();
+      if (next.done) break;
+      const [name, value] = next.value;
+      const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { class: 'value', text: value }));
+      if (copy) {
+        const button = h('button', { class: 'copy-value', text: 'Copy', attrs: { type: 'button', 'aria-label': `Copy ${name} value` }, on: { click: () => copy(value, `${name} value`) } });
+        row.append(h('td', { class: 'copy-cell' }, button));
+      }
+      body.append(row);
+      shown++;
+    }
+    const left = pairs.count - shown;
+    if (left <= 0) return null;
+    const more: HTMLButtonElement = h('button', {
+      class: 'more',
+      text: `Show ${Math.min(PAIRS_STEP, left)} more (${left} not shown)`,
+      attrs: { type: 'button' },
+      on: {
+        click: () => {
+          const next = appendRows();
+          more.replaceWith(next ?? '');
+          // Keep keyboard focus near: on the next step's button, else on the table.
+          if (next) next.focus();
+          else {
+            table.tabIndex = -1;
+            table.focus();
+          }
+        },
+      },
+    });
+    return more;
+  };
+  const more = appendRows();
+  return more ? h('div', {}, table, more) : table;
 }
 
 /** The full URL, with a long query string folded behind a toggle. */
@@ -93,14 +148,17 @@ export function renderDetail(request: AnsweredRequest, receiverUrl: string, acti
   const parts: HTMLElement[] = [
     header,
     h('p', { class: 'gone warning', text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.', attrs: { hidden: '' } }),
-    pairsTable('Facts', facts),
+    pairsTable('Facts', listPairs(facts)),
   ];
   if (request.truncated) {
     parts.push(h('p', { class: 'warning', text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.` }));
   }
-  if (query.length > 0) parts.push(section(`Query (${query.length})`, pairsTable('Query parameters', query, actions.copy)));
-  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', request.headers, actions.copy)));
-  if (request.form) parts.push(section('Form fields', pairsTable('Form fields', paramPairs(request.form), actions.copy)));
+  if (query.count > 0) parts.push(section(`Query (${query.count})`, pairsTable('Query parameters', query, actions.copy)));
+  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', listPairs(request.headers), actions.copy)));
+  if (request.form) {
+    const form = paramPairs(request.form);
+    parts.push(section(`Form fields (${form.count})`, pairsTable('Form fields', form, actions.copy)));
+  }
   parts.push(bodySection(request, actions));
   return h('article', { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } }, ...parts);
 }

@@ -8,6 +8,8 @@ const OPEN_MAX_CHILDREN = 50;
 const NODE_BUDGET = 400;
 /** Children built per step; "Show N more" builds the next step. Keeps a huge array from freezing the page. */
 const STEP = 200;
+/** Strings longer than this are cut until asked for: a megabyte on one line is slow to lay out. */
+const LONG_STRING = 2000;
 
 interface Budget {
   nodes: number;
@@ -29,6 +31,7 @@ function count(size: number, isArray: boolean): string {
 function node(key: string | undefined, value: unknown, depth: number, budget: Budget): HTMLElement {
   budget.nodes--;
   const label = key === undefined ? null : h('span', { class: 'json-key', text: `${JSON.stringify(key)}: ` });
+  if (typeof value === 'string' && value.length > LONG_STRING) return longString(label, value);
   if (value === null || typeof value !== 'object') {
     return h('div', { class: 'json-leaf' }, label, h('span', { class: `json-${value === null ? 'null' : typeof value}`, text: JSON.stringify(value) }));
   }
@@ -64,6 +67,22 @@ function node(key: string | undefined, value: unknown, depth: number, budget: Bu
   return details;
 }
 
+function longString(label: HTMLElement | null, value: string): HTMLElement {
+  const text = h('span', { class: 'json-string', text: `${JSON.stringify(value.slice(0, LONG_STRING)).slice(0, -1)}…` });
+  const all: HTMLButtonElement = h('button', {
+    class: 'more',
+    text: `Show all ${value.length} characters`,
+    attrs: { type: 'button' },
+    on: {
+      click: () => {
+        text.textContent = JSON.stringify(value);
+        all.remove();
+      },
+    },
+  });
+  return h('div', { class: 'json-leaf' }, label, text, ' ', all);
+}
+
 function appendStep(container: HTMLElement, size: number, from: number, childAt: (index: number) => [string | undefined, unknown], depth: number, budget: Budget): void {
   const end = Math.min(size, from + STEP);
   for (let index = from; index < end; index++) {
@@ -73,7 +92,7 @@ function appendStep(container: HTMLElement, size: number, from: number, childAt:
   if (end === size) return;
   const left = size - end;
   const more: HTMLButtonElement = h('button', {
-    class: 'json-more',
+    class: 'more',
     text: `Show ${Math.min(STEP, left)} more (${left} not shown)`,
     attrs: { type: 'button' },
     on: {
@@ -81,7 +100,7 @@ function appendStep(container: HTMLElement, size: number, from: number, childAt:
         more.remove();
         appendStep(container, size, end, childAt, depth, { nodes: NODE_BUDGET });
         // The button is gone: keep keyboard focus nearby (the next "Show more", else the new children).
-        const target = container.querySelector<HTMLElement>(':scope > .json-more') ?? container.children[end]?.querySelector<HTMLElement>('summary');
+        const target = container.querySelector<HTMLElement>(':scope > .more') ?? container.children[end]?.querySelector<HTMLElement>('summary');
         if (target) target.focus();
         else {
           container.tabIndex = -1;

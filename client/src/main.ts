@@ -184,6 +184,7 @@ function resetLog(): void {
   unseen = 0;
   backlogLeft = 0;
   lostAfter = undefined;
+  detailOpen = false;
   render();
 }
 
@@ -214,7 +215,8 @@ function addRequest(request: CapturedRequest): void {
     if (!followLatest) unseen++;
   }
   if (followLatest) selectedSeq = requests.at(-1)?.seq;
-  render();
+  // The detail of a big arrival is built in a task of its own, after the list shows the row.
+  render(true);
 }
 
 function dropCleared(upTo: number): void {
@@ -253,7 +255,10 @@ const list = new LogList(ui.list, {
   select: (seq, how) => pick(seq, how),
 });
 
-function render(): void {
+let detailTimer: number | undefined;
+
+/** Shows the state; `deferDetail`: the detail pane catches up in the next task (arrivals come in bursts). */
+function render(deferDetail = false): void {
   renderMethodOptions();
   const visible = visibleRequests();
   const received = Math.max(highestSeq, clearedSeq) - clearedSeq;
@@ -276,7 +281,9 @@ function render(): void {
   ui.jump.textContent = `${unseen} new — jump to latest`;
   ui.back.textContent = unseen > 0 ? `← Back to list (${unseen} new)` : '← Back to list';
   ui.layout.classList.toggle('show-detail', detailOpen);
-  renderSelected(visible);
+  clearTimeout(detailTimer);
+  if (deferDetail) detailTimer = window.setTimeout(() => renderSelected(visibleRequests()), 0);
+  else renderSelected(visible);
 }
 
 /** What the detail pane shows now (-1: nothing rendered yet). */
@@ -427,8 +434,8 @@ ui.newUrl.addEventListener('click', () => void newUrl(true));
 ui.expiredNewUrl.addEventListener('click', () => void newUrl(false));
 ui.retryNow.addEventListener('click', () => connection.retryNow());
 ui.clear.addEventListener('click', () => void clearLog());
-ui.filter.addEventListener('input', render);
-ui.method.addEventListener('change', render);
+ui.filter.addEventListener('input', () => render());
+ui.method.addEventListener('change', () => render());
 ui.clearFilter.addEventListener('click', () => {
   ui.filter.value = '';
   ui.method.value = '';
