@@ -11,6 +11,17 @@ async function streamText(stream: NodeJS.ReadableStream): Promise<string> {
   return text;
 }
 
+/** Starts recording long tasks (> 50 ms) in the page; the returned function reads their durations so far. */
+async function watchLongTasks(page: Page): Promise<() => Promise<number[]>> {
+  await page.evaluate(() => {
+    const seen: number[] = [];
+    const observer = new PerformanceObserver((list) => seen.push(...list.getEntries().map((entry) => entry.duration)));
+    observer.observe({ type: 'longtask' });
+    Object.assign(window, { longTasks: () => [...seen, ...observer.takeRecords().map((entry) => entry.duration)] });
+  });
+  return () => page.evaluate(() => (window as unknown as { longTasks: () => number[] }).longTasks());
+}
+
 /** Waits two frames and a task: whatever the last message set off has run and painted. */
 const settle = (page: Page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)))));
 
@@ -34,13 +45,7 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
 
   it('stays responsive when a hostile 501 KB JSON body arrives (no task over 200 ms)', async () => {
     const { page, url } = await openPage(context, server.baseUrl);
-    await page.evaluate(() => {
-      const seen: number[] = [];
-      const observer = new PerformanceObserver((list) => seen.push(...list.getEntries().map((entry) => entry.duration)));
-      observer.observe({ type: 'longtask' });
-      Object.assign(window, { longTasks: () => [...seen, ...observer.takeRecords().map((entry) => entry.duration)] });
-    });
-    const longTasks = () => page.evaluate(() => (window as unknown as { longTasks: () => number[] }).longTasks());
+    const longTasks = await watchLongTasks(page);
 
     const body = JSON.stringify(Array.from({ length: 500 }, () => new Array<number>(500).fill(0)));
     expect(body.length).toBe(501_001);
@@ -52,7 +57,7 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
 
     // The tree shows the top level a step at a time; nothing below it is built until opened.
     expect(await detail.locator('.json-tree details').count()).toBe(201);
-    expect(await detail.locator('.json-more').textContent()).toBe('Show 200 more (300 not shown)');
+    expect(await detail.locator('.json-tree .more').textContent()).toBe('Show 200 more (300 not shown)');
     await detail.locator('.json-tree details details').first().locator('summary').click();
     expect(await detail.locator('.json-tree details details').first().locator('.json-number').count()).toBe(200);
 
@@ -63,6 +68,27 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     expect((await detail.locator('pre.raw').textContent())?.length).toBeLessThan(20_000);
     await detail.getByRole('button', { name: 'Show all 489 KB' }).click();
     expect((await detail.locator('pre.raw').textContent())?.length).toBe(501_001);
+    await page.close();
+  });
+
+  it('stays responsive with 100,000 form fields, or a 500 KB string on one line', async () => {
+    const { page, url } = await openPage(context, server.baseUrl);
+    const longTasks = await watchLongTasks(page);
+    const form = Array.from({ length: 100_000 }, (_, i) => `f${i}=${i % 10}`).join('&');
+    await send(`${url}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    const detail = page.locator('#detail');
+    await expect.poll(() => detail.textContent(), { timeout: 3000 }).toContain('Form fields');
+    await settle(page);
+    expect(Math.max(0, ...(await longTasks()))).toBeLessThan(200);
+    expect(await detail.locator('table.pairs').last().locator('tr').count()).toBe(200);
+    await detail.getByRole('button', { name: 'Show 200 more (99800 not shown)' }).click();
+    expect(await detail.locator('table.pairs').last().locator('tr').count()).toBe(400);
+
+    await send(`${url}/string`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ blob: 'x'.repeat(500_000) }) });
+    await expect.poll(() => detail.textContent(), { timeout: 3000 }).toContain('Show all 500000 characters');
+    await settle(page);
+    expect(Math.max(0, ...(await longTasks()))).toBeLessThan(200);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
     await page.close();
   });
 
