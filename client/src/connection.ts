@@ -9,7 +9,8 @@ export interface Credentials {
 
 export interface ConnectionEvents {
   state(state: ConnectionState, detail?: string): void;
-  welcome(message: WelcomeMessage): void;
+  /** `resumed`: this socket re-joined after a drop, picking up after the requests already held. */
+  welcome(message: WelcomeMessage, resumed: boolean): void;
   message(message: ServerMessage): void;
 }
 
@@ -28,6 +29,9 @@ export class LiveConnection {
   private attempt = 0;
   private retryTimer: number | undefined;
   private stopped = false;
+  /** A welcome arrived since start(): any later welcome is a resume. */
+  private welcomed = false;
+  private nextAttempt: number | undefined;
 
   constructor(private readonly events: ConnectionEvents) {}
 
@@ -38,6 +42,20 @@ export class LiveConnection {
     this.credentials = credentials;
     this.lastSeq = 0;
     this.attempt = 0;
+    this.welcomed = false;
+    this.open();
+  }
+
+  /** When the next reconnect attempt is due (epoch ms), or undefined when none is waiting. */
+  get nextAttemptAt(): number | undefined {
+    return this.nextAttempt;
+  }
+
+  /** Skips the rest of the backoff wait and reconnects now. */
+  retryNow(): void {
+    if (this.nextAttempt === undefined || this.stopped) return;
+    clearTimeout(this.retryTimer);
+    this.nextAttempt = undefined;
     this.open();
   }
 
@@ -55,6 +73,7 @@ export class LiveConnection {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.nextAttempt = undefined;
     const socket = this.socket;
     this.socket = undefined;
     if (socket && socket.readyState <= WebSocket.OPEN) socket.close(1000, 'page left this endpoint');
@@ -75,8 +94,10 @@ export class LiveConnection {
       if (message.type === 'welcome') {
         this.attempt = 0;
         this.credentials = { endpointId: message.endpoint.id, key: message.endpoint.key };
+        const resumed = this.welcomed;
+        this.welcomed = true;
         this.events.state('live');
-        this.events.welcome(message);
+        this.events.welcome(message, resumed);
         return;
       }
       if (message.type === 'request') this.seen(message.request.seq);
@@ -96,6 +117,7 @@ export class LiveConnection {
   private expire(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.nextAttempt = undefined;
     this.events.state('expired');
   }
 
@@ -103,7 +125,12 @@ export class LiveConnection {
     this.attempt++;
     // 250 ms, 500 ms, 1 s … up to 8 s, with jitter so many tabs do not reconnect in lockstep.
     const backoff = Math.min(8000, 250 * 2 ** (this.attempt - 1)) * (0.75 + Math.random() / 2);
+    const delay = Math.max(backoff, minimumMs ?? 0);
+    this.nextAttempt = Date.now() + delay;
     this.events.state('reconnecting');
-    this.retryTimer = window.setTimeout(() => this.open(), Math.max(backoff, minimumMs ?? 0));
+    this.retryTimer = window.setTimeout(() => {
+      this.nextAttempt = undefined;
+      this.open();
+    }, delay);
   }
 }

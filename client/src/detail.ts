@@ -1,85 +1,164 @@
 import type { CapturedRequest, ParamMap } from '../../src/capture/captured-request.js';
 import { replayUrl } from '../../src/capture/to-curl.js';
+import { bodySection, type BodyActions } from './body-view.js';
 import { h } from './dom.js';
-import { bodyBytes, formatBytes, hexDump, utc } from './format.js';
-import { jsonTree } from './json-tree.js';
+import { formatBytes, localDateTime, utc } from './format.js';
 
-export interface DetailActions {
+/**
+ * What the server will add to each captured request: the answer the sender got. Optional until
+ * then (declared here so the page does not wait for the server's type).
+ */
+export type AnsweredRequest = CapturedRequest & { answer?: { status: number; delayMs: number } };
+
+export interface DetailActions extends BodyActions {
   copyCurl(request: CapturedRequest): void;
   copyJson(request: CapturedRequest): void;
-  downloadBody(request: CapturedRequest): void;
 }
+
+/** A query longer than this is folded in the detail's title (it is listed in full below anyway). */
+const LONG_QUERY = 80;
+/** Rows shown per step in a name/value table: a 1 MB form body can hold 250,000 fields. */
+const PAIRS_STEP = 200;
 
 function section(title: string, ...content: Array<Node | null>): HTMLElement {
   return h('section', { class: 'detail-section' }, h('h3', { text: title }), ...content);
 }
 
-function pairsTable(caption: string, pairs: Array<[string, string]>): HTMLElement {
-  const body = h('tbody');
-  for (const [name, value] of pairs) body.append(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { text: value })));
-  return h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
+/** Name/value pairs, pulled a step at a time, and how many there are in all. */
+interface Pairs {
+  count: number;
+  next: Iterator<[string, string]>;
 }
 
-function paramPairs(params: ParamMap): Array<[string, string]> {
-  return Object.entries(params).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v): [string, string] => [name, v]));
+function listPairs(pairs: Array<[string, string]>): Pairs {
+  return { count: pairs.length, next: pairs[Symbol.iterator]() };
+}
+
+/** A query or form as pairs, repeated names once per value; walked lazily (a form can hold 250,000 fields). */
+function paramPairs(params: ParamMap): Pairs {
+  const names = Object.keys(params);
+  let count = 0;
+  for (const name of names) {
+    const value = params[name] as string | string[];
+    count += Array.isArray(value) ? value.length : 1;
+  }
+  function* walk(): Generator<[string, string]> {
+    for (const name of names) {
+      const value = params[name] as string | string[];
+      if (Array.isArray(value)) for (const item of value) yield [name, item];
+      else yield [name, value];
+    }
+  }
+  return { count, next: walk() };
+}
+
+/** Name/value rows, a step at a time; with `copy`, each value gets its own copy button. */
+function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void): HTMLElement {
+  const body = h('tbody');
+  const table = h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
+  let shown = 0;
+  const appendRows = (): HTMLElement | null => {
+    for (let step = 0; step < PAIRS_STEP; step++) {
+      const next = pairs.next.next();
+      if (next.done) break;
+      const [name, value] = next.value;
+      const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { class: 'value', text: value }));
+      if (copy) {
+        const button = h('button', { class: 'copy-value', text: 'Copy', attrs: { type: 'button', 'aria-label': `Copy ${name} value` }, on: { click: () => copy(value, `${name} value`) } });
+        row.append(h('td', { class: 'copy-cell' }, button));
+      }
+      body.append(row);
+      shown++;
+    }
+    const left = pairs.count - shown;
+    if (left <= 0) return null;
+    const more: HTMLButtonElement = h('button', {
+      class: 'more',
+      text: `Show ${Math.min(PAIRS_STEP, left)} more (${left} not shown)`,
+      attrs: { type: 'button' },
+      on: {
+        click: () => {
+          const next = appendRows();
+          more.replaceWith(next ?? '');
+          // Keep keyboard focus near: on the next step's button, else on the table.
+          if (next) next.focus();
+          else {
+            table.tabIndex = -1;
+            table.focus();
+          }
+        },
+      },
+    });
+    return more;
+  };
+  const more = appendRows();
+  return more ? h('div', {}, table, more) : table;
+}
+
+/** The full URL, with a long query string folded behind a toggle. */
+function urlLine(fullUrl: string): HTMLElement {
+  const queryStart = fullUrl.indexOf('?');
+  const code = h('code', { class: 'detail-url', text: fullUrl });
+  if (queryStart === -1 || fullUrl.length - queryStart <= LONG_QUERY) return code;
+  const folded = `${fullUrl.slice(0, queryStart + 40)}…`;
+  code.textContent = folded;
+  const toggle: HTMLButtonElement = h('button', {
+    class: 'link-button',
+    text: `Show the full query (${fullUrl.length - queryStart - 1} characters)`,
+    attrs: { type: 'button', 'aria-expanded': 'false' },
+    on: {
+      click: () => {
+        const open = toggle.getAttribute('aria-expanded') !== 'true';
+        toggle.setAttribute('aria-expanded', String(open));
+        code.textContent = open ? fullUrl : folded;
+        toggle.textContent = open ? 'Fold the query' : `Show the full query (${fullUrl.length - queryStart - 1} characters)`;
+      },
+    },
+  });
+  return h('div', { class: 'url-fold' }, code, toggle);
 }
 
 /** The selected request, every detail as text. */
-export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions): HTMLElement {
+export function renderDetail(request: AnsweredRequest, receiverUrl: string, actions: DetailActions): HTMLElement {
   const fullUrl = replayUrl(request, receiverUrl);
   const facts: Array<[string, string]> = [
-    ['Time', utc(request.receivedAt)],
+    ['Time', localDateTime(request.receivedAt)],
+    ['UTC', utc(request.receivedAt)],
     ['From', request.remoteAddress],
     ['Size', `${formatBytes(request.size)}${request.truncated ? ` (truncated: ${formatBytes(request.storedSize)} kept)` : ''}`],
     ['Content type', request.contentType ?? '—'],
-    ['Sequence', `#${request.seq}`],
   ];
+  if (request.answer) facts.push(['Answered', `${request.answer.status} after ${request.answer.delayMs} ms`]);
+  facts.push(['Sequence', `#${request.seq}`]);
 
   const header = h(
     'header',
     { class: 'detail-head' },
-    h('div', { class: 'detail-title' }, h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }), h('code', { class: 'detail-url', text: fullUrl })),
+    h('h2', { class: 'detail-title' }, h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }), h('span', { class: 'offscreen', text: ` request #${request.seq}` })),
+    urlLine(fullUrl),
     h(
       'div',
       { class: 'actions' },
       h('button', { text: 'Copy as cURL', attrs: { type: 'button', 'aria-keyshortcuts': 'c' }, on: { click: () => actions.copyCurl(request) } }),
       h('button', { text: 'Copy JSON', attrs: { type: 'button' }, on: { click: () => actions.copyJson(request) } }),
-      request.storedSize > 0 ? h('button', { text: 'Download body', attrs: { type: 'button' }, on: { click: () => actions.downloadBody(request) } }) : null,
     ),
   );
 
   const query = paramPairs(request.query);
-  const parts: HTMLElement[] = [header, pairsTable('Facts', facts)];
+  const parts: HTMLElement[] = [
+    header,
+    h('p', { class: 'gone warning', text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.', attrs: { hidden: '' } }),
+    pairsTable('Facts', listPairs(facts)),
+  ];
   if (request.truncated) {
     parts.push(h('p', { class: 'warning', text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.` }));
   }
-  if (query.length > 0) parts.push(section(`Query (${query.length})`, pairsTable('Query parameters', query)));
-  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', request.headers)));
-  if (request.form) parts.push(section('Form fields', pairsTable('Form fields', paramPairs(request.form))));
-  if (request.isJson) {
-    try {
-      parts.push(section('JSON body', jsonTree(JSON.parse(request.body))));
-    } catch {
-      // isJson comes from the server; a body it flagged always parses. Show the raw body regardless.
-    }
+  if (query.count > 0) parts.push(section(`Query (${query.count})`, pairsTable('Query parameters', query, actions.copy)));
+  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', listPairs(request.headers), actions.copy)));
+  if (request.form) {
+    const form = paramPairs(request.form);
+    parts.push(section(`Form fields (${form.count})`, pairsTable('Form fields', form, actions.copy)));
   }
-  parts.push(section(rawTitle(request), rawBody(request)));
+  parts.push(bodySection(request, actions));
   return h('article', { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } }, ...parts);
-}
-
-function rawTitle(request: CapturedRequest): string {
-  if (request.storedSize === 0) return 'Body (empty)';
-  return request.bodyEncoding === 'base64' ? `Body (binary, ${formatBytes(request.storedSize)})` : `Raw body (${formatBytes(request.storedSize)})`;
-}
-
-function rawBody(request: CapturedRequest): HTMLElement {
-  if (request.storedSize === 0) return h('p', { class: 'muted', text: 'No body.' });
-  if (request.bodyEncoding === 'utf8') return h('pre', { class: 'raw', text: request.body });
-  return h(
-    'div',
-    {},
-    h('p', { class: 'muted', text: 'Not valid UTF-8: shown as hex, and as base64 below.' }),
-    h('pre', { class: 'raw hex', text: hexDump(bodyBytes(request)) }),
-    h('details', {}, h('summary', { text: 'Base64' }), h('pre', { class: 'raw', text: request.body })),
-  );
 }

@@ -59,3 +59,38 @@ export function toast(message: string): void {
   clearTimeout(Number(region.dataset.timer));
   region.dataset.timer = String(setTimeout(() => region.classList.remove('show'), 1800));
 }
+
+/**
+ * Asks before a destructive action, in the page's modal <dialog> (focus stays inside, Escape
+ * cancels). Resolves true only when the reader chose the confirming button.
+ */
+export function confirmAction(title: string, text: string, confirmLabel: string): Promise<boolean> {
+  const dialog = byId<HTMLDialogElement>('confirm');
+  byId('confirm-title').textContent = title;
+  byId('confirm-text').textContent = text;
+  const ok = byId<HTMLButtonElement>('confirm-ok');
+  const cancel = byId<HTMLButtonElement>('confirm-cancel');
+  ok.textContent = confirmLabel;
+  return new Promise((resolve) => {
+    const finish = (answer: boolean) => () => dialog.close(answer ? 'confirm' : '');
+    const onOk = finish(true);
+    const onCancel = finish(false);
+    ok.addEventListener('click', onOk);
+    cancel.addEventListener('click', onCancel);
+    dialog.addEventListener(
+      'close',
+      () => {
+        ok.removeEventListener('click', onOk);
+        cancel.removeEventListener('click', onCancel);
+        resolve(dialog.returnValue === 'confirm');
+      },
+      { once: true },
+    );
+    dialog.returnValue = '';
+    dialog.showModal();
+    cancel.focus();
+  });
+}
+
+/** Narrow screens show one pane at a time; app.css uses the same width. */
+export const narrowScreen = window.matchMedia('(max-width: 879px)');

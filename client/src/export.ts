@@ -1,13 +1,16 @@
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { replayUrl } from '../../src/capture/to-curl.js';
+import type { AnsweredRequest } from './detail.js';
 
-/** The log as HAR 1.2 (requests only: Hookwatch answers senders itself, so responses are the configured one). */
-export function toHar(requests: CapturedRequest[], receiverUrl: string): string {
+/**
+ * The log as HAR 1.2. Hookwatch answers senders itself: each entry's response carries the status
+ * the sender got (0 when the server did not record it) and no content.
+ */
+export function toHar(requests: AnsweredRequest[], receiverUrl: string): string {
   const entries = requests.map((request) => {
     const queryString = Object.entries(request.query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => ({ name, value: v })));
     return {
       startedDateTime: request.receivedAt,
-      time: 0,
+      time: request.answer?.delayMs ?? 0,
       request: {
         method: request.method,
         url: replayUrl(request, receiverUrl),
@@ -22,9 +25,9 @@ export function toHar(requests: CapturedRequest[], receiverUrl: string): string 
         bodySize: request.size,
         comment: request.truncated ? `body truncated: ${request.storedSize} of ${request.size} bytes kept` : '',
       },
-      response: { status: 0, statusText: '', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: -1 },
+      response: { status: request.answer?.status ?? 0, statusText: '', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: '' }, redirectURL: '', headersSize: -1, bodySize: -1 },
       cache: {},
-      timings: { send: 0, wait: 0, receive: 0 },
+      timings: { send: 0, wait: request.answer?.delayMs ?? 0, receive: 0 },
     };
   });
   return JSON.stringify({ log: { version: '1.2', creator: { name: 'Hookwatch', version: '1' }, entries } }, null, 2);

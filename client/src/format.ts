@@ -6,13 +6,38 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** `2026-11-22T16:20:01.123Z` -> `16:20:01.123` (the list), full form in the detail. */
-export function timeOfDay(iso: string): string {
-  return iso.slice(11, 23);
-}
-
+/** `2026-11-22T16:20:01.123Z` -> `2026-11-22 16:20:01.123 UTC`. */
 export function utc(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
+}
+
+const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const preciseClock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3 });
+const calendar = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+
+/** The reader's local time of day, in their locale's style: `17:20:01` or `5:20:01 PM`. */
+export function localTime(iso: string): string {
+  return clock.format(new Date(iso));
+}
+
+/** Local date and time with milliseconds and the offset from UTC: `22 Nov 2026, 17:20:01.123 (UTC+1)`. */
+export function localDateTime(iso: string): string {
+  const date = new Date(iso);
+  const offset = -date.getTimezoneOffset();
+  const hours = Math.trunc(Math.abs(offset) / 60);
+  const minutes = Math.abs(offset) % 60;
+  const zone = offset === 0 ? 'UTC' : `UTC${offset > 0 ? '+' : '−'}${hours}${minutes ? `:${String(minutes).padStart(2, '0')}` : ''}`;
+  return `${calendar.format(date)}, ${preciseClock.format(date)} (${zone})`;
+}
+
+/** How long ago, short: `now`, `5 s ago`, `3 min ago`, `2 h ago`, `4 d ago`. */
+export function ago(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 1) return 'now';
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
 }
 
 /** The request's path as the sender wrote it, after the receiver id (`/` when none) plus query. */

@@ -3,51 +3,76 @@
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { replayUrl, toCurl } from '../../src/capture/to-curl.js';
 import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/live/protocol.js';
-import type { ResponseConfig } from '../../src/response-config.js';
 import { LiveConnection, type ConnectionState, type Credentials } from './connection.js';
 import { renderDetail } from './detail.js';
-import { byId, copyText, download, h, toast } from './dom.js';
+import { byId, confirmAction, copyText, download, h, narrowScreen, toast } from './dom.js';
 import { toHar } from './export.js';
-import { bodyBytes, formatBytes, searchText, shortPath, timeOfDay } from './format.js';
+import { bodyBytes, searchText, shortPath } from './format.js';
+import { LogList } from './log-list.js';
+import { ResponseForm } from './response-form.js';
 
 const ui = {
   state: byId('state'),
-  url: byId<HTMLInputElement>('receiver-url'),
+  retryIn: byId('retry-in'),
+  retryNow: byId<HTMLButtonElement>('retry-now'),
+  url: byId('receiver-url'),
   copyUrl: byId<HTMLButtonElement>('copy-url'),
   copyShare: byId<HTMLButtonElement>('copy-share'),
   newUrl: byId<HTMLButtonElement>('new-url'),
   expired: byId('expired'),
   expiredNewUrl: byId<HTMLButtonElement>('expired-new-url'),
-  responseForm: byId<HTMLFormElement>('response-form'),
-  status: byId<HTMLSelectElement>('response-status'),
-  contentType: byId<HTMLSelectElement>('response-content-type'),
-  body: byId<HTMLTextAreaElement>('response-body'),
+  skipLink: byId<HTMLAnchorElement>('skip-link'),
+  layout: byId('layout'),
   filter: byId<HTMLInputElement>('filter'),
   method: byId<HTMLSelectElement>('method-filter'),
   count: byId('count'),
   clear: byId<HTMLButtonElement>('clear'),
   exportJson: byId<HTMLButtonElement>('export-json'),
   exportHar: byId<HTMLButtonElement>('export-har'),
-  list: byId<HTMLOListElement>('log'),
+  jump: byId<HTMLButtonElement>('jump-latest'),
+  list: byId('log'),
   empty: byId('empty'),
   emptyCurl: byId('empty-curl'),
+  noMatch: byId('no-match'),
+  noMatchText: byId('no-match-text'),
+  clearFilter: byId<HTMLButtonElement>('clear-filter'),
+  responseForm: byId<HTMLFormElement>('response-form'),
   detail: byId('detail'),
+  detailContent: byId('detail-content'),
+  back: byId<HTMLButtonElement>('back-to-list'),
+  announcer: byId('announcer'),
 };
 
 let endpoint: EndpointInfo | undefined;
+/** The endpoint the connection was started for, until its welcome arrives. */
+let joiningId: string | undefined;
+let connectionState: ConnectionState = 'connecting';
 /** Oldest first, unique by seq, at most `endpoint.requestsKept`. */
 let requests: CapturedRequest[] = [];
+/** Highest seq seen and the seq the log was cleared up to: together they count what was received. */
+let highestSeq = 0;
+let clearedSeq = 0;
 let selectedSeq: number | undefined;
-/** Until the user picks a request, the newest one is shown as it arrives. */
+/** The open request after newer ones pushed it out of the log: kept on screen until another is picked. */
+let pinned: CapturedRequest | undefined;
+/** Until the user picks an older request, the newest one is shown as it arrives. */
 let followLatest = true;
+/** Arrivals while reading an older request (the "N new" cue). */
+let unseen = 0;
+/** Arrivals while the tab is hidden (the title count). */
 let unread = 0;
+/** Narrow screens: the detail is shown instead of the list. */
+let detailOpen = false;
+/** Backlog messages still expected after a welcome: they are not news. */
+let backlogLeft = 0;
+/** After a resume that lost requests: the seq held before, to count the loss on the first arrival. */
+let lostAfter: number | undefined;
 
 // ---- connection ----
 
-const connection = new LiveConnection({
-  state: showState,
-  welcome: onWelcome,
-  message: onMessage,
+const connection = new LiveConnection({ state: showState, welcome: onWelcome, message: onMessage });
+const responseForm = new ResponseForm((response) => {
+  if (!connection.send({ type: 'set-response', response })) toast('Not connected');
 });
 
 function credentialsFromLink(): Credentials | undefined {
@@ -59,17 +84,36 @@ function shareLink(): string {
   return endpoint ? `${location.origin}${location.pathname}#${endpoint.id}.${endpoint.key}` : location.href;
 }
 
-function onWelcome(message: WelcomeMessage): void {
-  const changed = endpoint?.id !== message.endpoint.id;
+/** Watches the given endpoint (or a new one), starting from an empty log. */
+function join(credentials: Credentials | undefined): void {
+  endpoint = undefined;
+  joiningId = credentials?.endpointId;
+  ui.url.textContent = credentials ? 'joining the endpoint…' : 'creating an endpoint…';
+  resetLog();
+  connection.start(credentials);
+}
+
+/** The link names another endpoint (Back, Forward, an edited fragment): watch that one. */
+function followLink(): void {
+  const link = credentialsFromLink();
+  if (link && link.endpointId !== (endpoint?.id ?? joiningId)) join(link);
+}
+
+function onWelcome(message: WelcomeMessage, resumed: boolean): void {
+  if (endpoint?.id !== message.endpoint.id) resetLog();
   endpoint = message.endpoint;
-  if (changed) resetLog();
+  joiningId = undefined;
   // The link now names this endpoint: a reload or a copied link rejoins it.
-  history.replaceState(null, '', shareLink());
-  ui.url.value = endpoint.url;
+  history.replaceState(history.state, '', shareLink());
+  ui.url.textContent = endpoint.url;
   ui.emptyCurl.textContent = `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'`;
-  fillResponseForm(endpoint.response);
+  responseForm.fill(endpoint.response);
+  backlogLeft = message.backlog;
+  // `gap` on a first join only means the endpoint dropped requests before this tab came: not news.
+  lostAfter = resumed && message.gap ? Math.max(highestSeq, message.clearedSeq) : undefined;
   dropCleared(message.clearedSeq);
-  if (message.gap) toast('Some requests were dropped while away (only the newest are kept)');
+  showState(connectionState);
+  render();
 }
 
 function onMessage(message: ServerMessage): void {
@@ -78,11 +122,12 @@ function onMessage(message: ServerMessage): void {
       addRequest(message.request);
       break;
     case 'response':
-      fillResponseForm(message.response);
+      responseForm.fill(message.response);
       toast(`Senders now get ${message.response.status}`);
       break;
     case 'cleared':
       dropCleared(message.clearedSeq);
+      render();
       toast('Log cleared');
       break;
     case 'error':
@@ -94,92 +139,151 @@ function onMessage(message: ServerMessage): void {
 }
 
 function showState(state: ConnectionState): void {
+  connectionState = state;
   const labels: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', expired: 'Expired' };
   ui.state.textContent = labels[state];
   ui.state.dataset.state = state;
   ui.expired.hidden = state !== 'expired';
-  for (const control of [ui.clear, ...ui.responseForm.querySelectorAll<HTMLButtonElement>('button')]) control.disabled = state !== 'live';
+  ui.copyUrl.disabled = ui.copyShare.disabled = !endpoint || state === 'expired';
+  responseForm.enable(state === 'live');
+  ui.clear.disabled = state !== 'live' || requests.length === 0;
+  showRetry();
 }
 
-function newUrl(): void {
-  endpoint = undefined;
-  resetLog();
-  history.replaceState(null, '', location.pathname);
-  ui.url.value = '';
-  connection.start(undefined);
+/** While reconnecting: when the next try is due, and a button to try now. */
+function showRetry(): void {
+  const at = connection.nextAttemptAt;
+  const waiting = connectionState === 'reconnecting' && at !== undefined;
+  ui.retryIn.hidden = ui.retryNow.hidden = !waiting;
+  if (waiting) ui.retryIn.textContent = `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
+}
+
+async function newUrl(ask: boolean): Promise<void> {
+  if (ask && endpoint && connectionState !== 'expired') {
+    const confirmed = await confirmAction(
+      'Make a new URL?',
+      `This tab will watch a new, empty endpoint. The current URL keeps working while someone watches it, and for ${endpoint.graceSeconds} s after. Back returns to it.`,
+      'Make a new URL',
+    );
+    if (!confirmed) return;
+  }
+  detailOpen = false;
+  // A new history entry: Back returns to the old endpoint's link (the welcome fills in the new one).
+  history.pushState(null, '', location.pathname);
+  join(undefined);
 }
 
 // ---- the log ----
 
 function resetLog(): void {
   requests = [];
+  highestSeq = clearedSeq = 0;
   selectedSeq = undefined;
+  pinned = undefined;
   followLatest = true;
+  unseen = 0;
+  backlogLeft = 0;
+  lostAfter = undefined;
+  detailOpen = false;
   render();
 }
 
 function addRequest(request: CapturedRequest): void {
-  if (requests.some((held) => held.seq === request.seq)) return;
+  const live = backlogLeft === 0;
+  if (!live) backlogLeft--;
+  if (request.seq <= clearedSeq || requests.some((held) => held.seq === request.seq)) return;
+  if (lostAfter !== undefined) {
+    const lost = request.seq - lostAfter - 1;
+    if (lost > 0) toast(`${lost} request${lost === 1 ? ' was' : 's were'} dropped while away (the endpoint keeps the newest ${endpoint?.requestsKept ?? 50})`);
+    lostAfter = undefined;
+  }
+  highestSeq = Math.max(highestSeq, request.seq);
   requests.push(request);
-  requests.sort((a, b) => a.seq - b.seq);
+  if ((requests.at(-2)?.seq ?? 0) > request.seq) requests.sort((a, b) => a.seq - b.seq);
   const kept = endpoint?.requestsKept ?? 50;
-  if (requests.length > kept) requests = requests.slice(-kept);
-  if (document.hidden) {
-    unread++;
-    updateTitle();
+  if (requests.length > kept) {
+    const out = requests.slice(0, requests.length - kept);
+    requests = requests.slice(-kept);
+    pinned = out.find((old) => old.seq === selectedSeq) ?? pinned;
+  }
+  if (live) {
+    announce(request);
+    if (document.hidden) {
+      unread++;
+      updateTitle();
+    }
+    if (!followLatest) unseen++;
   }
   if (followLatest) selectedSeq = requests.at(-1)?.seq;
-  render();
+  // The detail of a big arrival is built in a task of its own, after the list shows the row.
+  render(true);
 }
 
-function dropCleared(clearedSeq: number): void {
-  const before = requests.length;
+function dropCleared(upTo: number): void {
+  clearedSeq = Math.max(clearedSeq, upTo);
   requests = requests.filter((request) => request.seq > clearedSeq);
-  if (requests.length === before) return;
-  if (!requests.some((request) => request.seq === selectedSeq)) {
+  if (pinned && pinned.seq <= clearedSeq) pinned = undefined;
+  if (selectedSeq !== undefined && selectedSeq <= clearedSeq) {
     selectedSeq = undefined;
     followLatest = true;
+    unseen = 0;
+    closeDetail(false);
   }
-  render();
 }
 
-function visibleRequests(): CapturedRequest[] {
+const searchable = new WeakMap<CapturedRequest, string>();
+
+function matches(request: CapturedRequest): boolean {
   const text = ui.filter.value.trim().toLowerCase();
-  const method = ui.method.value;
-  return requests.filter((request) => (method === '' || request.method === method) && (text === '' || searchText(request).includes(text))).reverse();
+  if (ui.method.value !== '' && request.method !== ui.method.value) return false;
+  if (text === '') return true;
+  let haystack = searchable.get(request);
+  if (haystack === undefined) searchable.set(request, (haystack = searchText(request)));
+  return haystack.includes(text);
 }
 
-function render(): void {
+function filtering(): boolean {
+  return ui.filter.value.trim() !== '' || ui.method.value !== '';
+}
+
+/** Newest first. */
+function visibleRequests(): CapturedRequest[] {
+  return requests.filter(matches).reverse();
+}
+
+const list = new LogList(ui.list, {
+  select: (seq, how) => pick(seq, how),
+});
+
+let detailTimer: number | undefined;
+
+/** Shows the state; `deferDetail`: the detail pane catches up in the next task (arrivals come in bursts). */
+function render(deferDetail = false): void {
   renderMethodOptions();
   const visible = visibleRequests();
-  ui.count.textContent = visible.length === requests.length ? `${requests.length}` : `${visible.length} of ${requests.length}`;
+  const received = Math.max(highestSeq, clearedSeq) - clearedSeq;
+  const dropped = received - requests.length;
+  const counts = `${received} received${dropped > 0 ? `, ${dropped} dropped` : ''}`;
+  ui.count.textContent = filtering() ? `${visible.length} shown · ${counts}` : counts;
+  ui.count.title = dropped > 0 ? `The endpoint keeps only the newest ${endpoint?.requestsKept ?? 50} requests.` : '';
   ui.empty.hidden = requests.length > 0;
+  ui.noMatch.hidden = requests.length === 0 || visible.length > 0;
+  if (!ui.noMatch.hidden) {
+    const text = ui.filter.value.trim();
+    const what = [text && `“${text}”`, ui.method.value && `the method ${ui.method.value}`].filter(Boolean).join(' and ');
+    ui.noMatchText.textContent = `No request matches ${what}.`;
+  }
   ui.exportJson.disabled = ui.exportHar.disabled = requests.length === 0;
+  ui.clear.disabled = connectionState !== 'live' || requests.length === 0;
 
-  // New rows go on top; keep what the reader is looking at where it is.
-  const list = ui.list;
-  const scrolled = list.scrollTop > 0;
-  const heightBefore = list.scrollHeight;
-  list.replaceChildren(...visible.map(listItem));
-  if (scrolled) list.scrollTop += list.scrollHeight - heightBefore;
-
-  renderSelected();
-}
-
-function listItem(request: CapturedRequest): HTMLElement {
-  const selected = request.seq === selectedSeq;
-  const button = h(
-    'button',
-    {
-      class: 'row',
-      attrs: { type: 'button', 'aria-pressed': String(selected), 'data-seq': String(request.seq) },
-      on: { click: () => select(request.seq, true) },
-    },
-    h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }),
-    h('span', { class: 'path', text: shortPath(request) }),
-    h('span', { class: 'meta' }, h('time', { attrs: { datetime: request.receivedAt }, text: timeOfDay(request.receivedAt) }), h('span', { text: formatBytes(request.size) })),
-  );
-  return h('li', { class: selected ? 'selected' : '' }, button);
+  list.update(visible, selectedSeq);
+  ui.jump.hidden = followLatest || unseen === 0;
+  ui.jump.textContent = `${unseen} new — jump to latest`;
+  ui.back.textContent = unseen > 0 ? `← Back to list (${unseen} new)` : '← Back to list';
+  ui.layout.classList.toggle('show-detail', detailOpen);
+  clearTimeout(detailTimer);
+  if (deferDetail) detailTimer = window.setTimeout(() => renderSelected(visibleRequests()), 0);
+  else renderSelected(visible);
 }
 
 /** What the detail pane shows now (-1: nothing rendered yet). */
@@ -187,33 +291,77 @@ let renderedSeq: number | undefined = -1;
 let renderedEndpoint: string | undefined;
 
 /** Re-renders the detail only when the selection changes, so an open JSON tree stays as it is. */
-function renderSelected(): void {
-  const request = requests.find((held) => held.seq === selectedSeq);
-  if (request?.seq === renderedSeq && endpoint?.url === renderedEndpoint) return;
-  renderedSeq = request?.seq;
-  renderedEndpoint = endpoint?.url;
-  if (!request || !endpoint) {
-    ui.detail.replaceChildren(h('p', { class: 'muted placeholder', text: requests.length > 0 ? 'Select a request to see it here.' : '' }));
-    return;
+function renderSelected(visible: CapturedRequest[]): void {
+  const held = requests.find((request) => request.seq === selectedSeq);
+  const request = held ?? (pinned?.seq === selectedSeq ? pinned : undefined);
+  const hidden = request !== undefined && (held ? !visible.includes(held) : !matches(request));
+  const shown = hidden ? undefined : request;
+  if (shown?.seq !== renderedSeq || endpoint?.url !== renderedEndpoint) {
+    renderedSeq = shown?.seq;
+    renderedEndpoint = endpoint?.url;
+    if (!shown || !endpoint) {
+      const text = hidden ? 'The selected request is hidden by the filter.' : requests.length > 0 ? 'Select a request to see it here.' : endpoint ? 'Requests appear here as they arrive.' : '';
+      ui.detailContent.replaceChildren(h('p', { class: 'muted placeholder', text }));
+    } else {
+      ui.detailContent.replaceChildren(renderDetail(shown, endpoint.url, { copyCurl, copyJson, downloadBody, copy: (text, what) => void copy(text, what) }));
+      // Another request starts at its top.
+      ui.detail.scrollTop = 0;
+      if (detailOpen && ui.detail.getBoundingClientRect().top < 0) ui.detail.scrollIntoView({ block: 'start' });
+    }
   }
-  ui.detail.replaceChildren(renderDetail(request, endpoint.url, { copyCurl, copyJson, downloadBody }));
+  const gone = ui.detailContent.querySelector<HTMLElement>('.gone');
+  if (gone) gone.hidden = !(shown && shown === pinned);
 }
 
-function select(seq: number | undefined, byUser: boolean): void {
+/** The reader chose a request: by moving (keys), clicking, or Enter. */
+function pick(seq: number, how: 'move' | 'click' | 'enter'): void {
   selectedSeq = seq;
-  if (byUser) followLatest = seq === requests.at(-1)?.seq;
+  if (pinned && pinned.seq !== seq) pinned = undefined;
+  followLatest = seq === requests.at(-1)?.seq;
+  if (how !== 'move' && narrowScreen.matches) {
+    // Narrow: the detail takes the screen, and stays on this request while newer ones arrive.
+    followLatest = false;
+    if (!detailOpen) {
+      detailOpen = true;
+      history.pushState({ detail: seq }, '', location.href);
+    }
+  }
+  if (followLatest) unseen = 0;
   render();
-  ui.list.querySelector<HTMLElement>(`[data-seq="${seq}"]`)?.scrollIntoView({ block: 'nearest' });
+  if (how === 'enter' || (how === 'click' && detailOpen)) {
+    if (detailOpen) ui.detail.scrollIntoView({ block: 'start' });
+    ui.detail.focus({ preventScroll: true });
+  }
 }
 
-/** Moves the selection through the visible rows: +1 is older (down), -1 newer (up). */
+/** Narrow screens: back from the detail to the list, onto the row that was open. */
+function closeDetail(focusList = true): void {
+  if (!detailOpen) return;
+  detailOpen = false;
+  followLatest = selectedSeq === undefined || selectedSeq === requests.at(-1)?.seq;
+  if (followLatest) unseen = 0;
+  render();
+  if (!focusList) return;
+  list.reveal();
+  ui.list.focus({ preventScroll: true });
+}
+
 function move(step: number): void {
-  const visible = visibleRequests();
-  if (visible.length === 0) return;
-  const index = visible.findIndex((request) => request.seq === selectedSeq);
-  const next = visible[Math.min(visible.length - 1, Math.max(0, index === -1 ? 0 : index + step))];
-  select(next?.seq, true);
-  ui.list.querySelector<HTMLElement>(`[data-seq="${next?.seq}"]`)?.focus();
+  const seq = list.neighbour(step);
+  if (seq === undefined) return;
+  pick(seq, 'move');
+  list.reveal();
+}
+
+function jumpToLatest(): void {
+  const newest = visibleRequests()[0] ?? requests.at(-1);
+  if (!newest) return;
+  pinned = undefined;
+  selectedSeq = newest.seq;
+  followLatest = true;
+  unseen = 0;
+  render();
+  list.scrollToTop();
 }
 
 function renderMethodOptions(): void {
@@ -225,10 +373,30 @@ function renderMethodOptions(): void {
   ui.method.value = methods.includes(chosen) ? chosen : '';
 }
 
+// ---- announcements ----
+
+let announcePending: CapturedRequest[] = [];
+let announceTimer: number | undefined;
+
+/** Tells screen readers about new requests, at most one message a second and a half: "3 new requests". */
+function announce(request: CapturedRequest): void {
+  announcePending.push(request);
+  announceTimer ??= window.setTimeout(() => {
+    const [first] = announcePending;
+    ui.announcer.textContent = announcePending.length === 1 && first ? `New request: ${first.method} ${shortPath(first)}` : `${announcePending.length} new requests`;
+    announcePending = [];
+    announceTimer = undefined;
+  }, 1500);
+}
+
 // ---- actions ----
 
 async function copy(text: string, what: string): Promise<void> {
   toast((await copyText(text)) ? `${what} copied` : `Could not copy ${what.toLowerCase()}`);
+}
+
+function selectedRequest(): CapturedRequest | undefined {
+  return requests.find((held) => held.seq === selectedSeq) ?? (pinned?.seq === selectedSeq ? pinned : undefined);
 }
 
 function copyCurl(request: CapturedRequest): void {
@@ -244,11 +412,14 @@ function downloadBody(request: CapturedRequest): void {
   download(`request-${request.seq}.${extension}`, bodyBytes(request) as BlobPart, request.contentType ?? 'application/octet-stream');
 }
 
-function fillResponseForm(response: ResponseConfig): void {
-  ui.status.value = String(response.status);
-  ui.contentType.value = response.contentType;
-  ui.body.value = response.body;
-  ui.body.disabled = response.status === 204;
+async function clearLog(): Promise<void> {
+  const count = requests.length;
+  const confirmed = await confirmAction(
+    'Clear the log?',
+    `This removes ${count === 1 ? 'the 1 request' : `all ${count} requests`} for everyone watching this endpoint, not only this tab. It cannot be undone.`,
+    'Clear for everyone',
+  );
+  if (confirmed && !connection.send({ type: 'clear' })) toast('Not connected');
 }
 
 function updateTitle(): void {
@@ -257,20 +428,36 @@ function updateTitle(): void {
 
 // ---- wiring ----
 
-ui.copyUrl.addEventListener('click', () => void copy(ui.url.value, 'URL'));
+ui.copyUrl.addEventListener('click', () => endpoint && void copy(endpoint.url, 'URL'));
 ui.copyShare.addEventListener('click', () => void copy(shareLink(), 'Share link'));
-ui.newUrl.addEventListener('click', newUrl);
-ui.expiredNewUrl.addEventListener('click', newUrl);
-ui.clear.addEventListener('click', () => connection.send({ type: 'clear' }));
-ui.filter.addEventListener('input', render);
-ui.method.addEventListener('change', render);
-ui.status.addEventListener('change', () => (ui.body.disabled = ui.status.value === '204'));
+ui.newUrl.addEventListener('click', () => void newUrl(true));
+ui.expiredNewUrl.addEventListener('click', () => void newUrl(false));
+ui.retryNow.addEventListener('click', () => connection.retryNow());
+ui.clear.addEventListener('click', () => void clearLog());
+ui.filter.addEventListener('input', () => render());
+ui.method.addEventListener('change', () => render());
+ui.clearFilter.addEventListener('click', () => {
+  ui.filter.value = '';
+  ui.method.value = '';
+  render();
+  ui.filter.focus();
+});
+ui.jump.addEventListener('click', jumpToLatest);
+ui.back.addEventListener('click', () => {
+  // Opening pushed a history entry: going back through it keeps the phone's Back button in step.
+  if ((history.state as { detail?: number } | null)?.detail !== undefined) history.back();
+  else closeDetail();
+});
 ui.exportJson.addEventListener('click', () => download(`hookwatch-${endpoint?.id ?? 'log'}.json`, JSON.stringify(requests, null, 2), 'application/json'));
 ui.exportHar.addEventListener('click', () => endpoint && download(`hookwatch-${endpoint.id}.har`, toHar(requests, endpoint.url), 'application/json'));
-ui.responseForm.addEventListener('submit', (event) => {
+ui.skipLink.addEventListener('click', (event) => {
   event.preventDefault();
-  const response = { status: Number(ui.status.value), body: ui.status.value === '204' ? '' : ui.body.value, contentType: ui.contentType.value };
-  if (!connection.send({ type: 'set-response', response: response as ResponseConfig })) toast('Not connected');
+  if (narrowScreen.matches && !detailOpen) {
+    if (selectedRequest()) pick(selectedSeq as number, 'enter');
+    else ui.responseForm.querySelector('select')?.focus();
+    return;
+  }
+  ui.detail.focus();
 });
 
 document.addEventListener('visibilitychange', () => {
@@ -282,25 +469,32 @@ document.addEventListener('visibilitychange', () => {
 
 document.addEventListener('keydown', (event) => {
   const target = event.target as HTMLElement;
-  if (event.ctrlKey || event.metaKey || event.altKey || target.closest('input, textarea, select')) return;
-  if (event.key === 'j' || event.key === 'ArrowDown') move(1);
-  else if (event.key === 'k' || event.key === 'ArrowUp') move(-1);
+  if (event.ctrlKey || event.metaKey || event.altKey || target.closest('input, textarea, select, dialog')) return;
+  if (event.key === 'j') move(1);
+  else if (event.key === 'k') move(-1);
   else if (event.key === 'c') {
-    const request = requests.find((held) => held.seq === selectedSeq);
+    const request = selectedRequest();
     if (request) copyCurl(request);
   } else if (event.key === '/') ui.filter.focus();
+  else if (event.key === 'Escape' && detailOpen) ui.back.click();
   else return;
   event.preventDefault();
 });
 
-window.addEventListener('hashchange', () => {
-  const link = credentialsFromLink();
-  if (link && link.endpointId !== endpoint?.id) {
-    endpoint = undefined;
-    resetLog();
-    connection.start(link);
-  }
+window.addEventListener('popstate', () => {
+  followLink();
+  if ((history.state as { detail?: number } | null)?.detail === undefined) closeDetail();
+});
+window.addEventListener('hashchange', followLink);
+narrowScreen.addEventListener('change', () => {
+  if (!narrowScreen.matches) closeDetail(false);
 });
 
+// Relative times ("5 s ago") and the reconnect countdown.
+window.setInterval(() => {
+  list.refreshTimes();
+  showRetry();
+}, 1000);
+
 render();
-connection.start(credentialsFromLink());
+join(credentialsFromLink());

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,12 +8,11 @@ import { LiveClient } from '../helpers/live-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
+import { clipboard, confirm, openPage as open, pairs, receiverUrl, rows, screenshotDir, waitLive } from './page-helpers.js';
 
 // Async on purpose: the server runs in this process, so a blocking curl would deadlock it.
 const run = promisify(execFile);
 const curl = (...args: string[]) => run('curl', ['-sS', '--max-time', '5', ...args], { encoding: 'buffer' });
-
-const SCREENSHOT = new URL('../../docs/screenshot.png', import.meta.url);
 
 describe.skipIf(!haveChromium)('the page in Chromium', () => {
   let server: TestServer;
@@ -32,19 +31,9 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
   });
 
   async function openPage(link = server.baseUrl): Promise<{ page: Page; url: string }> {
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    page.on('dialog', (dialog) => void dialog.dismiss());
-    await page.goto(link);
-    await page.waitForFunction(() => (document.getElementById('receiver-url') as HTMLInputElement).value.startsWith('http'), undefined, { timeout: 5000 });
-    expect(await page.textContent('#state')).toBe('Live');
-    expect(errors).toEqual([]);
-    return { page, url: await page.inputValue('#receiver-url') };
+    const opened = await open(context, link);
+    return { page: opened.page, url: opened.url };
   }
-
-  const rows = (page: Page) => page.locator('#log li');
-  const clipboard = (page: Page) => page.evaluate(() => navigator.clipboard.readText());
 
   it('shows each request sent with curl, with its details, within a second', async () => {
     const { page, url } = await openPage();
@@ -56,30 +45,31 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(await rows(page).count()).toBe(1);
     const detail = page.locator('#detail');
     await expect.poll(() => detail.textContent(), { timeout: 1000 }).toContain('/github/push?delivery=42&tag=a&tag=b');
-    const headerRows = await detail.locator('table.pairs').nth(2).locator('tr').allTextContents();
+    const headerRows = await pairs(page, 2);
     expect(headerRows.filter((row) => row.startsWith('X-Dup'))).toEqual(['X-Dupone', 'X-Duptwo']);
     expect(await detail.textContent()).toContain('"ref": "refs/heads/main"');
-    const query = await detail.locator('table.pairs').nth(1).locator('tr').allTextContents();
-    expect(query).toEqual(['delivery42', 'taga', 'tagb']);
+    expect(await pairs(page, 1)).toEqual(['delivery42', 'taga', 'tagb']);
 
     await curl('-X', 'PUT', `${url}/form`, '--data-raw', 'name=Ada%20Lovelace&lang=en&lang=fr');
     await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(2);
-    await rows(page).first().locator('button').click();
+    await rows(page).first().click();
     expect(await detail.textContent()).toContain('Form fields');
-    expect(await detail.locator('table.pairs').last().locator('tr').allTextContents()).toEqual(['nameAda Lovelace', 'langen', 'langfr']);
+    expect(await pairs(page, -1)).toEqual(['nameAda Lovelace', 'langen', 'langfr']);
 
     const binary = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x10]);
     const sent = run('curl', ['-sS', '-X', 'POST', `${url}/upload`, '-H', 'Content-Type: application/octet-stream', '--data-binary', '@-']);
     sent.child.stdin?.end(binary);
     await sent;
     await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(3);
-    await rows(page).first().locator('button').click();
+    await rows(page).first().click();
     expect(await detail.textContent()).toContain('89 50 4e 47 00 ff fe 10');
     expect(await detail.textContent()).toContain('Body (binary, 8 B)');
 
     await curl(`${url}?search=hook&page=2`);
     await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(4);
     expect(await rows(page).first().textContent()).toContain('GET/?search=hook&page=2');
+    expect(await rows(page).first().locator('time').getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
+    expect(await rows(page).first().textContent()).toMatch(/(now|\d+ s ago)/);
 
     // Filter by text and by method.
     await page.fill('#filter', 'refs/heads');
@@ -89,16 +79,30 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(await rows(page).count()).toBe(1);
     await page.selectOption('#method-filter', '');
 
-    // Keyboard: j moves to an older request, k back.
-    await rows(page).first().locator('button').click();
-    await page.keyboard.press('j');
-    expect(await page.locator('#log li.selected').textContent()).toContain('POST/upload');
-    await page.keyboard.press('k');
-    expect(await page.locator('#log li.selected').textContent()).toContain('GET/?search');
+    // A filter that matches nothing says so, and hides the open request's detail.
+    await page.fill('#filter', 'no such thing');
+    expect(await rows(page).count()).toBe(0);
+    expect(await page.textContent('#no-match')).toContain('No request matches “no such thing”');
+    expect(await detail.textContent()).toContain('hidden by the filter');
+    await page.click('#clear-filter');
+    expect(await rows(page).count()).toBe(4);
 
-    await rows(page).nth(3).locator('button').click();
-    mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT.pathname });
+    // Keyboard: j moves to an older request, k back.
+    await rows(page).first().click();
+    await page.keyboard.press('j');
+    expect(await page.locator('#log [aria-selected="true"]').textContent()).toContain('POST/upload');
+    await page.keyboard.press('k');
+    expect(await page.locator('#log [aria-selected="true"]').textContent()).toContain('GET/?search');
+
+    await rows(page).nth(3).click();
+    // As a reader would first see it: no focus ring or hover from the steps above.
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: join(screenshotDir, 'screenshot.png') });
+    // The same log on a phone: the list, the header wrapped above it.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('#back-to-list').waitFor({ state: 'hidden' });
+    await page.screenshot({ path: join(screenshotDir, 'screenshot-phone.png') });
     await page.close();
   });
 
@@ -162,7 +166,7 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     const payload = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
     await curl('-X', 'POST', `${url}/%3Cimg%20src=x%20onerror=alert(1)%3E?q=<b>hi</b>`, '-H', `X-Evil: ${payload}`, '-H', 'Content-Type: text/html', '--data-raw', payload);
     await rows(page).first().waitFor({ timeout: 1000 });
-    await rows(page).first().locator('button').click();
+    await rows(page).first().click();
     const detail = page.locator('#detail');
     expect(await detail.locator('pre.raw').textContent()).toBe(payload);
     expect(await detail.textContent()).toContain(`X-Evil${payload}`);
@@ -179,19 +183,17 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     for (const { page } of [first, second]) await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(2);
 
     await second.page.click('#clear');
+    await confirm(second.page);
     for (const { page } of [first, second]) await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(0);
-    expect(await first.page.textContent('#count')).toBe('0');
+    expect(await first.page.textContent('#count')).toBe('0 received');
 
     const oldUrl = first.url;
     for (const { page } of [first, second]) {
       await page.click('#new-url');
-      await page.waitForFunction((old) => {
-        const value = (document.getElementById('receiver-url') as HTMLInputElement).value;
-        return value.startsWith('http') && value !== old;
-      }, oldUrl);
-      expect(await page.textContent('#state')).toBe('Live');
+      await confirm(page);
+      await waitLive(page, oldUrl);
     }
-    const [urlA, urlB] = [await first.page.inputValue('#receiver-url'), await second.page.inputValue('#receiver-url')];
+    const [urlA, urlB] = [await receiverUrl(first.page), await receiverUrl(second.page)];
     expect(new Set([oldUrl, urlA, urlB]).size).toBe(3);
 
     // Nobody watches the old endpoint any more: after the grace it is gone.
@@ -211,9 +213,11 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     await page.goto(link);
     await page.locator('#expired').waitFor({ state: 'visible', timeout: 3000 });
     expect(await page.textContent('#state')).toBe('Expired');
+    expect(await page.locator('#copy-url').isDisabled()).toBe(true);
     await page.click('#expired-new-url');
-    await page.waitForFunction(() => (document.getElementById('receiver-url') as HTMLInputElement).value.startsWith('http'));
+    await waitLive(page);
     expect(await page.locator('#expired').isHidden()).toBe(true);
+    expect(await page.locator('#copy-url').isEnabled()).toBe(true);
     await page.close();
   });
 });

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import type { AnsweredRequest } from '../../client/src/detail.js';
+import { toHar } from '../../client/src/export.js';
+import { ago, formatBytes, utc } from '../../client/src/format.js';
+
+const request: CapturedRequest = {
+  seq: 3,
+  method: 'POST',
+  url: '/api/webhook-tester/abc/hooks?x=1',
+  subPath: '/hooks',
+  query: { x: '1' },
+  headers: [['Content-Type', 'application/json']],
+  contentType: 'application/json',
+  body: '{"a":1}',
+  bodyEncoding: 'utf8',
+  isJson: true,
+  form: null,
+  size: 7,
+  storedSize: 7,
+  truncated: false,
+  remoteAddress: '127.0.0.1',
+  receivedAt: '2026-11-22T16:20:01.123Z',
+};
+
+describe('the page: formatting', () => {
+  it('says how long ago, briefly', () => {
+    expect([0, 999, 5_000, 59_999, 60_000, 3_599_999, 3_600_000, 86_400_000 * 2].map(ago)).toEqual([
+      'now', 'now', '5 s ago', '59 s ago', '1 min ago', '59 min ago', '1 h ago', '2 d ago',
+    ]);
+    expect(ago(-5_000)).toBe('now');
+  });
+
+  it('writes UTC with milliseconds, and sizes in binary units', () => {
+    expect(utc(request.receivedAt)).toBe('2026-11-22 16:20:01.123 UTC');
+    expect([512, 1536, 501_001, 3 * 1024 * 1024].map(formatBytes)).toEqual(['512 B', '1.5 KB', '489 KB', '3.0 MB']);
+  });
+});
+
+describe('the page: HAR export', () => {
+  type Entry = { time: number; response: { status: number }; timings: { wait: number } };
+  const entries = (requests: AnsweredRequest[]) => (JSON.parse(toHar(requests, 'https://h.example/api/webhook-tester/abc')) as { log: { entries: Entry[] } }).log.entries;
+
+  it('carries the status the sender got, and how long the answer took', () => {
+    const [entry] = entries([{ ...request, answer: { status: 201, delayMs: 250 } }]);
+    expect(entry?.response.status).toBe(201);
+    expect(entry?.time).toBe(250);
+    expect(entry?.timings.wait).toBe(250);
+  });
+
+  it('says 0 while the server does not record answers', () => {
+    expect(entries([request])[0]?.response.status).toBe(0);
+  });
+});
