@@ -39,8 +39,21 @@ export function bodySection(request: CapturedRequest, actions: BodyActions): HTM
 }
 
 function bodyTitle(request: CapturedRequest, views: View[]): string {
-  const kind = request.bodyEncoding === 'base64' ? 'binary, ' : request.isJson ? 'JSON, ' : views.some((view) => view.name === 'Pretty') ? 'XML, ' : '';
+  const kind = request.bodyEncoding === 'base64' && bodyText(request) === undefined ? 'binary, ' : request.isJson ? 'JSON, ' : views.some((view) => view.name === 'Pretty') ? 'XML, ' : '';
   return `Body (${kind}${formatBytes(request.storedSize)})`;
+}
+
+/**
+ * The body as text when its bytes are UTF-8. The server stores valid UTF-8 as base64 too when
+ * JSON escaping would cost more than base64 (many quotes or control characters).
+ */
+export function bodyText(request: CapturedRequest): string | undefined {
+  if (request.bodyEncoding === 'utf8') return request.body;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bodyBytes(request));
+  } catch {
+    return undefined;
+  }
 }
 
 function bodyViews(request: CapturedRequest): View[] {
@@ -74,6 +87,11 @@ function textBlock(text: string, extraClass = ''): HTMLElement {
 }
 
 function rawView(request: CapturedRequest): HTMLElement {
+  const text = request.bodyEncoding === 'base64' ? bodyText(request) : undefined;
+  if (text !== undefined) {
+    // Valid UTF-8 kept as base64 only to bound its stored size: it reads as text.
+    return h('div', {}, h('p', { class: 'muted', text: 'Text with many characters JSON must escape: stored as base64, shown as text.' }), textBlock(text.length <= LARGE_BODY ? text : `${text.slice(0, PREVIEW)}…`));
+  }
   if (request.bodyEncoding === 'base64') {
     return h(
       'div',

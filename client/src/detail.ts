@@ -1,14 +1,8 @@
-import type { CapturedRequest, ParamMap } from '../../src/capture/captured-request.js';
+import type { CapturedRequest, MultipartPart, ParamMap } from '../../src/capture/captured-request.js';
 import { replayUrl } from '../../src/capture/to-curl.js';
 import { bodySection, type BodyActions } from './body-view.js';
-import { h } from './dom.js';
-import { formatBytes, localDateTime, utc } from './format.js';
-
-/**
- * What the server will add to each captured request: the answer the sender got. Optional until
- * then (declared here so the page does not wait for the server's type).
- */
-export type AnsweredRequest = CapturedRequest & { answer?: { status: number; delayMs: number } };
+import { download, h } from './dom.js';
+import { bodyBytes, formatBytes, localDateTime, utc } from './format.js';
 
 export interface DetailActions extends BodyActions {
   copyCurl(request: CapturedRequest): void;
@@ -118,8 +112,30 @@ function urlLine(fullUrl: string): HTMLElement {
   return h('div', { class: 'url-fold' }, code, toggle);
 }
 
+/** A multipart body's parts: fields with their text, files with a download of their own bytes. */
+function partsTable(request: CapturedRequest, parts: MultipartPart[]): HTMLElement {
+  const rows = parts.map((part, index) => {
+    const kind = part.filename === null ? 'field' : `file ${part.filename || '(no name)'}`;
+    const size = `${formatBytes(part.size)}${part.truncated ? ', cut short' : ''}`;
+    let content: Node;
+    if (part.filename === null) content = h('code', { class: 'part-text', text: part.text ?? '(text not kept: over 64 KiB of fields)' });
+    else if (part.offset === null) content = h('span', { class: 'muted', text: 'bytes not located in the stored body' });
+    else {
+      const { offset } = part;
+      content = h('button', {
+        text: 'Download',
+        attrs: { type: 'button', 'aria-label': `Download part ${index + 1}, ${part.filename || part.name}` },
+        on: { click: () => download(part.filename || `part-${index + 1}`, bodyBytes(request).slice(offset, offset + part.size) as BlobPart, part.contentType ?? 'application/octet-stream') },
+      });
+    }
+    return h('tr', {}, h('th', { attrs: { scope: 'row' }, text: part.name }), h('td', { text: kind }), h('td', { text: part.contentType ?? '—' }), h('td', { text: size }), h('td', {}, content));
+  });
+  const head = h('tr', {}, ...['Name', 'Kind', 'Type', 'Size', 'Content'].map((title) => h('th', { attrs: { scope: 'col' }, text: title })));
+  return h('div', { class: 'table-scroll' }, h('table', { class: 'parts' }, h('caption', { class: 'offscreen', text: 'Multipart parts' }), h('thead', {}, head), h('tbody', {}, ...rows)));
+}
+
 /** The selected request, every detail as text. */
-export function renderDetail(request: AnsweredRequest, receiverUrl: string, actions: DetailActions): HTMLElement {
+export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions): HTMLElement {
   const fullUrl = replayUrl(request, receiverUrl);
   const facts: Array<[string, string]> = [
     ['Time', localDateTime(request.receivedAt)],
@@ -158,6 +174,10 @@ export function renderDetail(request: AnsweredRequest, receiverUrl: string, acti
   if (request.form) {
     const form = paramPairs(request.form);
     parts.push(section(`Form fields (${form.count})`, pairsTable('Form fields', form, actions.copy)));
+  }
+  if (request.parts) parts.push(section(`Parts (${request.parts.length})`, partsTable(request, request.parts)));
+  if (request.omitted.length > 0) {
+    parts.push(h('p', { class: 'muted', text: `Not parsed, to keep the record small: ${request.omitted.join(', ')} (the body is complete below).` }));
   }
   parts.push(bodySection(request, actions));
   return h('article', { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } }, ...parts);

@@ -9,7 +9,7 @@ import { byId, confirmAction, copyText, download, h, narrowScreen, toast } from 
 import { toHar } from './export.js';
 import { bodyBytes, searchText, shortPath } from './format.js';
 import { LogList } from './log-list.js';
-import { ResponseForm } from './response-form.js';
+import { describe as describeResponse, ResponseForm } from './response-form.js';
 
 const ui = {
   state: byId('state'),
@@ -123,7 +123,11 @@ function onMessage(message: ServerMessage): void {
       break;
     case 'response':
       responseForm.fill(message.response);
-      toast(`Senders now get ${message.response.status}`);
+      toast(`Senders now get ${describeResponse(message.response)}`);
+      break;
+    case 'evicted':
+      dropEvicted(message.throughSeq);
+      render();
       break;
     case 'cleared':
       dropCleared(message.clearedSeq);
@@ -219,6 +223,14 @@ function addRequest(request: CapturedRequest): void {
   render(true);
 }
 
+/** The store's byte budget let go of the oldest requests: they count as dropped; an open one stays pinned. */
+function dropEvicted(throughSeq: number): void {
+  const out = requests.filter((request) => request.seq <= throughSeq);
+  if (out.length === 0) return;
+  requests = requests.filter((request) => request.seq > throughSeq);
+  pinned = out.find((old) => old.seq === selectedSeq) ?? pinned;
+}
+
 function dropCleared(upTo: number): void {
   clearedSeq = Math.max(clearedSeq, upTo);
   requests = requests.filter((request) => request.seq > clearedSeq);
@@ -265,7 +277,7 @@ function render(deferDetail = false): void {
   const dropped = received - requests.length;
   const counts = `${received} received${dropped > 0 ? `, ${dropped} dropped` : ''}`;
   ui.count.textContent = filtering() ? `${visible.length} shown · ${counts}` : counts;
-  ui.count.title = dropped > 0 ? `The endpoint keeps only the newest ${endpoint?.requestsKept ?? 50} requests.` : '';
+  ui.count.title = dropped > 0 ? `The endpoint keeps only the newest ${endpoint?.requestsKept ?? 50} requests, within its stored-bytes budget.` : '';
   ui.empty.hidden = requests.length > 0;
   ui.noMatch.hidden = requests.length === 0 || visible.length > 0;
   if (!ui.noMatch.hidden) {

@@ -114,19 +114,48 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     await curl('-X', 'POST', first.url, '--data-raw', 'to both');
     for (const { page } of [first, second]) await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(1);
 
-    await first.page.selectOption('#response-status', '400');
+    await first.page.fill('#response-status', '429');
+    await first.page.fill('#response-delay', '2000');
     await first.page.selectOption('#response-content-type', 'text/plain');
-    await first.page.fill('#response-body', 'nope, try again');
+    await first.page.fill('#response-headers', 'Retry-After: 30');
+    await first.page.fill('#response-body', 'slow down');
+    // An edit that is not applied reads as one, and senders still get the old answer.
+    expect(await first.page.isVisible('#response-unsaved')).toBe(true);
+    expect((await send(first.url, { method: 'POST', body: 'before' })).status).toBe(200);
     await first.page.click('#response-form button[type=submit]');
-    await expect.poll(() => second.page.inputValue('#response-status'), { timeout: 1000 }).toBe('400');
-    expect(await second.page.inputValue('#response-body')).toBe('nope, try again');
+    await expect.poll(() => second.page.inputValue('#response-status'), { timeout: 1000 }).toBe('429');
+    expect(await second.page.inputValue('#response-headers')).toBe('Retry-After: 30');
+    expect(await second.page.textContent('#response-current')).toBe('Senders get 429 with Retry-After, after 2 s.');
+    await expect.poll(() => first.page.isVisible('#response-unsaved'), { timeout: 1000 }).toBe(false);
 
-    const answer = await send(first.url, { method: 'POST', body: 'x' });
-    expect(answer.status).toBe(400);
-    expect(answer.text).toBe('nope, try again');
-    expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
+    // What curl gets, timed.
+    const started = Date.now();
+    const { stdout } = await curl('-i', '-X', 'POST', first.url, '--data-raw', 'x');
+    const took = Date.now() - started;
+    const text = stdout.toString();
+    expect(text).toMatch(/^HTTP\/1\.1 429/);
+    expect(text).toMatch(/\r\nretry-after: 30\r\n/i);
+    expect(text.endsWith('slow down')).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(2000);
+    expect(took).toBeLessThan(4000);
+    // The request records the answer its sender got, and the page shows it.
+    await expect.poll(() => first.page.textContent('#detail'), { timeout: 2000 }).toContain('429 after 2000 ms');
     await first.page.close();
     await second.page.close();
+  });
+
+  it('lists the fields and files of a multipart upload, each file with its own download', async () => {
+    const { page, url } = await openPage();
+    await curl('-F', 'name=Ada', '-F', 'note=hello world', '-F', 'upload=@package.json;type=application/json', url);
+    const detail = page.locator('#detail');
+    await expect.poll(() => detail.textContent(), { timeout: 2000 }).toContain('Parts (3)');
+    const parts = await detail.locator('table.parts tbody tr').allTextContents();
+    expect(parts[0]).toContain('Ada');
+    expect(parts[1]).toContain('hello world');
+    expect(parts[2]).toContain('file package.json');
+    const [download] = await Promise.all([page.waitForEvent('download'), detail.getByRole('button', { name: /Download part 3/ }).click()]);
+    expect(download.suggestedFilename()).toBe('package.json');
+    await page.close();
   });
 
   it('copies a request as cURL that re-sends the same method, headers and body bytes', async () => {
