@@ -96,6 +96,17 @@ describe('bounds', () => {
     expect(await send(`${s.baseUrl}/metrics`).then((r) => r.text)).toMatch(/hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/);
   });
 
+  it('closes connections past MAX_CONNECTIONS at once, and counts them', async () => {
+    const s = await server({ maxConnections: 16, maxConnectionsPerAddress: 1000 });
+    const held = await Promise.all(Array.from({ length: 16 }, () => openRaw(s.baseUrl)));
+    cleanups.push(() => held.forEach((raw) => raw.socket.destroy()));
+    const dropped = await openRaw(s.baseUrl);
+    await dropped.closed;
+    expect(dropped.answer()).toBe('');
+    held[0]?.socket.destroy();
+    await expect.poll(async () => (await send(`${s.baseUrl}/metrics`).catch(() => ({ text: '' }))).text, { timeout: 3000 }).toMatch(/hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/);
+  });
+
   it('closes a connection that sends nothing within the headers timeout', async () => {
     const s = await server({ headersTimeoutMs: 1000, requestTimeoutMs: 5000 });
     const raw = await openRaw(s.baseUrl);

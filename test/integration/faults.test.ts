@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/store/memory-store.js';
+import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
@@ -40,6 +41,54 @@ describe('faults', () => {
       expect(server.logs()).toContain('store exploded');
       expect(server.logs()).not.toContain('secret-body');
       await client.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a join that fails inside the store leaves the socket free to join again', async () => {
+    const bus = createMemoryBus();
+    const memory = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
+    let failNext = false;
+    const flaky: Store = {
+      ...memory,
+      async getEndpoint(id) {
+        if (failNext) {
+          failNext = false;
+          throw new Error('store exploded');
+        }
+        return memory.getEndpoint(id);
+      },
+    };
+    const server = await startServer({ logLevel: 'fatal' }, { store: flaky, bus });
+    try {
+      const { client: owner, welcome } = await LiveClient.create(server.wsUrl);
+      const client = await LiveClient.open(server.wsUrl);
+      failNext = true;
+      client.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key });
+      expect((await client.next('error')).error.code).toBe('INTERNAL');
+      client.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key });
+      expect((await client.next('welcome')).endpoint.id).toBe(welcome.endpoint.id);
+      await client.close();
+      await owner.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a bus that cannot subscribe keeps no watcher, channel or created endpoint', async () => {
+    const bus = createMemoryBus();
+    const store = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
+    const failing: Bus = { ...bus, onMessage: (handler) => bus.onMessage(handler), subscribe: async () => Promise.reject(new Error('bus down')) };
+    const server = await startServer({ logLevel: 'fatal' }, { store, bus: failing });
+    try {
+      const client = await LiveClient.open(server.wsUrl);
+      client.send({ type: 'create' });
+      expect((await client.next('error')).error.code).toBe('INTERNAL');
+      await client.closed;
+      expect(server.app.hub.watcherTotal()).toBe(0);
+      expect(server.app.hub.channelCount()).toBe(0);
+      expect(await store.countEndpoints()).toBe(0);
     } finally {
       await server.close();
     }
