@@ -12,6 +12,18 @@ const clientMessageSchema = z.discriminatedUnion('type', [
   // The response itself is validated by parseResponseConfig, for a message naming each field.
   z.strictObject({ type: z.literal('set-response'), response: z.unknown() }),
   z.strictObject({ type: z.literal('clear') }),
+  z.strictObject({
+    type: z.literal('forwarded'),
+    seq: z.number().int().min(1),
+    target: z.string().max(512),
+    status: z.number().int().min(100).max(599).optional(),
+    error: z.string().max(500).optional(),
+    durationMs: z.number().min(0).max(24 * 60 * 60 * 1000),
+    headers: z.array(z.tuple([z.string().max(256), z.string().max(2048)])).max(64),
+    body: z.string().max(8192),
+    bodyEncoding: z.enum(['utf8', 'base64']),
+    bodyTruncated: z.boolean(),
+  }),
 ]);
 
 export type ParsedClientMessage =

@@ -11,7 +11,7 @@ import type { EndpointRecord, Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
 import { CloseCode, RECEIVER_PREFIXES, type EndpointInfo } from './protocol.js';
-import { clearedMessage, errorMessage, EXPIRED_MESSAGE, responseChangedMessage, welcomeMessage } from './server-messages.js';
+import { clearedMessage, errorMessage, EXPIRED_MESSAGE, forwardedMessage, responseChangedMessage, welcomeMessage } from './server-messages.js';
 import { toFramed, Watcher, writeBounded } from './watcher.js';
 
 /** What every session shares: built once per app, not once per socket. */
@@ -28,6 +28,11 @@ export interface SessionContext {
 
 /** A socket must say create or join within this time, so idle sockets cannot pile up unowned. */
 const HELLO_TIMEOUT_MS = 10_000;
+/**
+ * What a `forwarded` message costs in the socket's message budget: a forwarder reports every
+ * captured request, so it may send ten times the rate of a tab's own messages.
+ */
+const FORWARDED_COST = 0.1;
 /** Malformed messages in a row after which the socket is closed (1008): a client that keeps sending junk is broken or hostile. */
 export const BAD_MESSAGE_RUN = 10;
 
@@ -74,7 +79,8 @@ export class LiveSession {
 
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.closed) return;
-    if (!this.takeToken()) {
+    const text = isBinary ? '' : data.toString();
+    if (!this.takeToken(text.startsWith('{"type":"forwarded"') ? FORWARDED_COST : 1)) {
       const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
       this.reject(error);
       this.send(errorMessage(error));
@@ -82,7 +88,7 @@ export class LiveSession {
       return;
     }
     if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
-    this.handle(data.toString()).catch((error: unknown) => {
+    this.handle(text).catch((error: unknown) => {
       this.context.log.error({ err: error }, 'live message failed');
       this.send(errorMessage(errors.INTERNAL()));
     });
@@ -110,13 +116,13 @@ export class LiveSession {
     if (reason) this.context.metrics.reject(reason);
   }
 
-  private takeToken(): boolean {
+  private takeToken(cost: number): boolean {
     const now = Date.now();
     const perSecond = this.context.config.liveMessagesPerSecond;
     this.tokens = Math.min(2 * perSecond, this.tokens + ((now - this.refilledAtMs) / 1000) * perSecond);
     this.refilledAtMs = now;
-    if (this.tokens < 1) return false;
-    this.tokens--;
+    if (this.tokens < cost) return false;
+    this.tokens -= cost;
     return true;
   }
 
@@ -154,6 +160,11 @@ export class LiveSession {
 
     const endpointId = this.endpointId;
     if (!this.watcher || endpointId === undefined) return this.send(errorMessage(errors.NOT_JOINED(), message.type));
+
+    if (message.type === 'forwarded') {
+      await bus.publish(endpointId, { data: forwardedMessage(message) });
+      return;
+    }
 
     if (message.type === 'set-response') {
       const result = parseResponseConfig(message.response);

@@ -53,7 +53,29 @@ export interface ClearMessage {
   type: 'clear';
 }
 
-export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | ClearMessage;
+/**
+ * What a forwarder (the `hookwatch forward` CLI) got from its target for one request, passed on
+ * to every tab watching the endpoint. Only a socket that joined with the key may send it.
+ */
+export interface ForwardedMessage {
+  type: 'forwarded';
+  /** The captured request it answers. */
+  seq: number;
+  /** Where it went, as the forwarder names it (e.g. `http://localhost:3000/hook`). */
+  target: string;
+  /** The target's status; absent when the forward failed (see `error`). */
+  status?: number;
+  error?: string;
+  durationMs: number;
+  /** The answer's headers, in order (at most 64). */
+  headers: Array<[string, string]>;
+  /** The first 4 KiB of the answer's body: UTF-8 text, or base64 when not valid UTF-8. */
+  body: string;
+  bodyEncoding: 'utf8' | 'base64';
+  bodyTruncated: boolean;
+}
+
+export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | ClearMessage | ForwardedMessage;
 
 // ---- server -> client ----
 
@@ -123,4 +145,12 @@ export interface ErrorMessage {
   for?: string;
 }
 
-export type ServerMessage = WelcomeMessage | RequestMessage | ResponseChangedMessage | ClearedMessage | ExpiredMessage | EvictedMessage | ErrorMessage;
+export type ServerMessage =
+  | WelcomeMessage
+  | RequestMessage
+  | ResponseChangedMessage
+  | ClearedMessage
+  | ExpiredMessage
+  | EvictedMessage
+  | ForwardedMessage
+  | ErrorMessage;

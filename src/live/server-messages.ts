@@ -9,6 +9,7 @@ import type {
   ErrorMessage,
   EvictedMessage,
   ExpiredMessage,
+  ForwardedMessage,
   ResponseChangedMessage,
   WelcomeMessage,
 } from './protocol.js';
@@ -30,5 +31,7 @@ export const clearedMessage = (clearedSeq: number): string => json<ClearedMessag
 export const responseChangedMessage = (response: ResponseConfig): string => json<ResponseChangedMessage>({ type: 'response', response });
 
 export const evictedMessage = (throughSeq: number): string => json<EvictedMessage>({ type: 'evicted', throughSeq });
+
+export const forwardedMessage = (message: ForwardedMessage): string => json<ForwardedMessage>(message);
 
 export type { EndpointInfo };

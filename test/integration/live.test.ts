@@ -187,6 +187,22 @@ describe('live protocol', () => {
     expect(answer.status).toBe(200);
   });
 
+  it("passes a forwarder's result on to every watcher, and only from a socket that joined", async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const result = { type: 'forwarded', seq: 1, target: 'http://localhost:3000/hook', status: 201, durationMs: 12.5, headers: [['Content-Type', 'text/plain']], body: 'ok', bodyEncoding: 'utf8', bodyTruncated: false };
+    b.client.send(result);
+    expect(await a.client.next('forwarded')).toEqual(result);
+    expect(await b.client.next('forwarded')).toEqual(result);
+
+    const stranger = track({ client: await LiveClient.open(s.wsUrl) });
+    stranger.client.send(result);
+    expect((await stranger.client.next('error')).error.code).toBe('NOT_JOINED');
+    b.client.send({ ...result, headers: Array.from({ length: 65 }, () => ['a', 'b']) });
+    expect((await b.client.next('error')).error.code).toBe('BAD_MESSAGE');
+  });
+
   it('clears the log for every watcher and for later joiners', async () => {
     const s = await server();
     const a = track(await LiveClient.create(s.wsUrl));
