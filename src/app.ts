@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
+import type { Redis } from 'ioredis';
+import { nanoid } from 'nanoid';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bus } from './bus/bus.js';
 import { createReadingBudget } from './capture/read-body.js';
@@ -19,11 +21,15 @@ import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
 import { CloseCode, SUBPROTOCOL } from './live/protocol.js';
 import { createMetrics } from './metrics.js';
-import type { Store } from './store/store.js';
+import { StoreUnavailableError, type Store } from './store/store.js';
 
 export interface AppDeps {
   store: Store;
   bus: Bus;
+  /** With Redis: the client the rate limits share (a connection main.ts owns). */
+  rateLimitRedis?: Redis;
+  /** This instance's name as a lease holder; default a new random one. */
+  instanceId?: string;
   /** A pino logger; tests pass one writing to memory. Default: Fastify's own at the config's level. */
   logger?: FastifyBaseLogger;
   /** Where the built page lives (tests may point elsewhere). */
@@ -94,6 +100,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const hub = createHub({
     store: deps.store,
     bus: deps.bus,
+    instanceId: deps.instanceId ?? nanoid(),
+    leaseMs: config.leaseMs,
     graceMs: config.graceMs,
     maxWatchersPerEndpoint: config.maxWatchersPerEndpoint,
     log: app.log,
@@ -111,6 +119,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return reply.code(error.statusCode ?? 500).send(toErrorBody(error));
   };
   const handleError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof StoreUnavailableError) {
+      request.log.warn({ err: error }, 'store unavailable');
+      return sendError(errors.STORE_UNAVAILABLE(), request, reply);
+    }
     const known = (errors as Record<string, unknown>)[error.code] !== undefined;
     const status = error.statusCode ?? 500;
     if (known) return sendError(error, request, reply);
@@ -138,7 +150,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // like any other here (RFC 9110 section 10.1.1 lets a server ignore it), so route it.
   app.server.on('checkExpectation', (request, response) => app.routing(request, response));
 
-  await app.register(fastifyRateLimit, { global: false });
+  // With Redis the limits are counted there, so every instance enforces the same ones.
+  await app.register(fastifyRateLimit, {
+    global: false,
+    ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redisPrefix}rl:`, skipOnError: true } : {}),
+  });
+
+  // Expired endpoints are already gone for every request; this frees what they held.
+  const sweeper = setInterval(() => {
+    deps.store.sweepExpired().catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired endpoints failed'));
+  }, config.cleanupIntervalMs);
+  sweeper.unref();
+  app.addHook('onClose', async () => clearInterval(sweeper));
 
   // Aborted on close, so answers waiting out a configured delay go at once.
   const closing = new AbortController();

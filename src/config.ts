@@ -82,6 +82,34 @@ export const settings = {
     schema: integer(MIB, 64 * 1024 * MIB).default(64 * MIB),
     doc: 'Body bytes held by requests still being read, all together; past it new bodies get 503 AT_CAPACITY with Retry-After.',
   },
+  leaseMs: {
+    env: 'LEASE_MS',
+    schema: integer(1000, 10 * 60 * 1000).default(15_000),
+    doc: 'How long an instance\'s hold on a watched endpoint lasts without renewal (renewed every third of it). An instance that dies stops renewing: its endpoints live this plus GRACE_MS, time for their watchers to move to another instance.',
+  },
+  cleanupIntervalMs: {
+    env: 'CLEANUP_INTERVAL_MS',
+    schema: integer(1000, 24 * 60 * 60 * 1000).default(60_000),
+    doc: 'How often expired endpoints and their requests are removed. Until then they are already gone for every request and socket.',
+  },
+  redisUrl: {
+    env: 'REDIS_URL',
+    schema: z
+      .string()
+      .refine((value) => /^rediss?:\/\//.test(value), 'must start with redis:// or rediss://')
+      .optional(),
+    doc: 'Share endpoints, requests, leases, rate limits and fan-out with other instances through this Redis (`redis://host:6379/0`). Unset: everything in this process\'s memory.',
+  },
+  redisPrefix: {
+    env: 'REDIS_PREFIX',
+    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v1:'),
+    doc: 'Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis.',
+  },
+  redisCommandTimeoutMs: {
+    env: 'REDIS_COMMAND_TIMEOUT_MS',
+    schema: integer(50, 60_000).default(2000),
+    doc: 'Longest any Redis command may take; past it the request gets 503 STORE_UNAVAILABLE rather than hanging.',
+  },
   maxEndpoints: { env: 'MAX_ENDPOINTS', schema: integer(1, 10_000_000).default(10_000), doc: 'Live endpoints at once; past it creation fails with 503 AT_CAPACITY.' },
   maxWatchersPerEndpoint: {
     env: 'MAX_WATCHERS_PER_ENDPOINT',

@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.js';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { buildApp, type AppDeps } from './app.js';
 import { createMemoryBus } from './bus/memory-bus.js';
+import { createRedisBus } from './bus/redis-bus.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createMemoryStore } from './store/memory-store.js';
+import { createRedisStore } from './store/redis-store.js';
 import { storeLimits } from './store/store.js';
 
 /** How long shutdown may take before the process exits anyway. */
@@ -19,21 +23,68 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  const bus = createMemoryBus();
-  const store = createMemoryStore({ ...storeLimits(config), bus });
+  const log = pino({ level: config.logLevel });
+  const { deps, close } = config.redisUrl === undefined ? inMemory(config) : onRedis(config, config.redisUrl, log);
   const tls =
     config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
       ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
       : undefined;
-  const app = await buildApp(config, { store, bus, ...(tls ? { tls } : {}) });
+  const app = await buildApp(config, { ...deps, logger: log, ...(tls ? { tls } : {}) });
 
   closeWithGrace({ delay: SHUTDOWN_DELAY_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();
+    await close();
   });
 
   await app.listen({ host: config.host, port: config.port });
+}
+
+function inMemory(config: Config): { deps: AppDeps; close: () => Promise<void> } {
+  const bus = createMemoryBus();
+  return { deps: { store: createMemoryStore({ ...storeLimits(config), bus }), bus }, close: async () => undefined };
+}
+
+/**
+ * Two connections: one for commands (the store, the bus's publishes, the rate limits) and one
+ * for subscriptions. Commands fail at once while Redis is unreachable (no offline queue) and
+ * after REDIS_COMMAND_TIMEOUT_MS when it is slow, so a request gets 503 STORE_UNAVAILABLE instead
+ * of waiting; the client keeps reconnecting in the background. The process starts without Redis
+ * and reports not ready (/readyz) until it is there.
+ */
+function onRedis(config: Config, url: string, log: pino.Logger): { deps: AppDeps; close: () => Promise<void> } {
+  const connect = (role: string, offlineQueue: boolean) => {
+    const client = new Redis(url, {
+      commandTimeout: config.redisCommandTimeoutMs,
+      enableOfflineQueue: offlineQueue,
+      maxRetriesPerRequest: 1,
+      // Back off up to 2 s between attempts, forever: Redis coming back is the normal case.
+      retryStrategy: (attempt) => Math.min(2000, attempt * 100),
+      connectionName: `hookwatch-${role}`,
+    });
+    let down = false;
+    client.on('error', (error: Error) => {
+      if (!down) log.error({ err: error, role }, 'redis connection error');
+      down = true;
+    });
+    client.on('ready', () => {
+      if (down) log.info({ role }, 'redis connection back');
+      down = false;
+    });
+    return client;
+  };
+  const commands = connect('commands', false);
+  // Subscriptions wait for the connection (ioredis restores them after a reconnect anyway).
+  const subscriber = connect('subscriber', true);
+  const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix });
+  const store = createRedisStore({ ...storeLimits(config), redis: commands, prefix: config.redisPrefix });
+  return {
+    deps: { store, bus, rateLimitRedis: commands },
+    close: async () => {
+      await Promise.allSettled([commands.quit(), subscriber.quit()]);
+    },
+  };
 }
 
 main().catch((error: unknown) => {

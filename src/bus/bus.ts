@@ -27,4 +27,10 @@ export interface Bus {
   /** Resolves once the endpoint's messages reach the handler. */
   subscribe(endpointId: string): Promise<void>;
   unsubscribe(endpointId: string): Promise<void>;
+  /**
+   * Sets what runs after the bus lost its connection and has it back, subscriptions restored:
+   * messages published meanwhile were lost to this instance (the Store still has the requests).
+   * The memory bus never loses its connection.
+   */
+  onReconnect(handler: () => void): void;
 }

@@ -21,5 +21,9 @@ export function createMemoryBus(): Bus {
     async unsubscribe(endpointId) {
       subscribed.delete(endpointId);
     },
+
+    onReconnect() {
+      // In process: never disconnected.
+    },
   };
 }

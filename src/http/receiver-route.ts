@@ -131,12 +131,12 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     } finally {
       readingBudget.give(body.kept.length);
     }
-    if (!appended) throw errors.ENDPOINT_NOT_FOUND();
+    if (appended === undefined) throw errors.ENDPOINT_NOT_FOUND();
 
     metrics.capturedRequests.inc();
     metrics.capturedBytes.inc(body.size);
     if (body.truncated) metrics.truncations.inc();
-    if (debug) request.log.debug({ endpointId, seq: appended.seq, method: request.method, size: body.size }, 'request captured');
+    if (debug) request.log.debug({ endpointId, seq: appended, method: request.method, size: body.size }, 'request captured');
 
     if (body.overLimit) {
       // The rest of the body was never read: close the connection rather than drain it.

@@ -5,11 +5,15 @@ import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { tcpSocketOf } from './frame.js';
 import { EXPIRED_MESSAGE } from './server-messages.js';
-import { toFramed, type Watcher } from './watcher.js';
+import { toFramed, type Framed, type Watcher } from './watcher.js';
 
 export interface HubOptions {
   store: Store;
   bus: Bus;
+  /** This instance, as the holder of leases on the endpoints its sockets watch. */
+  instanceId: string;
+  /** How long a lease lasts; renewed every third of it. */
+  leaseMs: number;
   graceMs: number;
   maxWatchersPerEndpoint: number;
   log: FastifyBaseLogger;
@@ -22,12 +26,15 @@ export const FLUSH_AFTER_MESSAGES = 8;
 
 interface Channel {
   watchers: Set<Watcher>;
-  /** The bus subscription; attaches wait for it. */
-  subscribed: Promise<void>;
-  graceTimer: NodeJS.Timeout | undefined;
+  /** The bus subscription and this instance's lease; attaches wait for them. */
+  ready: Promise<void>;
+  /** Highest request seq that reached this channel (from the bus or a fill), for hole detection. */
+  lastSeq: number | undefined;
+  /** While set, a fill from the store is running: live messages wait in it. */
+  filling: Framed[] | undefined;
 }
 
-export type AttachResult = 'attached' | 'full' | 'failed';
+export type AttachResult = 'attached' | 'full' | 'gone' | 'failed';
 
 export interface Hub {
   /**
@@ -36,22 +43,26 @@ export interface Hub {
    * cap, 'failed' when the bus could not subscribe (nothing is kept then).
    */
   attach(endpointId: string, watcher: Watcher): Promise<AttachResult>;
-  /** Removes a watcher; after the last one leaves, the endpoint is purged once the grace passes. */
+  /** Removes a watcher; after this instance's last one leaves, it gives its lease back. */
   detach(endpointId: string, watcher: Watcher): void;
   /** Local watchers of one endpoint (for tests and metrics). */
   watcherCount(endpointId: string): number;
   /** Local watchers of every endpoint. */
   watcherTotal(): number;
-  /** Endpoints with at least one local watcher or a pending purge. */
+  /** Endpoints with at least one local watcher. */
   channelCount(): number;
-  /** Stops every timer and subscription. Endpoints are not purged: another instance may own them. */
+  /** Renews this instance's leases now, telling watchers of endpoints that are gone (also runs on a timer). */
+  renewLeases(): Promise<void>;
+  /** Stops every timer and subscription. Leases are not given back: the grace covers a restart. */
   close(): Promise<void>;
 }
 
 /**
- * The per-instance registry of sockets watching endpoints. It owns the live endpoint's
- * lifetime: an endpoint lives while a watcher is attached, plus `graceMs` after the last leaves,
- * so a reload or a reconnect keeps it and its log.
+ * The per-instance registry of sockets watching endpoints: local sockets only. The endpoint's
+ * lifetime is the store's: the hub holds a lease on each endpoint it has watchers for, renews
+ * it, gives it back when its last watcher leaves, and tells its watchers when the store says an
+ * endpoint is gone. Messages arrive from the bus in seq order per endpoint; a hole (a message
+ * lost while the bus reconnected) is filled from the store before later ones are delivered.
  */
 export function createHub(options: HubOptions): Hub {
   const { store, bus, log } = options;
@@ -93,64 +104,122 @@ export function createHub(options: HubOptions): Hub {
     const channel = channels.get(endpointId);
     if (!channel) return;
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
-    const framed = toFramed(message.data, message.seq);
-    for (const watcher of channel.watchers) {
-      cork(watcher.socket);
-      watcher.deliver(framed);
-    }
+    deliver(endpointId, channel, toFramed(message.data, message.seq));
     if (++queuedMessages >= FLUSH_AFTER_MESSAGES && queuedMessages >= corked.size) flush();
     if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
   });
 
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = { watchers: new Set(), graceTimer: undefined, subscribed: bus.subscribe(endpointId) };
+    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined };
+    channel.ready = Promise.all([
+      bus.subscribe(endpointId),
+      store.holdEndpoints([endpointId], options.instanceId, Date.now() + options.leaseMs, options.graceMs),
+    ]).then(([, gone]) => {
+      if (gone.length > 0) throw new EndpointGoneError();
+    });
     channels.set(endpointId, channel);
     return channel;
   }
 
-  async function purge(endpointId: string, channel: Channel): Promise<void> {
-    if (channels.get(endpointId) !== channel || channel.watchers.size > 0) return;
+  function closeChannel(endpointId: string, channel: Channel, release: boolean): void {
+    if (channels.get(endpointId) !== channel) return;
     channels.delete(endpointId);
-    try {
-      // Issued before any await, so a watcher arriving meanwhile subscribes after it, not before.
-      await bus.unsubscribe(endpointId);
-      if (await store.deleteEndpoint(endpointId)) {
-        log.debug({ endpointId }, 'endpoint purged');
-        await bus.publish(endpointId, { data: EXPIRED_MESSAGE });
-      }
-    } catch (error) {
-      log.error({ err: error, endpointId }, 'purging endpoint failed');
+    bus.unsubscribe(endpointId).catch((error: unknown) => log.warn({ err: error, endpointId }, 'bus unsubscribe failed'));
+    if (release) {
+      store.releaseEndpoint(endpointId, options.instanceId, options.graceMs).catch((error: unknown) => log.warn({ err: error, endpointId }, 'giving a lease back failed'));
     }
   }
 
-  function leave(endpointId: string, channel: Channel): void {
-    if (channel.watchers.size > 0 || channels.get(endpointId) !== channel) return;
-    if (options.graceMs === 0) {
-      void purge(endpointId, channel);
+  /** Tells every local watcher of a gone endpoint (4004); their sockets then close. */
+  function expireLocal(endpointId: string): void {
+    const channel = channels.get(endpointId);
+    if (!channel) return;
+    closeChannel(endpointId, channel, false);
+    const expired = toFramed(EXPIRED_MESSAGE);
+    for (const watcher of channel.watchers) watcher.expire(expired);
+    watcherTotal -= channel.watchers.size;
+    channel.watchers.clear();
+  }
+
+  /** Hands a message to the channel's watchers, filling a hole from the store first. */
+  function deliver(endpointId: string, channel: Channel, framed: Framed): void {
+    if (channel.filling) {
+      channel.filling.push(framed);
       return;
     }
-    clearTimeout(channel.graceTimer);
-    channel.graceTimer = setTimeout(() => void purge(endpointId, channel), options.graceMs);
-    channel.graceTimer.unref();
+    if (framed.seq !== undefined) {
+      if (channel.lastSeq !== undefined && framed.seq > channel.lastSeq + 1) {
+        channel.filling = [framed];
+        void fill(endpointId, channel);
+        return;
+      }
+      channel.lastSeq = Math.max(channel.lastSeq ?? 0, framed.seq);
+    }
+    for (const watcher of channel.watchers) {
+      cork(watcher.socket);
+      watcher.deliver(framed);
+    }
   }
+
+  /** Reads what the channel missed from the store and delivers it, then what waited meanwhile. */
+  async function fill(endpointId: string, channel: Channel): Promise<void> {
+    const after = channel.lastSeq ?? 0;
+    try {
+      const log = await store.readLog(endpointId, after);
+      if (log === undefined) return expireLocal(endpointId);
+      const waiting = channel.filling ?? [];
+      channel.filling = undefined;
+      for (const stored of log.requests) deliver(endpointId, channel, toFramed(stored.message, stored.seq));
+      // What the store no longer has (trimmed or evicted) is not a hole to fill again.
+      channel.lastSeq = Math.max(channel.lastSeq ?? 0, (waiting[0]?.seq ?? after + 1) - 1, log.clearedSeq);
+      for (const framed of waiting) deliver(endpointId, channel, framed);
+    } catch (error) {
+      log.warn({ err: error, endpointId }, 'filling a gap from the store failed; watchers resume from their last seq');
+      const waiting = channel.filling ?? [];
+      channel.filling = undefined;
+      channel.lastSeq = undefined;
+      for (const framed of waiting) deliver(endpointId, channel, framed);
+    }
+  }
+
+  async function renewLeases(): Promise<void> {
+    const ids = [...channels.keys()];
+    if (ids.length === 0) return;
+    try {
+      const gone = await store.holdEndpoints(ids, options.instanceId, Date.now() + options.leaseMs, options.graceMs);
+      for (const endpointId of gone) expireLocal(endpointId);
+    } catch (error) {
+      log.warn({ err: error }, 'renewing leases failed; retrying at the next renewal');
+    }
+  }
+  const renewal = setInterval(() => void renewLeases(), Math.max(250, Math.floor(options.leaseMs / 3)));
+  renewal.unref();
+
+  // After the bus reconnects, anything published meanwhile was lost to it: fill every channel.
+  bus.onReconnect(() => {
+    for (const [endpointId, channel] of channels) {
+      if (channel.filling || channel.lastSeq === undefined) continue;
+      channel.filling = [];
+      void fill(endpointId, channel);
+    }
+  });
 
   return {
     async attach(endpointId, watcher) {
       const channel = channels.get(endpointId) ?? openChannel(endpointId);
       if (channel.watchers.size >= options.maxWatchersPerEndpoint) return 'full';
-      clearTimeout(channel.graceTimer);
-      channel.graceTimer = undefined;
-      // Counted at once so concurrent attaches respect the cap; taken back if the bus fails.
+      // Counted at once so concurrent attaches respect the cap; taken back if the bus or store fails.
       channel.watchers.add(watcher);
       watcherTotal++;
       try {
-        await channel.subscribed;
+        await channel.ready;
         return 'attached';
       } catch (error) {
-        log.error({ err: error, endpointId }, 'bus subscribe failed');
         if (channel.watchers.delete(watcher)) watcherTotal--;
-        // The next attach tries again with a fresh subscription.
-        if (channels.get(endpointId) === channel && channel.watchers.size === 0) channels.delete(endpointId);
+        // The next attach tries again with a fresh subscription and lease.
+        if (channel.watchers.size === 0) closeChannel(endpointId, channel, false);
+        if (error instanceof EndpointGoneError) return 'gone';
+        log.error({ err: error, endpointId }, 'bus subscribe or lease failed');
         return 'failed';
       }
     },
@@ -159,7 +228,7 @@ export function createHub(options: HubOptions): Hub {
       const channel = channels.get(endpointId);
       if (!channel || !channel.watchers.delete(watcher)) return;
       watcherTotal--;
-      leave(endpointId, channel);
+      if (channel.watchers.size === 0) closeChannel(endpointId, channel, true);
     },
 
     watcherCount: (endpointId) => channels.get(endpointId)?.watchers.size ?? 0,
@@ -168,11 +237,15 @@ export function createHub(options: HubOptions): Hub {
 
     channelCount: () => channels.size,
 
+    renewLeases,
+
     async close() {
-      const all = new Map(channels);
+      clearInterval(renewal);
+      const ids = [...channels.keys()];
       channels.clear();
-      for (const channel of all.values()) clearTimeout(channel.graceTimer);
-      await Promise.allSettled([...all.keys()].map((endpointId) => bus.unsubscribe(endpointId)));
+      await Promise.allSettled(ids.map((endpointId) => bus.unsubscribe(endpointId)));
     },
   };
 }
+
+class EndpointGoneError extends Error {}

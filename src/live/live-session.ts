@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { DEFAULT_RESPONSE, parseResponseConfig } from '../response-config.js';
-import type { EndpointRecord, Store } from '../store/store.js';
+import { StoreUnavailableError, type EndpointRecord, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
 import { CloseCode, RECEIVER_PREFIXES, type EndpointInfo } from './protocol.js';
@@ -89,6 +89,14 @@ export class LiveSession {
     }
     if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
     this.handle(text).catch((error: unknown) => {
+      if (error instanceof StoreUnavailableError) {
+        // Nothing this socket can do until the store is back: say so, and let it reconnect.
+        this.context.log.warn({ err: error }, 'store unavailable');
+        const unavailable = errors.STORE_UNAVAILABLE();
+        this.reject(unavailable);
+        this.send(errorMessage(unavailable));
+        return this.closeWith(CloseCode.TRY_AGAIN_LATER, unavailable.code);
+      }
       this.context.log.error({ err: error }, 'live message failed');
       this.send(errorMessage(errors.INTERNAL()));
     });
@@ -194,7 +202,9 @@ export class LiveSession {
       createdAt: new Date().toISOString(),
       response: DEFAULT_RESPONSE,
     };
-    if (!(await store.createEndpoint(endpoint, config.maxEndpoints))) {
+    // The creator holds it from the start: it lives a lease and a grace even if the socket goes at once.
+    const deadlineMs = Date.now() + config.leaseMs + config.graceMs;
+    if (!(await store.createEndpoint(endpoint, { maxEndpoints: config.maxEndpoints, deadlineMs }))) {
       const error = errors.AT_CAPACITY(`${config.maxEndpoints} live endpoints`);
       this.reject(error);
       this.send(errorMessage(error, 'create'));
@@ -228,12 +238,14 @@ export class LiveSession {
     const candidate = new Watcher(this.socket, endpointId, config.maxSocketBufferBytes, this.context.onSlowWatcher);
     candidate.lastSeq = afterSeq;
     const attached = await hub.attach(endpointId, candidate);
+    if (attached === 'gone') return this.expire();
     if (attached !== 'attached') {
-      if (created) await store.deleteEndpoint(endpointId);
-      const error = attached === 'full' ? errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint) : errors.INTERNAL();
+      if (created) await store.deleteEndpoint(endpointId).catch(() => undefined);
+      // 'failed': the bus or the store could not be reached; the client retries later.
+      const error = attached === 'full' ? errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint) : errors.STORE_UNAVAILABLE();
       this.reject(error);
       this.send(errorMessage(error, forType));
-      this.closeWith(CloseCode.AT_CAPACITY, error.code);
+      this.closeWith(attached === 'full' ? CloseCode.AT_CAPACITY : CloseCode.TRY_AGAIN_LATER, error.code);
       return;
     }
     if (this.closed) return hub.detach(endpointId, candidate);

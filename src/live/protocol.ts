@@ -17,6 +17,8 @@ export const CloseCode = {
   GOING_AWAY: 1001,
   /** Subprotocol missing or not `hookwatch.v1`. */
   PROTOCOL_ERROR: 1002,
+  /** The store is unreachable: reconnect with backoff (RFC 6455 section 7.4.1 "try again later"). */
+  TRY_AGAIN_LATER: 1013,
   /** A run of malformed messages (policy violation). */
   POLICY_VIOLATION: 1008,
   /** More messages a second than LIVE_MESSAGES_PER_SECOND allows. */

@@ -57,6 +57,13 @@ export class Watcher {
     for (const message of held) this.write(message);
   }
 
+  /** The endpoint is gone: says so (`expired`, ahead of anything held back) and closes with 4004. */
+  expire(expired: Framed): void {
+    this.held = undefined;
+    this.write(expired);
+    this.socket.close(4004, 'ENDPOINT_NOT_FOUND');
+  }
+
   /** Sends one message now (not held back): replies such as `welcome`. */
   send(data: string): void {
     this.write(toFramed(data));

@@ -4,6 +4,9 @@ import { STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, t
 
 interface Entry {
   endpoint: EndpointRecord;
+  deadlineMs: number;
+  /** Live endpoints: instance id -> end of its lease. */
+  leases: Map<string, number>;
   lastSeq: number;
   clearedSeq: number;
   /** Oldest first; at most `requestsPerEndpoint` long. */
@@ -20,13 +23,21 @@ interface Aged {
 export interface MemoryStoreOptions extends StoreLimits {
   /** Where request and eviction messages are announced. */
   bus: Bus;
+  /** The clock deadlines are judged by (tests inject one). */
+  now?: () => number;
 }
 
 const costOf = (request: StoredRequest) => request.message.length + STORED_REQUEST_OVERHEAD_BYTES;
 
 /** The embedded default: everything in this process's memory, gone on restart. */
 export function createMemoryStore(options: MemoryStoreOptions): Store {
-  const entries = new Map<string, Entry>();
+  const now = options.now ?? Date.now;
+  const all = new Map<string, Entry>();
+  /** The entry while it lives; past its deadline it is gone for every method (the sweep frees it). */
+  const alive = (id: string): Entry | undefined => {
+    const entry = all.get(id);
+    return entry && entry.deadlineMs > now() ? entry : undefined;
+  };
   // Every stored request, oldest first, across endpoints. Requests removed otherwise (count
   // trim, clear, purge) stay here until they reach the head, where they are skipped: each
   // request enters and leaves once, so upkeep is O(1) per request.
@@ -35,7 +46,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
   let totalBytes = 0;
   let evictedRequests = 0;
 
-  const isStored = ({ entry, request }: Aged) => entries.get(entry.endpoint.id) === entry && entry.requests[0] === request;
+  const isStored = ({ entry, request }: Aged) => all.get(entry.endpoint.id) === entry && entry.requests[0] === request;
 
   function dropOldest(entry: Entry): StoredRequest {
     const request = entry.requests.shift() as StoredRequest;
@@ -79,38 +90,93 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     entry.requests = [];
   }
 
+  function remove(id: string, entry: Entry): void {
+    removeAll(entry);
+    all.delete(id);
+  }
+
+  function countAlive(): number {
+    let count = 0;
+    const at = now();
+    for (const entry of all.values()) if (entry.deadlineMs > at) count++;
+    return count;
+  }
+
   return {
-    async createEndpoint(endpoint, maxEndpoints) {
-      if (entries.size >= maxEndpoints || entries.has(endpoint.id)) return false;
-      entries.set(endpoint.id, { endpoint: { ...endpoint }, lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
+    async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
+      const taken = all.get(endpoint.id);
+      if (taken && alive(endpoint.id)) return false;
+      if (taken) remove(endpoint.id, taken);
+      // The map may still hold expired entries the sweep has not reached: count the living.
+      if (all.size >= maxEndpoints && countAlive() >= maxEndpoints) return false;
+      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
       return true;
     },
 
     async getEndpoint(id) {
-      const entry = entries.get(id);
+      const entry = alive(id);
       return entry && { ...entry.endpoint };
     },
 
     async deleteEndpoint(id) {
-      const entry = entries.get(id);
+      const entry = all.get(id);
       if (!entry) return false;
-      removeAll(entry);
-      return entries.delete(id);
+      remove(id, entry);
+      return entry.deadlineMs > now();
     },
 
     async countEndpoints() {
-      return entries.size;
+      return countAlive();
+    },
+
+    async holdEndpoints(ids, instanceId, leaseUntilMs, graceMs) {
+      const gone: string[] = [];
+      for (const id of ids) {
+        const entry = alive(id);
+        if (!entry) {
+          gone.push(id);
+          continue;
+        }
+        if (entry.endpoint.kind !== 'live') continue;
+        entry.leases.set(instanceId, leaseUntilMs);
+        entry.deadlineMs = Math.max(entry.deadlineMs, leaseUntilMs + graceMs);
+      }
+      return gone;
+    },
+
+    async releaseEndpoint(id, instanceId, graceMs) {
+      const entry = alive(id);
+      if (!entry || entry.endpoint.kind !== 'live') return;
+      entry.leases.delete(instanceId);
+      const at = now();
+      let lastLease = at;
+      for (const [holder, until] of entry.leases) {
+        if (until <= at) entry.leases.delete(holder);
+        else lastLease = Math.max(lastLease, until);
+      }
+      entry.deadlineMs = lastLease + graceMs;
+    },
+
+    async sweepExpired() {
+      const at = now();
+      let swept = 0;
+      for (const [id, entry] of all) {
+        if (entry.deadlineMs > at) continue;
+        remove(id, entry);
+        swept++;
+      }
+      return swept;
     },
 
     async setResponse(id, response: ResponseConfig) {
-      const entry = entries.get(id);
+      const entry = alive(id);
       if (!entry) return false;
       entry.endpoint.response = response;
       return true;
     },
 
     async appendRequest(id, draftJson, capturedAtMs) {
-      const entry = entries.get(id);
+      const entry = alive(id);
       if (!entry) return undefined;
       const seq = ++entry.lastSeq;
       const request: StoredRequest = { seq, message: toRequestMessage(draftJson, seq) };
@@ -134,17 +200,17 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       }
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
       else compactAged();
-      return request;
+      return seq;
     },
 
     async readLog(id, afterSeq) {
-      const entry = entries.get(id);
+      const entry = alive(id);
       if (!entry) return undefined;
       return { requests: entry.requests.filter((request) => request.seq > afterSeq), lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
     },
 
     async clearRequests(id) {
-      const entry = entries.get(id);
+      const entry = alive(id);
       if (!entry) return undefined;
       removeAll(entry);
       entry.clearedSeq = entry.lastSeq;

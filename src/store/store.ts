@@ -9,6 +9,8 @@ export interface EndpointRecord {
   keyHash: string;
   /** ISO 8601 UTC. */
   createdAt: string;
+  /** Kept endpoints: when they expire, ISO 8601 UTC. Live ones live while watched (see holdEndpoints). */
+  expiresAt?: string;
   response: ResponseConfig;
 }
 
@@ -33,26 +35,50 @@ export interface RequestLog {
 }
 
 /**
- * What Hookwatch keeps: endpoints, their newest requests, their response configuration. Every
- * method is safe to call concurrently. A missing endpoint is not an error: reads return
- * `undefined`, writes return `false`/`undefined`.
+ * What Hookwatch keeps: endpoints, their newest requests, their response configuration, and
+ * how long each endpoint lives. Every method is safe to call concurrently, from several
+ * instances on one shared store. A missing endpoint is not an error: reads return `undefined`,
+ * writes return `false`/`undefined`. An endpoint past its deadline is missing for every method,
+ * whether or not `sweepExpired` has removed it yet.
+ *
+ * Lifetime is a property of the stored data, never a timer in one process: each endpoint has a
+ * deadline. A kept endpoint's is fixed at creation. A live endpoint's follows its leases: every
+ * instance with a watcher on it holds a lease and renews it (`holdEndpoints`); the deadline is
+ * the last lease's end plus the grace, and when an instance's last watcher leaves it gives its
+ * lease back (`releaseEndpoint`), so the endpoint dies a grace after the last watcher anywhere
+ * left, or a grace after the lease of an instance that died.
  */
 export interface Store {
-  /** Adds a new endpoint; false (and nothing added) when `maxEndpoints` already exist or the id is taken. */
-  createEndpoint(endpoint: EndpointRecord, maxEndpoints: number): Promise<boolean>;
+  /**
+   * Adds a new endpoint that lives until `deadlineMs` (a live endpoint's creator then holds it);
+   * false (and nothing added) when `maxEndpoints` live endpoints already exist or the id is taken.
+   */
+  createEndpoint(endpoint: EndpointRecord, limits: { maxEndpoints: number; deadlineMs: number }): Promise<boolean>;
   getEndpoint(id: string): Promise<EndpointRecord | undefined>;
   /** Removes the endpoint and its requests; false when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
+  /** Endpoints alive now, across every instance. */
   countEndpoints(): Promise<number>;
+  /**
+   * Renews `instanceId`'s lease on each live endpoint until `leaseUntilMs` (its deadline becomes
+   * at least that plus `graceMs`). Returns the ids that no longer exist (expired or deleted,
+   * kept ones past their deadline included), so the caller can tell their watchers.
+   */
+  holdEndpoints(ids: string[], instanceId: string, leaseUntilMs: number, graceMs: number): Promise<string[]>;
+  /** Gives back `instanceId`'s lease: with no other lease left, the endpoint lives `graceMs` more. */
+  releaseEndpoint(id: string, instanceId: string, graceMs: number): Promise<void>;
+  /** Removes endpoints past their deadline, with their requests; returns how many. */
+  sweepExpired(): Promise<number>;
   setResponse(id: string, response: ResponseConfig): Promise<boolean>;
   /**
    * Gives the request the endpoint's next sequence number, stores it, and announces it on the
    * bus, in one step, so announcements of one endpoint go out in seq order. Then trims: past
    * the per-endpoint count or byte budget the endpoint's oldest requests go; past the store's
    * byte budget the oldest requests of any endpoint go, and their watchers get `evicted`.
-   * `draftJson` is the record's JSON without `seq`. Undefined when the endpoint does not exist.
+   * `draftJson` is the record's JSON without `seq`. Returns the seq given, or undefined when the
+   * endpoint does not exist.
    */
-  appendRequest(id: string, draftJson: string, capturedAtMs: number): Promise<StoredRequest | undefined>;
+  appendRequest(id: string, draftJson: string, capturedAtMs: number): Promise<number | undefined>;
   /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request; returns the new `clearedSeq` (the last seq given). */
@@ -65,6 +91,17 @@ export interface StoreStats {
   storedBytes: number;
   /** Requests evicted to keep a byte budget, since the store began. */
   evictedRequests: number;
+}
+
+/**
+ * The store cannot be reached (Redis down, or slower than REDIS_COMMAND_TIMEOUT_MS). Routes
+ * answer 503 STORE_UNAVAILABLE; sockets get that error and reconnect.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`store unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
 }
 
 export interface StoreLimits {

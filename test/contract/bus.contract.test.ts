@@ -1,9 +1,26 @@
-import { describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/bus/redis-bus.js';
+import { connectRedis, testPrefix } from '../helpers/redis.js';
 
-/** What every Bus backend must do, written once (a Redis backend joins the list). */
-const backends: Array<[string, () => Bus]> = [['memory', createMemoryBus]];
+/** What every Bus backend must do, written once: in memory and on a real Redis (a prefix per bus). */
+const clients: Redis[] = [];
+const backends: Array<[string, () => { bus: Bus; subscriber?: Redis }]> = [
+  ['memory', () => ({ bus: createMemoryBus() })],
+  [
+    'redis',
+    () => {
+      const [publisher, subscriber] = [connectRedis(), connectRedis()];
+      clients.push(publisher, subscriber);
+      return { bus: createRedisBus({ publisher, subscriber, prefix: testPrefix() }), subscriber };
+    },
+  ],
+];
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.quit()));
+});
 
 function collect(bus: Bus) {
   const seen: Array<[string, BusMessage]> = [];
@@ -13,28 +30,56 @@ function collect(bus: Bus) {
 
 describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
   it('delivers each message of a subscribed endpoint once, in publish order, and nothing else', async () => {
-    const bus = makeBus();
+    const { bus } = makeBus();
     const seen = collect(bus);
     await bus.subscribe('e1');
-    for (let seq = 1; seq <= 3; seq++) await bus.publish('e1', { seq, data: `m${seq}` });
+    for (let seq = 1; seq <= 3; seq++) await bus.publish('e1', { seq, data: `m${seq}`, capturedAtMs: 1000 + seq });
     await bus.publish('e2', { data: 'not subscribed' });
-    await expect.poll(() => seen.length).toBe(3);
-    expect(seen.map(([endpointId, message]) => `${endpointId}:${message.data}`)).toEqual(['e1:m1', 'e1:m2', 'e1:m3']);
+    await bus.publish('e1', { data: 'event' });
+    await expect.poll(() => seen.length).toBe(4);
+    expect(seen.map(([endpointId, message]) => `${endpointId}:${String(message.data)}:${message.seq}:${message.capturedAtMs}`)).toEqual([
+      'e1:m1:1:1001',
+      'e1:m2:2:1002',
+      'e1:m3:3:1003',
+      'e1:event:undefined:undefined',
+    ]);
   });
 
   it('stops delivering after unsubscribe, and resubscribing in call order works', async () => {
-    const bus = makeBus();
+    const { bus } = makeBus();
     const seen = collect(bus);
     await bus.subscribe('e1');
     await bus.unsubscribe('e1');
     await bus.publish('e1', { data: 'after' });
     await bus.publish('nobody', { data: 'x' });
-    // Unsubscribe and subscribe issued back to back (an endpoint purged as a watcher arrives).
+    // Unsubscribe and subscribe issued back to back (the last watcher leaves as another arrives).
     const unsubscribing = bus.unsubscribe('e1');
     const subscribing = bus.subscribe('e1');
     await Promise.all([unsubscribing, subscribing]);
     await bus.publish('e1', { data: 'late' });
     await expect.poll(() => seen.length).toBe(1);
-    expect(seen[0]?.[1].data).toBe('late');
+    expect(String(seen[0]?.[1].data)).toBe('late');
+  });
+
+  it('after losing its connection, resubscribes and says so, and delivers again', async () => {
+    const { bus, subscriber } = makeBus();
+    if (!subscriber) return; // the memory bus cannot lose a connection
+    const seen = collect(bus);
+    let reconnected = 0;
+    bus.onReconnect(() => reconnected++);
+    await bus.subscribe('e1');
+    subscriber.disconnect(true);
+    await expect.poll(() => reconnected, { timeout: 5000 }).toBe(1);
+    await bus.publish('e1', { seq: 9, data: 'back' });
+    await expect.poll(() => seen.length).toBe(1);
+    expect(seen[0]?.[1].seq).toBe(9);
+  });
+});
+
+describe('the Redis bus wire form', () => {
+  it('carries seq and capture time ahead of the message bytes, which pass unchanged', () => {
+    const data = Buffer.from('{"type":"request","request":{"seq":5,"body":"\\n R 1 2"}}');
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, data })))).toEqual({ seq: 5, capturedAtMs: 123, data });
+    expect(String(decodeBusMessage(Buffer.from(encodeBusMessage({ data: '{"type":"cleared"}' })))?.data)).toBe('{"type":"cleared"}');
   });
 });

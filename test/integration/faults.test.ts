@@ -84,8 +84,8 @@ describe('faults', () => {
     try {
       const client = await LiveClient.open(server.wsUrl);
       client.send({ type: 'create' });
-      expect((await client.next('error')).error.code).toBe('INTERNAL');
-      await client.closed;
+      expect((await client.next('error')).error.code).toBe('STORE_UNAVAILABLE');
+      expect(await client.closed).toBe(1013);
       expect(server.app.hub.watcherTotal()).toBe(0);
       expect(server.app.hub.channelCount()).toBe(0);
       expect(await store.countEndpoints()).toBe(0);

@@ -1,0 +1,92 @@
+import type { Redis } from 'ioredis';
+import type { Bus, BusHandler, BusMessage } from './bus.js';
+
+export interface RedisBusOptions {
+  /** Publishes (any connection main.ts owns; the store's will do). */
+  publisher: Redis;
+  /** A connection of its own: once subscribed, Redis takes only pub/sub commands on it. */
+  subscriber: Redis;
+  /** Channels are `<prefix>ch:<endpointId>`, the ones the store's scripts publish on. */
+  prefix: string;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * `R <seq> <capturedAtMs>\n<message>` for a captured request, `E\n<message>` for any other
+ * event: the request's numbers ride in front of the protocol message, which is passed on as the
+ * same bytes without being parsed. The store's scripts publish requests in this form too.
+ */
+export function encodeBusMessage(message: BusMessage): Buffer | string {
+  const head = message.seq === undefined ? 'E\n' : `R ${message.seq} ${message.capturedAtMs ?? 0}\n`;
+  return typeof message.data === 'string' ? head + message.data : Buffer.concat([Buffer.from(head), message.data]);
+}
+
+export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
+  const newline = payload.indexOf(NEWLINE);
+  if (newline === -1) return undefined;
+  const data = payload.subarray(newline + 1);
+  if (payload[0] !== 0x52 /* R */) return { data };
+  const [, seq, capturedAtMs] = payload.toString('latin1', 0, newline).split(' ');
+  return { seq: Number(seq), capturedAtMs: Number(capturedAtMs), data };
+}
+
+/**
+ * Fan-out between instances over Redis pub/sub, one channel per endpoint, so an instance
+ * receives only the endpoints its sockets watch. Redis delivers a channel's messages in publish
+ * order; the store publishes each request from the script that numbers it, so they arrive in
+ * seq order. After a reconnect the client has resubscribed (ioredis does it on its own); the
+ * channels are subscribed once more to know it has taken effect, then `onReconnect` runs so the
+ * hub refills what was published while the connection was down.
+ */
+export function createRedisBus(options: RedisBusOptions): Bus {
+  const { publisher, subscriber, prefix } = options;
+  const channelPrefix = `${prefix}ch:`;
+  const channel = (endpointId: string) => channelPrefix + endpointId;
+  let handler: BusHandler | undefined;
+  let onReconnect: (() => void) | undefined;
+  const subscribed = new Set<string>();
+
+  subscriber.on('messageBuffer', (name: Buffer, payload: Buffer) => {
+    const message = decodeBusMessage(payload);
+    if (message) handler?.(name.toString('latin1', channelPrefix.length), message);
+  });
+
+  let readyBefore = subscriber.status === 'ready';
+  subscriber.on('ready', () => {
+    if (!readyBefore) {
+      readyBefore = true;
+      return;
+    }
+    const channels = [...subscribed].map(channel);
+    const resubscribed = channels.length > 0 ? subscriber.subscribe(...channels) : Promise.resolve();
+    resubscribed.then(
+      () => onReconnect?.(),
+      () => onReconnect?.(),
+    );
+  });
+
+  return {
+    onMessage(next) {
+      handler = next;
+    },
+
+    async publish(endpointId, message) {
+      await publisher.publish(channel(endpointId), encodeBusMessage(message));
+    },
+
+    async subscribe(endpointId) {
+      subscribed.add(endpointId);
+      await subscriber.subscribe(channel(endpointId));
+    },
+
+    async unsubscribe(endpointId) {
+      subscribed.delete(endpointId);
+      await subscriber.unsubscribe(channel(endpointId));
+    },
+
+    onReconnect(next) {
+      onReconnect = next;
+    },
+  };
+}
