@@ -94,7 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const openConnections = limitConnections(
     app.server,
-    { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, tls: deps.tls !== undefined },
+    { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, tls: deps.tls !== undefined, trustProxy: config.trustProxy },
     metrics,
   );
   const hub = createHub({

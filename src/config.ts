@@ -111,6 +111,35 @@ export const settings = {
     doc: 'Longest any Redis command may take; past it the request gets 503 STORE_UNAVAILABLE rather than hanging.',
   },
   maxEndpoints: { env: 'MAX_ENDPOINTS', schema: integer(1, 10_000_000).default(10_000), doc: 'Live endpoints at once; past it creation fails with 503 AT_CAPACITY.' },
+  keptTtlMs: {
+    env: 'KEPT_TTL_MS',
+    schema: integer(60_000, 30 * 24 * 60 * 60 * 1000).default(2 * 60 * 60 * 1000),
+    doc: 'How long a kept endpoint lives from its creation, watched or not (ms).',
+  },
+  keptMaxBodyBytes: {
+    env: 'KEPT_MAX_BODY_BYTES',
+    schema: integer(0, 64 * MIB).default(64 * KIB),
+    doc: 'Stored body cap per request on kept endpoints (bytes); longer bodies are cut and flagged `truncated`.',
+  },
+  maxKeptEndpoints: {
+    env: 'MAX_KEPT_ENDPOINTS',
+    schema: integer(1, 10_000_000).default(10_000),
+    doc: 'Kept endpoints at once; past it creation fails with 503 AT_CAPACITY.',
+  },
+  keptCreatesPerAddress: {
+    env: 'KEPT_CREATES_PER_ADDRESS',
+    schema: integer(0, 100_000_000).default(30),
+    doc: 'Kept endpoints one client address may create per RATE_LIMIT_WINDOW_MS; past it 429 RATE_LIMITED. 0 turns it off.',
+  },
+  redactHeaders: {
+    env: 'REDACT_HEADERS',
+    schema: z
+      .string()
+      .transform((value) => value.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9a-z]+$/, 'expected header names')))
+      .default([]),
+    doc: 'More header names (comma-separated) whose values kept endpoints store as `[redacted]`, beyond the built-in list.',
+  },
   maxWatchersPerEndpoint: {
     env: 'MAX_WATCHERS_PER_ENDPOINT',
     schema: integer(1, 10_000).default(100),

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import proxyAddr from 'proxy-addr';
 import { errors } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { addressKey, PerAddressCount } from './address-key.js';
@@ -10,6 +11,8 @@ export interface ConnectionLimits {
   maxConnectionsPerAddress: number;
   /** The server speaks TLS: a refused connection is closed without an answer (it would be plaintext). */
   tls: boolean;
+  /** TRUST_PROXY: connections from a trusted proxy carry many clients, so they are not capped per address. */
+  trustProxy: boolean | string[];
 }
 
 /**
@@ -21,10 +24,12 @@ export function limitConnections(server: Server, limits: ConnectionLimits, metri
   server.maxConnections = limits.maxConnections;
   server.on('drop', () => metrics.reject('too_many_connections'));
   const perAddress = new PerAddressCount(limits.maxConnectionsPerAddress);
+  const trusted = typeof limits.trustProxy === 'boolean' ? () => limits.trustProxy === true : proxyAddr.compile(limits.trustProxy);
   let open = 0;
   server.on('connection', (socket: Socket) => {
-    const key = addressKey(socket.remoteAddress);
-    if (!perAddress.take(key)) {
+    const address = socket.remoteAddress ?? '';
+    const key = trusted(address, 0) ? undefined : addressKey(address);
+    if (key !== undefined && !perAddress.take(key)) {
       metrics.reject('too_many_connections');
       socket.on('error', () => socket.destroy());
       if (limits.tls) socket.destroy();
@@ -34,7 +39,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits, metri
     open++;
     socket.once('close', () => {
       open--;
-      perAddress.give(key);
+      if (key !== undefined) perAddress.give(key);
     });
   });
   return () => open;

@@ -95,10 +95,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     all.delete(id);
   }
 
-  function countAlive(): number {
+  function countAlive(kind?: EndpointRecord['kind']): number {
     let count = 0;
     const at = now();
-    for (const entry of all.values()) if (entry.deadlineMs > at) count++;
+    for (const entry of all.values()) if (entry.deadlineMs > at && (kind === undefined || entry.endpoint.kind === kind)) count++;
     return count;
   }
 
@@ -108,7 +108,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (taken && alive(endpoint.id)) return false;
       if (taken) remove(endpoint.id, taken);
       // The map may still hold expired entries the sweep has not reached: count the living.
-      if (all.size >= maxEndpoints && countAlive() >= maxEndpoints) return false;
+      if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return false;
       all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
       return true;
     },

@@ -9,6 +9,7 @@
  *   P rs:<id>   list: "<seq> <cost>" for each message, in step with rq
  *   P pr:<id>   sorted set: instance id -> end of its lease (live endpoints)
  *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead
+ *   P kept      sorted set: the kept endpoints' ids -> deadline, for counting them apart
  *   P sizes     hash: endpoint id -> bytes held, P total: bytes held by all, P evicted: count
  *   P aged      sorted set: "<id> <seq>" -> age, for evicting the oldest requests across endpoints
  *   P ch:<id>   pub/sub channel: "R <seq> <capturedAtMs>\n<message>" or "E\n<message>"
@@ -62,6 +63,7 @@ local function purge(id)
   redis.call('HDEL', P .. 'sizes', id)
   redis.call('DEL', epKey(id), P .. 'pr:' .. id)
   redis.call('ZREM', P .. 'index', id)
+  redis.call('ZREM', P .. 'kept', id)
 end
 local function announceEvicted(id, throughSeq)
   redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n{"type":"evicted","throughSeq":' .. throughSeq .. '}')
@@ -70,14 +72,17 @@ end
 
 const script = (body: string) => PRELUDE + body;
 
-/** ARGV: P, id, endpointJson, responseJson, kind, deadline, now, maxEndpoints -> 1 created, 0 refused. */
+/** ARGV: P, id, endpointJson, responseJson, kind, deadline, now, maxEndpoints (of its kind) -> 1 created, 0 refused. */
 export const CREATE = script(`
 local id, now = ARGV[2], tonumber(ARGV[7])
 if alive(id, now) then return 0 end
 if redis.call('EXISTS', epKey(id)) == 1 then purge(id) end
-if redis.call('ZCOUNT', P .. 'index', '(' .. now, '+inf') >= tonumber(ARGV[8]) then return 0 end
+local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. now, '+inf')
+local ofKind = ARGV[5] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. now, '+inf') - kept
+if ofKind >= tonumber(ARGV[8]) then return 0 end
 redis.call('HSET', epKey(id), 'rec', ARGV[3], 'resp', ARGV[4], 'kind', ARGV[5], 'seq', 0, 'cleared', 0, 'bytes', 0)
 redis.call('ZADD', P .. 'index', ARGV[6], id)
+if ARGV[5] == 'kept' then redis.call('ZADD', P .. 'kept', ARGV[6], id) end
 redis.call('HSET', P .. 'sizes', id, 0)
 backstop(id, tonumber(ARGV[6]))
 return 1

@@ -51,13 +51,14 @@ export interface RequestLog {
 export interface Store {
   /**
    * Adds a new endpoint that lives until `deadlineMs` (a live endpoint's creator then holds it);
-   * false (and nothing added) when `maxEndpoints` live endpoints already exist or the id is taken.
+   * false (and nothing added) when `maxEndpoints` endpoints of its kind already live, or the id
+   * is taken.
    */
   createEndpoint(endpoint: EndpointRecord, limits: { maxEndpoints: number; deadlineMs: number }): Promise<boolean>;
   getEndpoint(id: string): Promise<EndpointRecord | undefined>;
   /** Removes the endpoint and its requests; false when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
-  /** Endpoints alive now, across every instance. */
+  /** Endpoints alive now, of every kind, across every instance. */
   countEndpoints(): Promise<number>;
   /**
    * Renews `instanceId`'s lease on each live endpoint until `leaseUntilMs` (its deadline becomes

@@ -247,6 +247,15 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.holdEndpoints(['k'], 'instance-1', clock + 10_000, 5000)).toEqual(['k']);
   });
 
+  it('counts each kind against its own cap', async () => {
+    const { store, create } = make();
+    expect(await create('live', { max: 1 })).toBe(true);
+    expect(await create('kept', { max: 1, kind: 'kept' })).toBe(true);
+    expect(await create('kept-2', { max: 1, kind: 'kept' })).toBe(false);
+    expect(await create('live-2', { max: 1 })).toBe(false);
+    expect(await store.countEndpoints()).toBe(2);
+  });
+
   it('counts only living endpoints against the cap, expired ones not yet swept included', async () => {
     const { store, create } = make();
     await create('a', { max: 1, deadlineMs: clock + 1000 });

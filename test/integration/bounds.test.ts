@@ -96,6 +96,16 @@ describe('bounds', () => {
     expect(await send(`${s.baseUrl}/metrics`).then((r) => r.text)).toMatch(/hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/);
   });
 
+  it('does not cap connections per address from a proxy TRUST_PROXY trusts', async () => {
+    const s = await server({ maxConnectionsPerAddress: 2, trustProxy: ['127.0.0.3'] });
+    const held = await Promise.all(Array.from({ length: 5 }, () => openRaw(s.baseUrl, '127.0.0.3')));
+    cleanups.push(() => held.forEach((raw) => raw.socket.destroy()));
+    const last = held.at(-1);
+    last?.socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await last?.closed;
+    expect(statusOf(last?.answer() ?? '')).toBe(200);
+  });
+
   it('closes connections past MAX_CONNECTIONS at once, and counts them', async () => {
     const s = await server({ maxConnections: 16, maxConnectionsPerAddress: 1000 });
     const held = await Promise.all(Array.from({ length: 16 }, () => openRaw(s.baseUrl)));
