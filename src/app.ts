@@ -11,7 +11,9 @@ import { errors, rejectionReasonOf, toErrorBody } from './errors.js';
 import { RESPONSE_SOURCE_HEADER } from './http/answers.js';
 import { createClientErrorHandler } from './http/client-error.js';
 import { limitConnections } from './http/connection-limits.js';
+import { endpointsRoute } from './http/endpoints-route.js';
 import { healthRoute } from './http/health-route.js';
+import { createPublicBase } from './http/public-base.js';
 import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
 import { pageRoute } from './http/page-route.js';
@@ -192,6 +194,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   await app.register(healthRoute, { store: deps.store });
   await app.register(metricsRoute, { metrics });
+  await app.register(endpointsRoute, { config, store: deps.store, bus: deps.bus, readingBudget, publicBaseFor: createPublicBase(config.publicUrl) });
   await app.register(receiverRoute, { config, store: deps.store, metrics, readingBudget, closing: closing.signal, unrouted });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;

@@ -113,7 +113,7 @@ export const settings = {
   maxEndpoints: { env: 'MAX_ENDPOINTS', schema: integer(1, 10_000_000).default(10_000), doc: 'Live endpoints at once; past it creation fails with 503 AT_CAPACITY.' },
   keptTtlMs: {
     env: 'KEPT_TTL_MS',
-    schema: integer(60_000, 30 * 24 * 60 * 60 * 1000).default(2 * 60 * 60 * 1000),
+    schema: integer(1000, 30 * 24 * 60 * 60 * 1000).default(2 * 60 * 60 * 1000),
     doc: 'How long a kept endpoint lives from its creation, watched or not (ms).',
   },
   keptMaxBodyBytes: {
@@ -285,6 +285,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   if (problems.length === 0 && config.maxBodyBytes > config.readLimitBytes) {
     problems.push(`MAX_BODY_BYTES (${config.maxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
   }
+  if (problems.length === 0 && config.keptMaxBodyBytes > config.readLimitBytes) {
+    problems.push(`KEPT_MAX_BODY_BYTES (${config.keptMaxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
+  }
   if (problems.length === 0) problems.push(...checkBudgets(config));
   if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
@@ -304,7 +307,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
  */
 function checkBudgets(config: Config): string[] {
   const problems: string[] = [];
-  const largest = maxRecordBytes(config);
+  const largest = maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
   if (config.maxStoredBytesPerEndpoint > config.maxStoredBytes) {
     problems.push(`MAX_STORED_BYTES_PER_ENDPOINT (${config.maxStoredBytesPerEndpoint}) must not exceed MAX_STORED_BYTES (${config.maxStoredBytes})`);
   }

@@ -21,6 +21,7 @@ export const errors = {
     undefined,
     false,
   ),
+  INVALID_REQUEST: createError<'INVALID_REQUEST', 400, [string]>('INVALID_REQUEST', 'Invalid request: %s', 400, undefined, false),
   AT_CAPACITY: createError<'AT_CAPACITY', 503, [string]>('AT_CAPACITY', 'The service is at capacity: %s', 503, undefined, false),
   RATE_LIMITED: createError<'RATE_LIMITED', 429, [string, string]>('RATE_LIMITED', 'Too many requests %s; retry in %s', 429, undefined, false),
   TOO_MANY_CONNECTIONS: createError<'TOO_MANY_CONNECTIONS', 429, [number]>(
@@ -88,6 +89,7 @@ export const REJECTION_REASONS = {
   ENDPOINT_NOT_FOUND: 'endpoint_not_found',
   INVALID_RESPONSE_CONFIG: 'invalid_response_config',
   BODY_TOO_LARGE: 'body_too_large',
+  INVALID_REQUEST: 'invalid_request',
   AT_CAPACITY: 'at_capacity',
   RATE_LIMITED: 'rate_limited',
   TOO_MANY_CONNECTIONS: 'too_many_connections',

@@ -43,6 +43,8 @@ export interface CapturedRequest {
   receivedAt: string;
   /** The answer the sender got: its status, and the delay before it. */
   answer: { status: number; delayMs: number };
+  /** Kept endpoints: the headers whose values were replaced by `[redacted]` before storage. */
+  redacted?: string[];
 }
 
 /** One part of a multipart body. A file's bytes are `body` bytes [offset, offset + size). */

@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onReq
 import { toDraftJson, toRequestDraft, type MultipartPart } from '../capture/captured-request.js';
 import { isMultipartFormData, parseMultipart } from '../capture/multipart.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
+import { redactHeaders } from '../capture/redact.js';
+import { maxBodyBytesFor } from '../endpoints.js';
 import { maxRecordBytes } from '../capture/record-bounds.js';
 import { createUtcTimeFormatter } from '../capture/utc-time.js';
 import type { Config } from '../config.js';
@@ -45,8 +47,14 @@ const CAPACITY_RETRY_AFTER_SECONDS = 1;
  */
 export async function receiverRoute(app: FastifyInstance, options: ReceiverRouteOptions): Promise<void> {
   const { config, store, metrics, readingBudget, closing } = options;
-  const limits = { maxBodyBytes: config.maxBodyBytes, readLimitBytes: config.readLimitBytes };
-  const maxRecord = maxRecordBytes(config);
+  // Kept endpoints keep less of each body (KEPT_MAX_BODY_BYTES), and redact secrets.
+  const perKind = Object.fromEntries(
+    (['live', 'kept'] as const).map((kind) => {
+      const maxBodyBytes = maxBodyBytesFor(config, kind);
+      return [kind, { limits: { maxBodyBytes, readLimitBytes: config.readLimitBytes }, maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.maxHeaderBytes }) }];
+    }),
+  ) as Record<EndpointKind, { limits: { maxBodyBytes: number; readLimitBytes: number }; maxRecord: number }>;
+  const redactAlso = new Set(config.redactHeaders);
   const captureOptions = { maxJsonDepth: config.maxJsonDepth, formatTime: createUtcTimeFormatter() };
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
@@ -92,7 +100,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
 
     let body;
     try {
-      body = await readBody(request.raw, limits, readingBudget);
+      body = await readBody(request.raw, perKind[kind].limits, readingBudget);
     } catch (error) {
       // The sender went away mid-body: there is no one to answer and nothing complete to show.
       if (debug) request.log.debug({ endpointId, reason: (error as Error).message }, 'request aborted');
@@ -127,7 +135,9 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
         },
         captureOptions,
       );
-      appended = await store.appendRequest(endpointId, toDraftJson(draft, maxRecord), receivedAtMs);
+      // Before storage: nothing redacted is stored, logged or sent.
+      if (kind === 'kept') draft.redacted = redactHeaders(draft.headers, redactAlso);
+      appended = await store.appendRequest(endpointId, toDraftJson(draft, perKind[kind].maxRecord), receivedAtMs);
     } finally {
       readingBudget.give(body.kept.length);
     }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ClientMessage } from './protocol.js';
 
 const clientMessageSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('create') }),
+  z.strictObject({ type: z.literal('create'), kind: z.enum(['live', 'kept']).optional() }),
   z.strictObject({
     type: z.literal('join'),
     endpointId: z.string().min(1).max(64),

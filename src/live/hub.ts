@@ -103,6 +103,8 @@ export function createHub(options: HubOptions): Hub {
   bus.onMessage((endpointId, message) => {
     const channel = channels.get(endpointId);
     if (!channel) return;
+    // Deleted (on any instance): tell the watchers and close their sockets now.
+    if (message.seq === undefined && String(message.data) === EXPIRED_MESSAGE) return expireLocal(endpointId);
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
     deliver(endpointId, channel, toFramed(message.data, message.seq));
     if (++queuedMessages >= FLUSH_AFTER_MESSAGES && queuedMessages >= corked.size) flush();

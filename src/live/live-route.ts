@@ -6,6 +6,7 @@ import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey, PerAddressCount } from '../http/address-key.js';
+import { createPublicBase, requestOrigin } from '../http/public-base.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
@@ -20,8 +21,6 @@ export interface LiveRouteOptions {
   metrics: Metrics;
 }
 
-/** The origin a request came to: scheme and Host (X-Forwarded-* only from a trusted proxy). */
-const requestOrigin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
@@ -90,15 +89,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
       app.log.warn({ endpointId: watcher.endpointId }, 'slow watcher disconnected');
     },
   };
-  // One base string per origin rather than one per socket; bounded, since Host is the client's choice.
-  const publicBases = new Map<string, string>();
-  const publicBaseFor = (request: FastifyRequest) => {
-    const origin = config.publicUrl ?? requestOrigin(request);
-    const known = publicBases.get(origin);
-    if (known !== undefined) return known;
-    if (publicBases.size < 64) publicBases.set(origin, origin);
-    return origin;
-  };
+  const publicBaseFor = createPublicBase(config.publicUrl);
   // ws calls listeners with the socket as `this`; the session is looked up, not captured.
   const sessions = new WeakMap<WebSocket, LiveSession>();
   function onMessage(this: WebSocket, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) {

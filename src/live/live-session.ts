@@ -1,16 +1,15 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { customAlphabet, nanoid } from 'nanoid';
 import type { WebSocket } from 'ws';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { DEFAULT_RESPONSE, parseResponseConfig } from '../response-config.js';
-import { StoreUnavailableError, type EndpointRecord, type Store } from '../store/store.js';
+import { createEndpoint, keyMatches, toEndpointInfo } from '../endpoints.js';
+import { parseResponseConfig } from '../response-config.js';
+import { StoreUnavailableError, type EndpointKind, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
-import { CloseCode, RECEIVER_PREFIXES, type EndpointInfo } from './protocol.js';
+import { CloseCode } from './protocol.js';
 import { clearedMessage, errorMessage, EXPIRED_MESSAGE, forwardedMessage, responseChangedMessage, welcomeMessage } from './server-messages.js';
 import { toFramed, Watcher, writeBounded } from './watcher.js';
 
@@ -35,20 +34,6 @@ const HELLO_TIMEOUT_MS = 10_000;
 const FORWARDED_COST = 0.1;
 /** Malformed messages in a row after which the socket is closed (1008): a client that keeps sending junk is broken or hostile. */
 export const BAD_MESSAGE_RUN = 10;
-
-/** 21 URL-safe characters: 126 random bits (product.md: at least 120). */
-const newEndpointId = () => nanoid();
-/** 32 alphanumeric characters: about 190 random bits; no `-`/`_` so it double-clicks as one word. */
-const newWatchKey = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 32);
-
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
-
-/** Constant-time: both sides are SHA-256 digests of equal length. */
-export function keyMatches(key: string, keyHash: string): boolean {
-  return timingSafeEqual(Buffer.from(hashKey(key), 'hex'), Buffer.from(keyHash, 'hex'));
-}
 
 /**
  * One live socket's side of the protocol: create or join, then set-response and clear. A class
@@ -158,7 +143,7 @@ export class LiveSession {
       this.joining = true;
       this.stopHelloTimer();
       try {
-        if (message.type === 'create') await this.create();
+        if (message.type === 'create') await this.create(message.kind ?? 'live');
         else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
       } finally {
         this.joining = false;
@@ -192,27 +177,18 @@ export class LiveSession {
     await bus.publish(endpointId, { data: clearedMessage(clearedSeq) });
   }
 
-  private async create(): Promise<void> {
+  private async create(kind: EndpointKind): Promise<void> {
     const { store, config, log } = this.context;
-    const key = newWatchKey();
-    const endpoint: EndpointRecord = {
-      id: newEndpointId(),
-      kind: 'live',
-      keyHash: hashKey(key),
-      createdAt: new Date().toISOString(),
-      response: DEFAULT_RESPONSE,
-    };
-    // The creator holds it from the start: it lives a lease and a grace even if the socket goes at once.
-    const deadlineMs = Date.now() + config.leaseMs + config.graceMs;
-    if (!(await store.createEndpoint(endpoint, { maxEndpoints: config.maxEndpoints, deadlineMs }))) {
-      const error = errors.AT_CAPACITY(`${config.maxEndpoints} live endpoints`);
+    const created = await createEndpoint(store, config, kind);
+    if (!created) {
+      const error = errors.AT_CAPACITY(kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`);
       this.reject(error);
       this.send(errorMessage(error, 'create'));
       this.closeWith(CloseCode.AT_CAPACITY, error.code);
       return;
     }
-    log.debug({ endpointId: endpoint.id }, 'endpoint created');
-    await this.watch(endpoint.id, key, 0, true);
+    log.debug({ endpointId: created.endpoint.id, kind }, 'endpoint created');
+    await this.watch(created.endpoint.id, created.key, 0, true);
   }
 
   private async join(id: string, key: string, afterSeq: number): Promise<void> {
@@ -266,15 +242,7 @@ export class LiveSession {
     this.watcher = candidate;
     this.endpointId = endpointId;
 
-    const info: EndpointInfo = {
-      id: endpoint.id,
-      url: `${this.publicBase}${receiverPath(endpoint)}`,
-      key,
-      createdAt: endpoint.createdAt,
-      response: endpoint.response,
-      graceSeconds: config.graceMs / 1000,
-      requestsKept: config.requestsPerEndpoint,
-    };
+    const info = toEndpointInfo(endpoint, key, this.publicBase, config);
     const firstSeq = log.requests[0]?.seq;
     candidate.send(
       welcomeMessage({
@@ -293,8 +261,4 @@ export class LiveSession {
     this.send(EXPIRED_MESSAGE);
     this.closeWith(CloseCode.ENDPOINT_NOT_FOUND, errors.ENDPOINT_NOT_FOUND().code);
   }
-}
-
-function receiverPath(endpoint: EndpointRecord): string {
-  return `${RECEIVER_PREFIXES[endpoint.kind]}${endpoint.id}`;
 }

@@ -33,9 +33,10 @@ export const CloseCode = {
 
 // ---- client -> server ----
 
-/** Make a new endpoint and watch it. */
+/** Make a new endpoint and watch it: `live` (the default) lives while watched, `kept` for KEPT_TTL_MS. */
 export interface CreateMessage {
   type: 'create';
+  kind?: 'live' | 'kept';
 }
 
 /** Watch an existing endpoint. With `afterSeq`, only requests after it are replayed (resume). */
@@ -81,18 +82,25 @@ export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | C
 
 // ---- server -> client ----
 
+/** An endpoint as its owner sees it: in `welcome`, and from `POST /api/endpoints`. */
 export interface EndpointInfo {
   id: string;
   /** The receiver URL senders use. */
   url: string;
-  /** The secret watch key. Sent only in `welcome`, only to a socket that created or joined with it. */
+  /** The secret watch key. Sent only to a socket that created or joined with it, or to its creator over HTTP. */
   key: string;
+  /** `live`: lives while watched, plus `graceSeconds`. `kept`: lives until `expiresAt`. */
+  kind: 'live' | 'kept';
   createdAt: string;
+  /** Kept endpoints: when it expires (ISO 8601 UTC). */
+  expiresAt?: string;
   response: ResponseConfig;
-  /** Seconds the endpoint outlives its last watcher. */
+  /** Seconds a live endpoint outlives its last watcher. */
   graceSeconds: number;
   /** How many of the newest requests the endpoint keeps. */
   requestsKept: number;
+  /** Bytes of each request's body it keeps (the rest is counted, and the request flagged truncated). */
+  maxBodyBytes: number;
 }
 
 /**

@@ -1,0 +1,67 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { customAlphabet, nanoid } from 'nanoid';
+import type { Config } from './config.js';
+import { RECEIVER_PREFIXES, type EndpointInfo } from './live/protocol.js';
+import { DEFAULT_RESPONSE } from './response-config.js';
+import type { EndpointKind, EndpointRecord, Store } from './store/store.js';
+
+/** 21 URL-safe characters: 126 random bits (product.md: at least 120). */
+const newEndpointId = () => nanoid();
+/** 32 alphanumeric characters: about 190 random bits; no `-`/`_` so it double-clicks as one word. */
+const newWatchKey = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 32);
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Constant-time: both sides are SHA-256 digests of equal length. */
+export function keyMatches(key: string, keyHash: string): boolean {
+  return timingSafeEqual(Buffer.from(hashKey(key), 'hex'), Buffer.from(keyHash, 'hex'));
+}
+
+/**
+ * Creates an endpoint of either kind, the one way the socket and the HTTP API both use. A live
+ * endpoint starts with a lease and a grace, so it survives its creator's socket closing at once
+ * just as long as one left by its last watcher; a kept one lives KEPT_TTL_MS. Undefined when
+ * the kind's cap is reached.
+ */
+export async function createEndpoint(
+  store: Store,
+  config: Config,
+  kind: EndpointKind,
+  nowMs = Date.now(),
+): Promise<{ endpoint: EndpointRecord; key: string } | undefined> {
+  const key = newWatchKey();
+  const endpoint: EndpointRecord = {
+    id: newEndpointId(),
+    kind,
+    keyHash: hashKey(key),
+    createdAt: new Date(nowMs).toISOString(),
+    ...(kind === 'kept' ? { expiresAt: new Date(nowMs + config.keptTtlMs).toISOString() } : {}),
+    response: DEFAULT_RESPONSE,
+  };
+  const deadlineMs = kind === 'kept' ? nowMs + config.keptTtlMs : nowMs + config.leaseMs + config.graceMs;
+  const maxEndpoints = kind === 'kept' ? config.maxKeptEndpoints : config.maxEndpoints;
+  return (await store.createEndpoint(endpoint, { maxEndpoints, deadlineMs })) ? { endpoint, key } : undefined;
+}
+
+/** Bytes of each request's body an endpoint of this kind keeps. */
+export function maxBodyBytesFor(config: Config, kind: EndpointKind): number {
+  return kind === 'kept' ? config.keptMaxBodyBytes : config.maxBodyBytes;
+}
+
+/** The endpoint as its owner sees it; `publicBase` is where senders reach this server (`https://host`). */
+export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase: string, config: Config): EndpointInfo {
+  return {
+    id: endpoint.id,
+    url: `${publicBase}${RECEIVER_PREFIXES[endpoint.kind]}${endpoint.id}`,
+    key,
+    kind: endpoint.kind,
+    createdAt: endpoint.createdAt,
+    ...(endpoint.expiresAt === undefined ? {} : { expiresAt: endpoint.expiresAt }),
+    response: endpoint.response,
+    graceSeconds: config.graceMs / 1000,
+    requestsKept: config.requestsPerEndpoint,
+    maxBodyBytes: maxBodyBytesFor(config, endpoint.kind),
+  };
+}

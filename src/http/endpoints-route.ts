@@ -1,0 +1,143 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Bus } from '../bus/bus.js';
+import { readBody, type ReadingBudget } from '../capture/read-body.js';
+import type { Config } from '../config.js';
+import { createEndpoint, keyMatches, toEndpointInfo } from '../endpoints.js';
+import { errors } from '../errors.js';
+import { clearedMessage, EXPIRED_MESSAGE, responseChangedMessage } from '../live/server-messages.js';
+import { parseResponseConfig } from '../response-config.js';
+import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
+import { addressKey } from './address-key.js';
+
+export interface EndpointsRouteOptions {
+  config: Config;
+  store: Store;
+  bus: Bus;
+  readingBudget: ReadingBudget;
+  /** `https://host` senders use, for a request (PUBLIC_URL, or the request's own origin). */
+  publicBaseFor: (request: FastifyRequest) => string;
+}
+
+/** The largest API body: a response configuration (64 KiB of body, escaped) with its headers. */
+const MAX_API_BODY_BYTES = 512 * 1024;
+/** A polling client holds a live endpoint like a watcher does, under this holder name. */
+const POLLING_HOLDER = 'polling';
+
+const createSchema = z.strictObject({ kind: z.enum(['live', 'kept']).default('live') });
+const afterSeqSchema = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The endpoints API beside the socket (product.md item 12), for kept endpoints and for clients
+ * without a socket (the page polls it every 3 s when its socket cannot connect):
+ *   POST   /api/endpoints                       {"kind":"kept"} -> 201 the endpoint with its key
+ *   GET    /api/endpoints/<id>/requests?afterSeq=N
+ *   PUT    /api/endpoints/<id>/response
+ *   DELETE /api/endpoints/<id>/requests
+ *   DELETE /api/endpoints/<id>
+ * Every call but POST needs `Authorization: Bearer <key>`; a wrong or missing key answers
+ * exactly as an unknown id does (404). The key is never taken from a query string.
+ */
+export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
+  const { config, store, bus, readingBudget } = options;
+
+  /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
+  async function jsonBody(request: FastifyRequest): Promise<unknown> {
+    const body = await readBody(request.raw, { maxBodyBytes: MAX_API_BODY_BYTES, readLimitBytes: MAX_API_BODY_BYTES }, readingBudget);
+    readingBudget.give(body.kept.length);
+    if (body.atCapacity) throw errors.AT_CAPACITY('too many request bodies are being read');
+    if (body.overLimit) throw errors.INVALID_REQUEST(`the body is larger than ${MAX_API_BODY_BYTES} bytes`);
+    if (body.kept.length === 0) return undefined;
+    try {
+      return JSON.parse(body.kept.toString('utf8')) as unknown;
+    } catch {
+      throw errors.INVALID_REQUEST('the body is not JSON');
+    }
+  }
+
+  /** The endpoint named by the path, when the request holds its key; otherwise ENDPOINT_NOT_FOUND. */
+  async function owned(request: FastifyRequest): Promise<EndpointRecord> {
+    const { id } = request.params as { id: string };
+    const match = /^Bearer ([A-Za-z0-9]{1,128})$/.exec(request.headers.authorization ?? '');
+    const endpoint = match ? await store.getEndpoint(id) : undefined;
+    if (!endpoint || !match || !keyMatches(match[1] as string, endpoint.keyHash)) throw errors.ENDPOINT_NOT_FOUND();
+    return endpoint;
+  }
+
+  const limitCreates =
+    config.keptCreatesPerAddress > 0
+      ? app.createRateLimit({
+          max: config.keptCreatesPerAddress,
+          timeWindow: config.rateLimitWindowMs,
+          keyGenerator: (request) => `endpoint-create:${addressKey(request.ip)}`,
+        })
+      : undefined;
+
+  app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (limitCreates) {
+      const limit = await limitCreates(request);
+      if (!limit.isAllowed && limit.isExceeded) {
+        reply.header('retry-after', String(limit.ttlInSeconds));
+        throw errors.RATE_LIMITED(`(at most ${limit.max} new endpoints per ${config.rateLimitWindowMs / 1000} s)`, `${limit.ttlInSeconds} s`);
+      }
+    }
+    const parsed = createSchema.safeParse((await jsonBody(request)) ?? {});
+    if (!parsed.success) throw errors.INVALID_REQUEST(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '));
+    const created = await createEndpoint(store, config, parsed.data.kind);
+    if (!created) throw errors.AT_CAPACITY(parsed.data.kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`);
+    reply.header('cache-control', 'no-store');
+    return reply.code(201).send(toEndpointInfo(created.endpoint, created.key, options.publicBaseFor(request), config));
+  });
+
+  app.get('/api/endpoints/:id/requests', async (request: FastifyRequest, reply: FastifyReply) => {
+    const endpoint = await owned(request);
+    const raw = (request.query as { afterSeq?: string }).afterSeq ?? '0';
+    const afterSeq = afterSeqSchema.safeParse(raw);
+    if (!afterSeq.success) throw errors.INVALID_REQUEST('afterSeq must be a whole number of at least 0');
+    // Polling is watching: it keeps a live endpoint alive as a socket would.
+    if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], POLLING_HOLDER, Date.now() + config.leaseMs, config.graceMs);
+    const log = await store.readLog(endpoint.id, afterSeq.data);
+    if (!log) throw errors.ENDPOINT_NOT_FOUND();
+    const firstSeq = log.requests[0]?.seq;
+    const since = Math.max(afterSeq.data, log.clearedSeq);
+    const gap = firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since;
+    // The records as stored, joined without being parsed again.
+    const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"expiresAt":${JSON.stringify(endpoint.expiresAt ?? null)},"requests":[`;
+    const parts: Buffer[] = [Buffer.from(head)];
+    log.requests.forEach((stored, index) => {
+      if (index > 0) parts.push(COMMA);
+      parts.push(recordOf(stored.message));
+    });
+    parts.push(CLOSE);
+    reply.header('cache-control', 'no-store');
+    return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
+  });
+
+  app.put('/api/endpoints/:id/response', async (request: FastifyRequest) => {
+    const endpoint = await owned(request);
+    const result = parseResponseConfig(await jsonBody(request));
+    if (!result.ok) throw errors.INVALID_RESPONSE_CONFIG(result.message);
+    if (!(await store.setResponse(endpoint.id, result.value))) throw errors.ENDPOINT_NOT_FOUND();
+    await bus.publish(endpoint.id, { data: responseChangedMessage(result.value) });
+    return { response: result.value };
+  });
+
+  app.delete('/api/endpoints/:id/requests', async (request: FastifyRequest) => {
+    const endpoint = await owned(request);
+    const clearedSeq = await store.clearRequests(endpoint.id);
+    if (clearedSeq === undefined) throw errors.ENDPOINT_NOT_FOUND();
+    await bus.publish(endpoint.id, { data: clearedMessage(clearedSeq) });
+    return { clearedSeq };
+  });
+
+  app.delete('/api/endpoints/:id', async (request: FastifyRequest, reply: FastifyReply) => {
+    const endpoint = await owned(request);
+    await store.deleteEndpoint(endpoint.id);
+    // Every instance's watchers are told, and their sockets closed (4004).
+    await bus.publish(endpoint.id, { data: EXPIRED_MESSAGE });
+    return reply.code(204).send();
+  });
+}
+
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
