@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { tcpSocketOf } from './frame.js';
-import { EXPIRED_MESSAGE } from './server-messages.js';
+import { EXPIRED_MESSAGE, watchersMessage } from './server-messages.js';
 import { toFramed, type Framed, type Watcher } from './watcher.js';
 
 export interface HubOptions {
@@ -184,6 +184,15 @@ export function createHub(options: HubOptions): Hub {
     }
   }
 
+  /** Records this instance's watcher count and tells every watcher everywhere the new total. */
+  function announceWatchers(endpointId: string): void {
+    const local = channels.get(endpointId)?.watchers.size ?? 0;
+    store
+      .countWatchers(endpointId, options.instanceId, local)
+      .then((total) => (total === undefined ? undefined : bus.publish(endpointId, { data: watchersMessage(total) })))
+      .catch((error: unknown) => log.warn({ err: error, endpointId }, 'counting watchers failed'));
+  }
+
   async function renewLeases(): Promise<void> {
     const ids = [...channels.keys()];
     if (ids.length === 0) return;
@@ -215,6 +224,7 @@ export function createHub(options: HubOptions): Hub {
       watcherTotal++;
       try {
         await channel.ready;
+        announceWatchers(endpointId);
         return 'attached';
       } catch (error) {
         if (channel.watchers.delete(watcher)) watcherTotal--;
@@ -230,6 +240,7 @@ export function createHub(options: HubOptions): Hub {
       const channel = channels.get(endpointId);
       if (!channel || !channel.watchers.delete(watcher)) return;
       watcherTotal--;
+      announceWatchers(endpointId);
       if (channel.watchers.size === 0) closeChannel(endpointId, channel, true);
     },
 

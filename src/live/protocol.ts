@@ -139,6 +139,12 @@ export interface ExpiredMessage {
   type: 'expired';
 }
 
+/** How many sockets (tabs, CLIs) watch the endpoint now, on every instance; sent when it changes. */
+export interface WatchersMessage {
+  type: 'watchers';
+  count: number;
+}
+
 /**
  * Requests up to and including `throughSeq` are no longer stored: the stored-bytes budget
  * evicted them (the oldest go first). A client may keep showing what it holds, marked as gone.
@@ -162,5 +168,6 @@ export type ServerMessage =
   | ClearedMessage
   | ExpiredMessage
   | EvictedMessage
+  | WatchersMessage
   | ForwardedMessage
   | ErrorMessage;

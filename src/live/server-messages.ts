@@ -11,6 +11,7 @@ import type {
   ExpiredMessage,
   ForwardedMessage,
   ResponseChangedMessage,
+  WatchersMessage,
   WelcomeMessage,
 } from './protocol.js';
 
@@ -29,6 +30,8 @@ export const EXPIRED_MESSAGE = json<ExpiredMessage>({ type: 'expired' });
 export const clearedMessage = (clearedSeq: number): string => json<ClearedMessage>({ type: 'cleared', clearedSeq });
 
 export const responseChangedMessage = (response: ResponseConfig): string => json<ResponseChangedMessage>({ type: 'response', response });
+
+export const watchersMessage = (count: number): string => json<WatchersMessage>({ type: 'watchers', count });
 
 export const evictedMessage = (throughSeq: number): string => json<EvictedMessage>({ type: 'evicted', throughSeq });
 

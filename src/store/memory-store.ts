@@ -7,6 +7,8 @@ interface Entry {
   deadlineMs: number;
   /** Live endpoints: instance id -> end of its lease. */
   leases: Map<string, number>;
+  /** Instance id -> sockets watching on it. */
+  watchers: Map<string, number>;
   lastSeq: number;
   clearedSeq: number;
   /** Oldest first; at most `requestsPerEndpoint` long. */
@@ -109,7 +111,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (taken) remove(endpoint.id, taken);
       // The map may still hold expired entries the sweep has not reached: count the living.
       if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return false;
-      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
+      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
       return true;
     },
 
@@ -142,6 +144,19 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
         entry.deadlineMs = Math.max(entry.deadlineMs, leaseUntilMs + graceMs);
       }
       return gone;
+    },
+
+    async countWatchers(id, instanceId, localCount) {
+      const entry = alive(id);
+      if (!entry) return undefined;
+      if (localCount > 0) entry.watchers.set(instanceId, localCount);
+      else entry.watchers.delete(instanceId);
+      const at = now();
+      let total = 0;
+      for (const [holder, count] of entry.watchers) {
+        if (holder === instanceId || (entry.leases.get(holder) ?? 0) > at) total += count;
+      }
+      return total;
     },
 
     async releaseEndpoint(id, instanceId, graceMs) {

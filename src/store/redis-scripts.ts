@@ -8,6 +8,7 @@
  *   P rq:<id>   list: the stored `request` messages, oldest first
  *   P rs:<id>   list: "<seq> <cost>" for each message, in step with rq
  *   P pr:<id>   sorted set: instance id -> end of its lease (live endpoints)
+ *   P wc:<id>   hash: instance id -> sockets watching on it
  *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead
  *   P kept      sorted set: the kept endpoints' ids -> deadline, for counting them apart
  *   P sizes     hash: endpoint id -> bytes held, P total: bytes held by all, P evicted: count
@@ -28,7 +29,7 @@ local function alive(id, now)
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
-  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'rs:' .. id, P .. 'pr:' .. id}) do
+  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'rs:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id}) do
     redis.call('PEXPIREAT', key, at)
   end
 end
@@ -61,7 +62,7 @@ end
 local function purge(id)
   dropAll(id)
   redis.call('HDEL', P .. 'sizes', id)
-  redis.call('DEL', epKey(id), P .. 'pr:' .. id)
+  redis.call('DEL', epKey(id), P .. 'pr:' .. id, P .. 'wc:' .. id)
   redis.call('ZREM', P .. 'index', id)
   redis.call('ZREM', P .. 'kept', id)
 end
@@ -131,6 +132,21 @@ for i = 6, #ARGV do
   end
 end
 return gone
+`);
+
+/** ARGV: P, id, now, instance, localCount -> sockets watching on every instance with a current lease, or nil. */
+export const COUNT_WATCHERS = script(`
+local id, now, instance, count = ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+if not alive(id, now) then return nil end
+local counts = P .. 'wc:' .. id
+if count > 0 then redis.call('HSET', counts, instance, count) else redis.call('HDEL', counts, instance) end
+local flat = redis.call('HGETALL', counts)
+local total = 0
+for i = 1, #flat, 2 do
+  local lease = redis.call('ZSCORE', P .. 'pr:' .. id, flat[i])
+  if flat[i] == instance or (lease and tonumber(lease) > now) then total = total + tonumber(flat[i + 1]) end
+end
+return total
 `);
 
 /** ARGV: P, id, now, instance, grace. */

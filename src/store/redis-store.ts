@@ -64,6 +64,11 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       return (await run('HOLD', now(), instanceId, leaseUntilMs, graceMs, ...ids)) as string[];
     },
 
+    async countWatchers(id, instanceId, localCount) {
+      const total = await run('COUNT_WATCHERS', id, now(), instanceId, localCount);
+      return total === null ? undefined : Number(total);
+    },
+
     async releaseEndpoint(id, instanceId, graceMs) {
       await run('RELEASE', id, now(), instanceId, graceMs);
     },

@@ -66,6 +66,11 @@ export interface Store {
    * kept ones past their deadline included), so the caller can tell their watchers.
    */
   holdEndpoints(ids: string[], instanceId: string, leaseUntilMs: number, graceMs: number): Promise<string[]>;
+  /**
+   * Records how many sockets watch the endpoint on `instanceId` (0 forgets it) and returns how
+   * many watch it on every instance that still holds a lease; undefined when it is gone.
+   */
+  countWatchers(id: string, instanceId: string, localCount: number): Promise<number | undefined>;
   /** Gives back `instanceId`'s lease: with no other lease left, the endpoint lives `graceMs` more. */
   releaseEndpoint(id: string, instanceId: string, graceMs: number): Promise<void>;
   /** Removes endpoints past their deadline, with their requests; returns how many. */

@@ -235,6 +235,19 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await create('a')).toBe(true);
   });
 
+  it('counts watchers over every instance that still holds a lease', async () => {
+    const { store, create } = make();
+    await create('a');
+    await store.holdEndpoints(['a'], 'i1', clock + 10_000, 1000);
+    await store.holdEndpoints(['a'], 'i2', clock + 20_000, 1000);
+    expect(await store.countWatchers('a', 'i1', 2)).toBe(2);
+    expect(await store.countWatchers('a', 'i2', 3)).toBe(5);
+    clock += 15_000;
+    // i1's lease ran out (it died): its watchers are not counted.
+    expect(await store.countWatchers('a', 'i2', 1)).toBe(1);
+    expect(await store.countWatchers('missing', 'i1', 1)).toBeUndefined();
+  });
+
   it('keeps a kept endpoint until its fixed deadline, whatever the leases say', async () => {
     const { store, create } = make();
     await create('k', { kind: 'kept', deadlineMs: clock + 2 * HOUR });

@@ -62,6 +62,16 @@ describe('three instances on one Redis', () => {
     }
   }, 60_000);
 
+  it('tells every watcher on every instance how many watch', async () => {
+    const onA = track(await LiveClient.create(a().wsUrl));
+    const { id, key } = onA.welcome.endpoint;
+    track(await LiveClient.join(b().wsUrl, id, key));
+    const onC = track(await LiveClient.join(c().wsUrl, id, key));
+    await expect.poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 }).toEqual({ type: 'watchers', count: 3 });
+    await onC.client.close();
+    await expect.poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 }).toEqual({ type: 'watchers', count: 2 });
+  });
+
   it('gives the same backlog from every instance', async () => {
     const owner = track(await LiveClient.create(b().wsUrl));
     const { id, key, url } = owner.welcome.endpoint;
