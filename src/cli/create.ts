@@ -1,17 +1,18 @@
 import WebSocket from 'ws';
-import { SUBPROTOCOL, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
+import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';
 
 export const CREATE_USAGE = `Usage: hookwatch create --server <base-url> [--kept]
 
-Creates a live endpoint and prints its receiver URL and its share link (which holds the watch
+Creates an endpoint and prints its receiver URL and its share link (which holds the watch
 key: treat it as a secret). A live endpoint lives while something watches it (the page,
-hookwatch tail or forward), plus a grace period after the last watcher leaves.
+hookwatch tail or forward), plus a grace period after the last watcher leaves; a kept one
+lives a fixed time (2 h by default) whether watched or not, with secret headers redacted.
 
   --server <base-url>   the Hookwatch server, e.g. https://hooks.example.com
-  --kept                a kept endpoint, which outlives its watchers (not available yet)
+  --kept                a kept endpoint, which outlives its watchers
   -h, --help            this text`;
 
 /** How long the server has to answer `create`. */
@@ -59,13 +60,31 @@ export async function runCreate(args: string[], context: CommandContext): Promis
   return 0;
 }
 
-/**
- * Kept endpoints (created with `POST /api/endpoints`, living without watchers) are not built on
- * the server yet. When they are, this sends that request and prints the same two lines.
- */
-async function createKeptEndpoint(_origin: string, context: CommandContext): Promise<number> {
-  context.err('kept endpoints are not available on this server yet');
-  return 2;
+/** `POST /api/endpoints {"kind":"kept"}`: a kept endpoint needs no socket to live. */
+async function createKeptEndpoint(origin: string, context: CommandContext): Promise<number> {
+  let endpoint: EndpointInfo;
+  try {
+    const answer = await fetch(`${origin}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+      signal: AbortSignal.any([context.stopSignal, AbortSignal.timeout(CREATE_TIMEOUT_MS)]),
+    });
+    const body = (await answer.json()) as EndpointInfo | { error?: { message?: string } };
+    if (answer.status !== 201 || !('key' in body)) {
+      const message = 'error' in body ? body.error?.message : undefined;
+      context.err(`could not create a kept endpoint at ${origin}: ${answer.status}${message ? ` ${message}` : ''}`);
+      return 1;
+    }
+    endpoint = body;
+  } catch (error) {
+    context.err(`could not create a kept endpoint at ${origin}: ${describeError(error)}`);
+    return 1;
+  }
+  context.out(`receiver:   ${endpoint.url}`);
+  context.out(`share link: ${formatShareLink(origin, endpoint.id, endpoint.key)}`);
+  context.err(`The share link holds the watch key: share it only with whoever may watch. This kept endpoint lives until ${endpoint.expiresAt ?? 'its expiry'}, watched or not.`);
+  return 0;
 }
 
 /** Opens a live socket, sends `create`, and closes the socket once the welcome is in. */

@@ -36,12 +36,20 @@ describe('hookwatch create', () => {
     expect(welcome.backlog).toBe(1);
   });
 
-  it('--kept says kept endpoints are not available yet and exits 2', async () => {
+  it('--kept creates a kept endpoint that takes requests with no watcher, and a link that joins it', async () => {
     const s = await server();
     const result = await runCli(['create', '--kept', '--server', s.baseUrl]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('kept endpoints are not available on this server yet');
-    expect(result.stdout).toBe('');
+    expect(result.code).toBe(0);
+    const receiver = /^receiver: +(\S+)$/m.exec(result.stdout)?.[1];
+    const link = /^share link: +(\S+)$/m.exec(result.stdout)?.[1];
+    expect(receiver).toMatch(new RegExp(`^${s.baseUrl}/api/webhook-endpoint/[A-Za-z0-9_-]+$`));
+    expect(result.stderr).toMatch(/kept endpoint lives until \d{4}-\d\d-\d\dT/);
+    expect((await send(receiver!, { method: 'POST', body: 'kept' })).status).toBe(200);
+    const [id, key] = new URL(link!).hash.slice(1).split('.') as [string, string];
+    const { client, welcome } = await LiveClient.join(s.wsUrl, id, key);
+    cleanups.push(() => client.close());
+    expect(welcome.endpoint.kind).toBe('kept');
+    expect(welcome.backlog).toBe(1);
   });
 
   it('exits 1 with the reason when the server cannot be reached', async () => {
