@@ -134,8 +134,14 @@ function partsTable(request: CapturedRequest, parts: MultipartPart[]): HTMLEleme
   return h('div', { class: 'table-scroll' }, h('table', { class: 'parts' }, h('caption', { class: 'offscreen', text: 'Multipart parts' }), h('thead', {}, head), h('tbody', {}, ...rows)));
 }
 
+/** Sections built by their own modules, which keep updating them while the detail is open. */
+export interface DetailPanels {
+  /** What forwarders got for this request. */
+  forwarded: HTMLElement;
+}
+
 /** The selected request, every detail as text. */
-export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions): HTMLElement {
+export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions, panels: DetailPanels): HTMLElement {
   const fullUrl = replayUrl(request, receiverUrl);
   const facts: Array<[string, string]> = [
     ['Time', localDateTime(request.receivedAt)],
@@ -165,6 +171,7 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
     header,
     h('p', { class: 'gone warning', text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.', attrs: { hidden: '' } }),
     pairsTable('Facts', listPairs(facts)),
+    panels.forwarded,
   ];
   if (request.truncated) {
     parts.push(h('p', { class: 'warning', text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.` }));
