@@ -138,6 +138,8 @@ function partsTable(request: CapturedRequest, parts: MultipartPart[]): HTMLEleme
 export interface DetailPanels {
   /** What forwarders got for this request. */
   forwarded: HTMLElement;
+  /** Checking the request's signature. */
+  verify: HTMLElement;
 }
 
 /** The selected request, every detail as text. */
@@ -186,6 +188,6 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
   if (request.omitted.length > 0) {
     parts.push(h('p', { class: 'muted', text: `Not parsed, to keep the record small: ${request.omitted.join(', ')} (the body is complete below).` }));
   }
-  parts.push(bodySection(request, actions));
+  parts.push(bodySection(request, actions), panels.verify);
   return h('article', { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } }, ...parts);
 }

@@ -12,6 +12,7 @@ import { ForwardedResults } from './forwarded-results.js';
 import { ForwardedView, renderBadge } from './forwarded.js';
 import { LogList } from './log-list.js';
 import { describe as describeResponse, ResponseForm } from './response-form.js';
+import { renderVerifyPanel } from './verify-panel.js';
 
 const ui = {
   state: byId('state'),
@@ -337,7 +338,7 @@ function renderSelected(visible: CapturedRequest[]): void {
       ui.detailContent.replaceChildren(h('p', { class: 'muted placeholder', text }));
     } else {
       forwardedView = new ForwardedView(forwarded.get(shown.seq));
-      const panels = { forwarded: forwardedView.element };
+      const panels = { forwarded: forwardedView.element, verify: renderVerifyPanel(shown) };
       ui.detailContent.replaceChildren(renderDetail(shown, endpoint.url, { copyCurl, copyJson, downloadBody, copy: (text, what) => void copy(text, what) }, panels));
       // Another request starts at its top.
       ui.detail.scrollTop = 0;
