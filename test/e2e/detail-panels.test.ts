@@ -12,17 +12,20 @@ const githubSignature = (secret: string, body: string) => `sha256=${createHmac('
 
 describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded results', () => {
   let server: TestServer;
+  /** Stores at most 1 KiB of a body, so a bigger one is truncated. */
+  let small: TestServer;
   let browser: Browser;
   let context: BrowserContext;
 
   beforeAll(async () => {
     server = await startServer({ graceMs: 500, logLevel: 'warn' });
+    small = await startServer({ graceMs: 500, logLevel: 'warn', maxBodyBytes: 1024 });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   });
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
+    await Promise.all([server?.close(), small?.close()]);
   });
 
   /**
@@ -54,7 +57,7 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     const headers = { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature };
     await send(`${url}/github`, { method: 'POST', headers, body });
     await send(`${url}/github`, { method: 'POST', headers, body: tampered });
-    await expect.poll(() => rows(page).count(), { timeout: 2000 }).toBe(2);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(2);
 
     // The signed one (the older row).
     await rows(page).nth(1).click();
@@ -67,14 +70,14 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     await panel.getByLabel('Remember for this tab').check();
     await panel.getByRole('button', { name: 'Verify' }).click();
     const verdict = panel.locator('.verdict');
-    await expect.poll(() => verdict.textContent(), { timeout: 2000 }).toContain('Valid (GitHub)');
+    await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Valid (GitHub)');
     expect(await verdict.textContent()).toContain('matches: GitHub signed exactly these stored bytes');
 
     // The tampered one: the remembered secret is filled in; the verdict says why and shows both signatures.
     await rows(page).nth(0).click();
     expect(await panel.getByLabel('Secret', { exact: true }).inputValue()).toBe(secret);
     await panel.getByRole('button', { name: 'Verify' }).click();
-    await expect.poll(() => verdict.textContent(), { timeout: 2000 }).toContain('Mismatch (GitHub)');
+    await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Mismatch (GitHub)');
     expect(await verdict.textContent()).toContain('The signature in x-hub-signature-256 does not match the one computed from the stored body with this secret.');
     const compared = await verdict.locator('tr').evaluateAll((trs) => trs.map((tr) => `${tr.querySelector('th')?.textContent}: ${tr.querySelector('td')?.textContent}`));
     expect(compared).toEqual([`Expected: ${githubSignature(secret, tampered)}`, `Received: ${signature}`]);
@@ -94,26 +97,21 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
   });
 
   it('says a truncated body cannot be checked, and lets the reader pick the sender when none is recognised', async () => {
-    const small = await startServer({ graceMs: 500, logLevel: 'warn', maxBodyBytes: 1024 });
-    try {
-      const opened = await openPage(context, small.baseUrl);
-      await send(opened.url, { method: 'POST', headers: { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, body: 'x'.repeat(3000) });
-      const panel = opened.page.locator('#detail section.verify');
-      await expect.poll(() => panel.textContent(), { timeout: 2000 }).toContain('stored truncated, and a signature covers the whole body, so no check is possible');
-      expect(await panel.locator('input, select, button').count()).toBe(0);
+    const opened = await openPage(context, small.baseUrl);
+    await send(opened.url, { method: 'POST', headers: { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, body: 'x'.repeat(3000) });
+    const panel = opened.page.locator('#detail section.verify');
+    await expect.poll(() => panel.textContent(), { timeout: 5000 }).toContain('stored truncated, and a signature covers the whole body, so no check is possible');
+    expect(await panel.locator('input, select, button').count()).toBe(0);
 
-      await send(opened.url, { method: 'POST', body: 'unsigned' });
-      await expect.poll(() => panel.textContent(), { timeout: 2000 }).toContain('No known signature header found: choose the sender.');
-      await panel.getByRole('button', { name: 'Verify' }).click();
-      expect(await panel.locator('.verdict').textContent()).toBe('Choose the sender first: no known signature header was found.');
-      await panel.getByLabel('Sender').selectOption('shopify');
-      await panel.getByLabel('Secret', { exact: true }).fill('shpat_123');
-      await panel.getByRole('button', { name: 'Verify' }).click();
-      await expect.poll(() => panel.locator('.verdict').textContent(), { timeout: 2000 }).toContain('Missing header (Shopify)');
-      await opened.page.close();
-    } finally {
-      await small.close();
-    }
+    await send(opened.url, { method: 'POST', body: 'unsigned' });
+    await expect.poll(() => panel.textContent(), { timeout: 5000 }).toContain('No known signature header found: choose the sender.');
+    await panel.getByRole('button', { name: 'Verify' }).click();
+    expect(await panel.locator('.verdict').textContent()).toBe('Choose the sender first: no known signature header was found.');
+    await panel.getByLabel('Sender').selectOption('shopify');
+    await panel.getByLabel('Secret', { exact: true }).fill('shpat_123');
+    await panel.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => panel.locator('.verdict').textContent(), { timeout: 5000 }).toContain('Missing header (Shopify)');
+    await opened.page.close();
   });
 
   it('shows what forwarders got on the row and in the detail, including a result that came before its request', async () => {
@@ -136,19 +134,19 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     forwarder.client.send(report({}));
     await forwarder.client.next('forwarded');
     await send(`${url}/orders`, { method: 'POST', body: 'order' });
-    await rows(page).first().waitFor({ timeout: 2000 });
+    await rows(page).first().waitFor({ timeout: 5000 });
     const badge = rows(page).first().locator('.fwd-badge');
-    await expect.poll(() => badge.textContent(), { timeout: 2000 }).toBe('forwarded → 200');
+    await expect.poll(() => badge.textContent(), { timeout: 5000 }).toBe('forwarded → 200');
 
     const section = page.locator('#detail .fwd-section');
-    await expect.poll(() => section.locator('.fwd-line').allTextContents(), { timeout: 2000 }).toEqual(['forwarded to http://localhost:3000/hook/orders → 200 in 12 ms']);
+    await expect.poll(() => section.locator('.fwd-line').allTextContents(), { timeout: 5000 }).toEqual(['forwarded to http://localhost:3000/hook/orders → 200 in 12 ms']);
     await section.locator('summary').first().click();
     expect(await section.locator('pre.raw').textContent()).toBe('{"received":true,"note":"<script>window.__pwned = 2</script>"}');
     expect(await section.locator('tr').allTextContents()).toContain('X-Evil<img src=x onerror="window.__pwned = 1">');
 
     // A second forwarder's failure, while the detail is open: listed too, the first answer still open.
     forwarder.client.send(report({ target: 'http://localhost:4000/', status: undefined, error: 'connect ECONNREFUSED 127.0.0.1:4000', durationMs: 3, headers: [], body: '' }));
-    await expect.poll(() => section.locator('.fwd-line').count(), { timeout: 2000 }).toBe(2);
+    await expect.poll(() => section.locator('.fwd-line').count(), { timeout: 5000 }).toBe(2);
     expect(await section.locator('.fwd-line').nth(1).textContent()).toBe('forwarded to http://localhost:4000/ → failed after 3 ms: connect ECONNREFUSED 127.0.0.1:4000');
     expect(await section.locator('details').first().getAttribute('open')).toBe('');
     expect(await section.locator('h3').textContent()).toBe('Forwarded (2)');
