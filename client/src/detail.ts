@@ -134,8 +134,16 @@ function partsTable(request: CapturedRequest, parts: MultipartPart[]): HTMLEleme
   return h('div', { class: 'table-scroll' }, h('table', { class: 'parts' }, h('caption', { class: 'offscreen', text: 'Multipart parts' }), h('thead', {}, head), h('tbody', {}, ...rows)));
 }
 
+/** Sections built by their own modules, which keep updating them while the detail is open. */
+export interface DetailPanels {
+  /** What forwarders got for this request. */
+  forwarded: HTMLElement;
+  /** Checking the request's signature. */
+  verify: HTMLElement;
+}
+
 /** The selected request, every detail as text. */
-export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions): HTMLElement {
+export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions, panels: DetailPanels): HTMLElement {
   const fullUrl = replayUrl(request, receiverUrl);
   const facts: Array<[string, string]> = [
     ['Time', localDateTime(request.receivedAt)],
@@ -165,6 +173,7 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
     header,
     h('p', { class: 'gone warning', text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.', attrs: { hidden: '' } }),
     pairsTable('Facts', listPairs(facts)),
+    panels.forwarded,
   ];
   if (request.truncated) {
     parts.push(h('p', { class: 'warning', text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.` }));
@@ -179,6 +188,6 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
   if (request.omitted.length > 0) {
     parts.push(h('p', { class: 'muted', text: `Not parsed, to keep the record small: ${request.omitted.join(', ')} (the body is complete below).` }));
   }
-  parts.push(bodySection(request, actions));
+  parts.push(bodySection(request, actions), panels.verify);
   return h('article', { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } }, ...parts);
 }

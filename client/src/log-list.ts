@@ -5,6 +5,8 @@ import { ago, formatBytes, localTime, shortPath, utc } from './format.js';
 export interface LogListEvents {
   /** The reader chose a request: moved onto it with keys, clicked it, or pressed Enter on it. */
   select(seq: number, how: 'move' | 'click' | 'enter'): void;
+  /** The badge a row shows under its path (what a forwarder got), or null. */
+  badge(seq: number): HTMLElement | null;
 }
 
 /**
@@ -85,6 +87,12 @@ export class LogList {
     return this.order[Math.min(this.order.length - 1, Math.max(0, index + step))];
   }
 
+  /** Rebuilds one row's badge, after something it shows changed. */
+  refreshBadge(seq: number): void {
+    const badge = this.events.badge(seq);
+    this.rows.get(seq)?.querySelector('.badge-slot')?.replaceChildren(...(badge ? [badge] : []));
+  }
+
   /** Updates the "5 s ago" next to each time. */
   refreshTimes(now = Date.now()): void {
     for (const row of this.rows.values()) {
@@ -112,6 +120,8 @@ export class LogList {
       },
       h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }),
       h('span', { class: 'path', text: path }),
+      // Under the path (app.css), so the path keeps its width on rows that have one.
+      h('span', { class: 'badge-slot' }, this.events.badge(request.seq)),
       h(
         'span',
         { class: 'meta' },

@@ -2,14 +2,17 @@
 // drives the endpoint's actions. Captured content is only ever set as text.
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { replayUrl, toCurl } from '../../src/capture/to-curl.js';
-import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/live/protocol.js';
+import type { EndpointInfo, ForwardedMessage, ServerMessage, WelcomeMessage } from '../../src/live/protocol.js';
 import { LiveConnection, type ConnectionState, type Credentials } from './connection.js';
 import { renderDetail } from './detail.js';
 import { byId, confirmAction, copyText, download, h, narrowScreen, toast } from './dom.js';
 import { toHar } from './export.js';
 import { bodyBytes, searchText, shortPath } from './format.js';
+import { ForwardedResults } from './forwarded-results.js';
+import { ForwardedView, renderBadge } from './forwarded.js';
 import { LogList } from './log-list.js';
 import { describe as describeResponse, ResponseForm } from './response-form.js';
+import { renderVerifyPanel } from './verify-panel.js';
 
 const ui = {
   state: byId('state'),
@@ -67,6 +70,10 @@ let detailOpen = false;
 let backlogLeft = 0;
 /** After a resume that lost requests: the seq held before, to count the loss on the first arrival. */
 let lostAfter: number | undefined;
+/** What forwarders got, by seq; kept for the open request too after it left the log. */
+const forwarded = new ForwardedResults((seq) => pinned?.seq === seq || requests.some((request) => request.seq === seq));
+/** The open detail's "Forwarded" section, updated as results come in. */
+let forwardedView: ForwardedView | undefined;
 
 // ---- connection ----
 
@@ -129,6 +136,9 @@ function onMessage(message: ServerMessage): void {
       dropEvicted(message.throughSeq);
       render();
       break;
+    case 'forwarded':
+      addForwarded(message);
+      break;
     case 'cleared':
       dropCleared(message.clearedSeq);
       render();
@@ -181,6 +191,7 @@ async function newUrl(ask: boolean): Promise<void> {
 
 function resetLog(): void {
   requests = [];
+  forwarded.clear();
   highestSeq = clearedSeq = 0;
   selectedSeq = undefined;
   pinned = undefined;
@@ -231,8 +242,17 @@ function dropEvicted(throughSeq: number): void {
   pinned = out.find((old) => old.seq === selectedSeq) ?? pinned;
 }
 
+/** A forwarder's result: on the row's badge and, when that request is open, in its detail. */
+function addForwarded(message: ForwardedMessage): void {
+  if (message.seq <= clearedSeq) return;
+  forwarded.add(message);
+  list.refreshBadge(message.seq);
+  if (renderedSeq === message.seq) forwardedView?.update(forwarded.get(message.seq));
+}
+
 function dropCleared(upTo: number): void {
   clearedSeq = Math.max(clearedSeq, upTo);
+  forwarded.dropThrough(clearedSeq);
   requests = requests.filter((request) => request.seq > clearedSeq);
   if (pinned && pinned.seq <= clearedSeq) pinned = undefined;
   if (selectedSeq !== undefined && selectedSeq <= clearedSeq) {
@@ -265,6 +285,7 @@ function visibleRequests(): CapturedRequest[] {
 
 const list = new LogList(ui.list, {
   select: (seq, how) => pick(seq, how),
+  badge: (seq) => renderBadge(forwarded.get(seq)),
 });
 
 let detailTimer: number | undefined;
@@ -311,11 +332,14 @@ function renderSelected(visible: CapturedRequest[]): void {
   if (shown?.seq !== renderedSeq || endpoint?.url !== renderedEndpoint) {
     renderedSeq = shown?.seq;
     renderedEndpoint = endpoint?.url;
+    forwardedView = undefined;
     if (!shown || !endpoint) {
       const text = hidden ? 'The selected request is hidden by the filter.' : requests.length > 0 ? 'Select a request to see it here.' : endpoint ? 'Requests appear here as they arrive.' : '';
       ui.detailContent.replaceChildren(h('p', { class: 'muted placeholder', text }));
     } else {
-      ui.detailContent.replaceChildren(renderDetail(shown, endpoint.url, { copyCurl, copyJson, downloadBody, copy: (text, what) => void copy(text, what) }));
+      forwardedView = new ForwardedView(forwarded.get(shown.seq));
+      const panels = { forwarded: forwardedView.element, verify: renderVerifyPanel(shown) };
+      ui.detailContent.replaceChildren(renderDetail(shown, endpoint.url, { copyCurl, copyJson, downloadBody, copy: (text, what) => void copy(text, what) }, panels));
       // Another request starts at its top.
       ui.detail.scrollTop = 0;
       if (detailOpen && ui.detail.getBoundingClientRect().top < 0) ui.detail.scrollIntoView({ block: 'start' });

@@ -1,10 +1,13 @@
 import type { CapturedRequest } from '../capture/captured-request.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
+import type { ForwardedMessage } from '../live/protocol.js';
 import { displayPath, formatForwardLine, toPrintable } from './format.js';
+import { buildForwardedMessage, type ForwardResult } from './forward-report.js';
 import { parseTarget, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
 import { LiveFollower } from './live-follower.js';
 import { TargetClient } from './send-request.js';
+import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type VerifySpec } from './verify.js';
 
 export const FORWARD_USAGE = `Usage: hookwatch forward <share-link> --to <url> [options]
 
@@ -18,13 +21,26 @@ The path sent is <url>'s path + the captured sub-path + the raw query.
   --concurrency <n>     requests in flight at once (default 1: one at a time, in seq order)
   --retries <n>         retries when the target is unreachable or times out (default 5)
   --timeout <seconds>   how long to wait for the target's answer (default 30)
+  --verify <sender>:<secret>
+                        check each request's signature and print the verdict under its line;
+                        <sender>: github, stripe, slack, shopify, standard-webhooks, or auto
+                        (guess from the headers). <sender>:env:<NAME> reads the secret from
+                        the environment variable NAME, which keeps it out of ps.
   -h, --help            this text
 
-Request lines go to stdout, status and warnings to stderr. Ctrl-C finishes the request in
-flight (up to 5 s) and exits 0.`;
+Request lines go to stdout, status and warnings to stderr. Each result (status, time, the
+answer's headers and first 4 KiB) is also sent to the pages watching the endpoint. Ctrl-C
+finishes the request in flight (up to 5 s) and exits 0.`;
 
 /** After Ctrl-C, how long a request in flight may take to finish before it is cut. */
 const STOP_GRACE_MS = 5_000;
+/**
+ * Results sent to the page per second, and the burst allowed. The server charges a tenth of a
+ * message for each and allows LIVE_MESSAGES_PER_SECOND (20 by default, bursts of twice that):
+ * half of that budget leaves room for the join and keeps a burst from getting the socket closed.
+ */
+const REPORTS_PER_SECOND = 100;
+const REPORT_BURST = 200;
 /** Queued requests past which we stop reading the socket until the target catches up. */
 const QUEUE_HIGH_WATER = 200;
 const QUEUE_LOW_WATER = 50;
@@ -39,6 +55,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
       concurrency: { type: 'string' },
       retries: { type: 'string' },
       timeout: { type: 'string' },
+      verify: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -58,7 +75,9 @@ export async function runForward(args: string[], context: CommandContext): Promi
   const concurrency = parseInteger(values.concurrency ?? '1', '--concurrency', 1, 64);
   const retries = parseInteger(values.retries ?? '5', '--retries', 0, 100);
   const timeoutMs = parseInteger(values.timeout ?? '30', '--timeout', 1, 3600) * 1000;
+  const verify = values.verify === undefined ? undefined : parseVerifyOption(values.verify);
   const link = await resolveShareLink(positionals, context);
+  if (verify?.source === 'inline') warnInlineSecret(context);
 
   const client = new TargetClient(target, timeoutMs);
   const targetText = `${target.protocol}//${target.host}${target.basePath}`;
@@ -82,7 +101,8 @@ export async function runForward(args: string[], context: CommandContext): Promi
       onStatus: (message) => context.err(message),
     },
   });
-  const forwarder = new Forwarder(client, target, { concurrency, retries }, context, {
+  const reporter = new ResultReporter((message) => follower.send(message), context);
+  const forwarder = new Forwarder(client, target, { concurrency, retries, verify }, context, reporter, {
     onBacklogged: () => follower.pause(),
     onCaughtUp: () => follower.resume(),
   });
@@ -109,6 +129,40 @@ export async function runForward(args: string[], context: CommandContext): Promi
   return 1;
 }
 
+/**
+ * Passes each result to the pages watching the endpoint, as a `forwarded` message on the live
+ * socket. A result that cannot go (no joined socket right now, or over the rate) is dropped:
+ * the terminal has it anyway, and queueing would only let a burst get the socket closed.
+ */
+class ResultReporter {
+  private tokens = REPORT_BURST;
+  private refilledAt = performance.now();
+  private overRate = false;
+
+  constructor(
+    private readonly send: (message: ForwardedMessage) => boolean,
+    private readonly context: CommandContext,
+  ) {}
+
+  report(message: ForwardedMessage): void {
+    const now = performance.now();
+    this.tokens = Math.min(REPORT_BURST, this.tokens + ((now - this.refilledAt) / 1000) * REPORTS_PER_SECOND);
+    this.refilledAt = now;
+    if (this.tokens < 1) {
+      // Once per run of drops: a flood of warnings would bury the request lines.
+      if (!this.overRate) this.context.err(`#${message.seq}: result not shown on the page: more than ${REPORTS_PER_SECOND} results a second`);
+      this.overRate = true;
+      return;
+    }
+    if (!this.send(message)) {
+      this.context.err(`#${message.seq}: result not shown on the page: not connected to the server right now`);
+      return;
+    }
+    this.tokens -= 1;
+    this.overRate = false;
+  }
+}
+
 interface FlowControl {
   /** The queue is long: stop reading from the socket. */
   onBacklogged(): void;
@@ -132,8 +186,9 @@ class Forwarder {
   constructor(
     private readonly client: TargetClient,
     private readonly target: ForwardTarget,
-    private readonly options: { concurrency: number; retries: number },
+    private readonly options: { concurrency: number; retries: number; verify: VerifySpec | undefined },
     private readonly context: CommandContext,
+    private readonly reporter: ResultReporter,
     private readonly flow: FlowControl,
   ) {}
 
@@ -192,28 +247,35 @@ class Forwarder {
   private async deliver(request: CapturedRequest): Promise<void> {
     const prepared: PreparedRequest = prepareForward(request, this.target);
     const label = `#${request.seq} ${toPrintable(request.method)} ${displayPath(request)}`;
+    // Checked beside the forward (it needs only the stored bytes); printed under the request's line.
+    const signature = this.options.verify === undefined ? undefined : checkSignature(this.options.verify, request);
+    const print = async (line: string) => this.context.out(await withSignature(line, signature));
+    const report = (result: ForwardResult) => this.reporter.report(buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${prepared.path}`, result));
     for (let attempt = 0; ; attempt++) {
       const result = await this.client.send(prepared, this.cutInFlight.signal);
       if (result.ok) {
-        this.context.out(formatForwardLine(request, { delivered: true, status: result.status, ms: result.ms }));
+        report(result);
+        await print(formatForwardLine(request, { delivered: true, status: result.status, ms: result.ms }));
         return;
       }
       if (this.cutInFlight.signal.aborted) {
         this.unfinished.push(request.seq);
-        this.context.out(formatForwardLine(request, { delivered: false, reason: 'stopped' }));
+        await print(formatForwardLine(request, { delivered: false, reason: 'stopped' }));
         return;
       }
       if (!result.retryable || attempt >= this.options.retries) {
         const tries = attempt + 1;
+        const reason = `${result.error}${tries > 1 ? `, ${tries} attempts` : ''}`;
+        report({ ok: false, error: reason, ms: result.ms });
         this.context.err(`${label}: ${result.error}${result.retryable ? `; gave up after ${tries} attempt(s)` : ''}`);
-        this.context.out(formatForwardLine(request, { delivered: false, reason: `${result.error}${tries > 1 ? `, ${tries} attempts` : ''}` }));
+        await print(formatForwardLine(request, { delivered: false, reason }));
         return;
       }
       const delay = backoffDelay(attempt);
       this.context.err(`${label}: ${result.error}; retry ${attempt + 1}/${this.options.retries} in ${formatSeconds(delay)}`);
       if (!(await sleep(delay, this.noMoreRetries.signal))) {
         this.unfinished.push(request.seq);
-        this.context.out(formatForwardLine(request, { delivered: false, reason: 'stopped before retrying' }));
+        await print(formatForwardLine(request, { delivered: false, reason: 'stopped before retrying' }));
         return;
       }
     }
@@ -235,4 +297,9 @@ class Forwarder {
     this.waiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+/** The request's line, and the signature verdict on its own line under it when one was asked for. */
+async function withSignature(line: string, signature: Promise<SignatureCheck> | undefined): Promise<string> {
+  return signature === undefined ? line : `${line}\n${formatSignatureLine(await signature)}`;
 }

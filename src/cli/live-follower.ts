@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import type { CapturedRequest } from '../capture/captured-request.js';
-import { CloseCode, SUBPROTOCOL, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
+import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';
@@ -47,6 +47,8 @@ export class LiveFollower {
   private stopped = false;
   private paused = false;
   private socket: WebSocket | undefined;
+  /** The socket once its welcome is in: only a joined socket may send anything but create/join. */
+  private joinedSocket: WebSocket | undefined;
   private readonly stopController = new AbortController();
   private wakeResumed: (() => void) | undefined;
 
@@ -112,6 +114,17 @@ export class LiveFollower {
     this.wakeResumed = undefined;
   }
 
+  /**
+   * Sends a message on the joined socket. False when there is none right now (reconnecting,
+   * stopped): the message is dropped, since what it reports is also in the terminal.
+   */
+  send(message: ClientMessage): boolean {
+    const socket = this.joinedSocket;
+    if (socket?.readyState !== WebSocket.OPEN) return false;
+    socket.send(JSON.stringify(message));
+    return true;
+  }
+
   private joinMessage(): JoinMessage {
     const { endpointId, key } = this.options.link;
     const message: JoinMessage = { type: 'join', endpointId, key };
@@ -156,6 +169,7 @@ export class LiveFollower {
         }
         if (message.type === 'welcome') {
           joined = true;
+          this.joinedSocket = socket;
           this.onWelcome(message);
         } else if (message.type === 'request') {
           this.onRequest(message.request);
@@ -172,6 +186,7 @@ export class LiveFollower {
       socket.on('close', (code, reason) => {
         clearInterval(pinger);
         if (this.socket === socket) this.socket = undefined;
+        if (this.joinedSocket === socket) this.joinedSocket = undefined;
         if (gone || code === CloseCode.ENDPOINT_NOT_FOUND) return resolve({ kind: 'gone' });
         if (code === CloseCode.PROTOCOL_ERROR) return resolve({ kind: 'fatal', message: `the server refused the ${SUBPROTOCOL} protocol (${reason.toString() || 'close 1002'})` });
         const why =

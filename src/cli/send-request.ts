@@ -4,9 +4,13 @@ import { formatSeconds } from './backoff.js';
 import type { ForwardTarget, PreparedRequest } from './forward-request.js';
 
 export type SendResult =
-  | { ok: true; status: number; ms: number }
+  /** `body`: the first `keepBodyBytes` of the answer; `bodyTruncated`: more came. */
+  | { ok: true; status: number; ms: number; headers: Array<[string, string]>; body: Buffer; bodyTruncated: boolean }
   /** `retryable`: the target could not be reached or did not answer; worth another try. */
-  | { ok: false; error: string; retryable: boolean };
+  | { ok: false; error: string; retryable: boolean; ms: number };
+
+/** How much of an answer's body is kept: what the page is shown (the rest is read and dropped). */
+const KEEP_BODY_BYTES = 4096;
 
 /**
  * Sends prepared requests to one target with raw node:http: headers as a flat array and
@@ -48,15 +52,36 @@ export class TargetClient {
         });
       } catch (error) {
         // node:http refuses a header it cannot send (an invalid name or character): no retry helps.
-        return finish({ ok: false, error: describeError(error), retryable: false });
+        return finish({ ok: false, error: describeError(error), retryable: false, ms: performance.now() - started });
       }
+      const elapsed = () => performance.now() - started;
       req.on('timeout', () => req.destroy(new Error(`no answer within ${formatSeconds(this.timeoutMs)}`)));
-      req.on('error', (error) => finish({ ok: false, error: describeError(error), retryable: signal?.aborted !== true }));
+      req.on('error', (error) => finish({ ok: false, error: describeError(error), retryable: signal?.aborted !== true, ms: elapsed() }));
       req.on('response', (response) => {
-        response.resume();
-        response.on('end', () => finish({ ok: true, status: response.statusCode ?? 0, ms: performance.now() - started }));
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        let bodyTruncated = false;
+        // Read to the end (so the connection can be reused), keeping only the start.
+        response.on('data', (chunk: Buffer) => {
+          if (kept >= KEEP_BODY_BYTES) {
+            bodyTruncated = true;
+            return;
+          }
+          const part = chunk.subarray(0, KEEP_BODY_BYTES - kept);
+          if (part.length < chunk.length) bodyTruncated = true;
+          chunks.push(part);
+          kept += part.length;
+        });
+        const answered = () => {
+          const raw = response.rawHeaders;
+          const headers: Array<[string, string]> = [];
+          // rawHeaders keeps the target's order, case and duplicates, like the captured side.
+          for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i] as string, raw[i + 1] as string]);
+          finish({ ok: true, status: response.statusCode ?? 0, ms: elapsed(), headers, body: Buffer.concat(chunks), bodyTruncated: bodyTruncated || !response.complete });
+        };
+        response.on('end', answered);
         // The status arrived but the body was cut: the target did answer, so count it delivered.
-        response.on('close', () => finish({ ok: true, status: response.statusCode ?? 0, ms: performance.now() - started }));
+        response.on('close', answered);
       });
       req.end(prepared.body);
     });

@@ -1,6 +1,8 @@
+import type { CapturedRequest } from '../capture/captured-request.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { formatTailLine, formatVerbose } from './format.js';
 import { LiveFollower } from './live-follower.js';
+import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck } from './verify.js';
 
 export const TAIL_USAGE = `Usage: hookwatch tail <share-link> [options]
 
@@ -11,6 +13,12 @@ Keeps following across dropped connections without losing or repeating a request
   -v, --verbose     also print headers and body
   --json            print each captured record as one JSON line (for jq)
   --from-seq <n>    first print the stored requests after seq n (0: all the server kept)
+  --verify <sender>:<secret>
+                    check each request's signature: the verdict goes on its own line under
+                    the request's (with --json, in a "signature" field). <sender>: github,
+                    stripe, slack, shopify, standard-webhooks, or auto (guess from the headers).
+                    <sender>:env:<NAME> reads the secret from the environment variable NAME,
+                    which keeps it out of ps.
   -h, --help        this text`;
 
 export async function runTail(args: string[], context: CommandContext): Promise<number> {
@@ -21,6 +29,7 @@ export async function runTail(args: string[], context: CommandContext): Promise<
       verbose: { type: 'boolean', short: 'v' },
       json: { type: 'boolean' },
       'from-seq': { type: 'string' },
+      verify: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -30,8 +39,17 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   }
   if (values.verbose && values.json) throw new UsageError('choose one of -v and --json');
   const fromSeq = values['from-seq'] === undefined ? undefined : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
+  const verify = values.verify === undefined ? undefined : parseVerifyOption(values.verify);
   const link = await resolveShareLink(positionals, context);
-  const format = values.json ? (request: object) => JSON.stringify(request) : values.verbose ? formatVerbose : formatTailLine;
+  if (verify?.source === 'inline') warnInlineSecret(context);
+  const format = values.json ? formatJson : values.verbose ? formatVerboseWith : formatLineWith;
+  // Verdicts come from WebCrypto, asynchronously: a chain keeps the lines in arrival order.
+  let printed = Promise.resolve();
+  const print = (request: CapturedRequest) => {
+    if (verify === undefined) return context.out(format(request));
+    const signature = checkSignature(verify, request);
+    printed = printed.then(async () => context.out(format(request, await signature)));
+  };
 
   const follower: LiveFollower = new LiveFollower({
     link,
@@ -48,7 +66,7 @@ export async function runTail(args: string[], context: CommandContext): Promise<
           context.err(`warning: some requests were dropped by the server before we saw them (it keeps the newest ${welcome.endpoint.requestsKept})`);
         }
       },
-      onRequest: (request) => context.out(format(request)),
+      onRequest: print,
       onStatus: (message) => context.err(message),
     },
   });
@@ -56,7 +74,24 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   context.stopSignal.addEventListener('abort', stop, { once: true });
   const end = await follower.run();
   context.stopSignal.removeEventListener('abort', stop);
+  await printed;
   if (end.reason === 'stopped') return 0;
   context.err(end.message);
   return 1;
+}
+
+/** The request's line, and the verdict on its own indented line under it. */
+function formatLineWith(request: CapturedRequest, signature?: SignatureCheck): string {
+  return signature === undefined ? formatTailLine(request) : `${formatTailLine(request)}\n${formatSignatureLine(signature)}`;
+}
+
+/** `-v`: the verdict goes right under the request's line, before its headers. */
+function formatVerboseWith(request: CapturedRequest, signature?: SignatureCheck): string {
+  const [first = '', ...rest] = formatVerbose(request).split('\n');
+  return signature === undefined ? [first, ...rest].join('\n') : [first, formatSignatureLine(signature), ...rest].join('\n');
+}
+
+/** One line for jq: the captured record, plus the verdict as `signature` when one was asked for. */
+function formatJson(request: CapturedRequest, signature?: SignatureCheck): string {
+  return JSON.stringify(signature === undefined ? request : { ...request, signature });
 }

@@ -59,7 +59,8 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     expect(await detail.locator('.json-tree details').count()).toBe(201);
     expect(await detail.locator('.json-tree .more').textContent()).toBe('Show 200 more (300 not shown)');
     await detail.locator('.json-tree details details').first().locator('summary').click();
-    expect(await detail.locator('.json-tree details details').first().locator('.json-number').count()).toBe(200);
+    // The opened node builds its children on the toggle event, which may land after click() returns.
+    await expect.poll(() => detail.locator('.json-tree details details').first().locator('.json-number').count(), { timeout: 2000 }).toBe(200);
 
     // The raw body is cut until asked for.
     await detail.getByRole('tab', { name: 'Raw' }).click();

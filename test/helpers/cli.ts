@@ -67,9 +67,15 @@ export interface CliRun {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
 }
 
+export interface CliOptions {
+  stdin?: string;
+  /** Added to this process's environment (e.g. a secret for `--verify <sender>:env:<NAME>`). */
+  env?: Record<string, string>;
+}
+
 /** Starts the CLI as a real child process. */
-export function startCli(args: string[], options: { stdin?: string } = {}): CliRun {
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd: root, stdio: 'pipe' });
+export function startCli(args: string[], options: CliOptions = {}): CliRun {
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd: root, stdio: 'pipe', env: { ...process.env, ...options.env } });
   const text = { stdout: '', stderr: '' };
   const listeners = new Set<() => void>();
   const notify = () => {
@@ -145,7 +151,7 @@ export function startCli(args: string[], options: { stdin?: string } = {}): CliR
 }
 
 /** Runs the CLI to completion (killed after `timeoutMs`). */
-export async function runCli(args: string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(args: string[], options: CliOptions & { timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const run = startCli(args, options);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
   const code = await run.exited;

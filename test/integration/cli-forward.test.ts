@@ -1,4 +1,7 @@
+import { createHmac } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
+import type { ForwardedMessage } from '../../src/live/protocol.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
@@ -33,8 +36,8 @@ describe('hookwatch forward', () => {
     const { id, key } = welcome.endpoint;
     return { client, id, key, url: welcome.endpoint.url, link: `${s.baseUrl}/#${id}.${key}` };
   }
-  function cli(args: string[]): CliRun {
-    const run = startCli(args);
+  function cli(args: string[], options: Parameters<typeof startCli>[1] = {}): CliRun {
+    const run = startCli(args, options);
     cleanups.push(() => run.stop('SIGKILL'));
     return run;
   }
@@ -327,5 +330,96 @@ describe('hookwatch forward', () => {
     expect(await wrongKey.exited).toBe(1);
     expect(wrongKey.stderr()).toMatch(/endpoint not found: it expired, or the share link is wrong/);
     expect(wrongKey.stderr()).not.toContain('WrongKey123');
+  });
+
+  it('reports each result to every watcher of the endpoint as a forwarded message', async () => {
+    const s = await server();
+    const t = await target();
+    const e = await endpoint(s);
+    const run = cli(['forward', e.link, '--to', t.url('/hook')]);
+    await run.waitFor('stderr', /joined endpoint/);
+    await send(`${e.url}/github/push?x=1`, { method: 'POST', body: 'hello' });
+    await run.waitFor('stdout', /#1 POST \/github\/push\?x=1 → 200/);
+
+    const forwarded: ForwardedMessage = await e.client.next('forwarded');
+    expect(forwarded).toEqual({
+      type: 'forwarded',
+      seq: 1,
+      target: `${t.url('/hook')}/github/push?x=1`,
+      status: 200,
+      durationMs: expect.any(Number) as number,
+      headers: [['Content-Length', '2']],
+      body: 'ok',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    });
+    // A second watcher, joined with the key like a second tab, gets the next one too.
+    const tab = await LiveClient.join(s.wsUrl, e.id, e.key);
+    cleanups.push(() => tab.client.close());
+    await send(e.url, { method: 'PUT', body: 'again' });
+    expect((await tab.client.next('forwarded')).seq).toBe(2);
+    expect((await e.client.next('forwarded')).seq).toBe(2);
+    // Nothing the server refused: a refused report would come back as an error to the CLI.
+    expect(run.stderr()).not.toMatch(/server error/);
+  });
+
+  it('reports the first 4 KiB of a large or binary answer, and a request it could not deliver', async () => {
+    const s = await server();
+    const big = createHttpServer((request, response) => {
+      request.resume();
+      if (request.url === '/binary') {
+        response.writeHead(502, [['X-Reason', 'upstream'], ['X-Dup', 'a'], ['X-Dup', 'b']]).end(Buffer.from([0xff, 0x00, 0xfe]));
+      } else response.writeHead(201, { 'Content-Type': 'text/plain' }).end('x'.repeat(10_000));
+    });
+    await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise((resolve) => big.close(resolve)));
+    const port = (big.address() as { port: number }).port;
+    const e = await endpoint(s);
+    const run = cli(['forward', e.link, '--to', `http://127.0.0.1:${port}`]);
+    await run.waitFor('stderr', /joined endpoint/);
+    await send(`${e.url}/text`, { method: 'POST', body: 'a' });
+    await send(`${e.url}/binary`, { method: 'POST', body: 'b' });
+
+    const text = await e.client.next('forwarded');
+    expect(text).toMatchObject({ seq: 1, status: 201, body: 'x'.repeat(4096), bodyEncoding: 'utf8', bodyTruncated: true });
+    expect(text.headers).toContainEqual(['Content-Type', 'text/plain']);
+    const binary = await e.client.next('forwarded');
+    expect(binary).toMatchObject({ seq: 2, status: 502, body: Buffer.from([0xff, 0x00, 0xfe]).toString('base64'), bodyEncoding: 'base64', bodyTruncated: false });
+    expect(binary.headers.slice(0, 3)).toEqual([['X-Reason', 'upstream'], ['X-Dup', 'a'], ['X-Dup', 'b']]);
+
+    const down = await freePort();
+    const failing = cli(['forward', e.link, '--to', `http://127.0.0.1:${down}/`, '--retries', '0']);
+    await failing.waitFor('stderr', /joined endpoint/);
+    await send(e.url, { method: 'POST', body: 'c' });
+    const failed = await e.client.next('forwarded');
+    // The first forwarder delivers #3 too: pick the failing one's report by its target.
+    const failure = failed.target.includes(String(down)) ? failed : await e.client.next('forwarded');
+    expect(failure).toMatchObject({ seq: 3, target: `http://127.0.0.1:${down}/`, headers: [], body: '' });
+    expect(failure.status).toBeUndefined();
+    expect(failure.error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('--verify prints each request\'s signature verdict under its line, reading the secret from the environment', async () => {
+    const s = await server();
+    const t = await target();
+    const e = await endpoint(s);
+    const secret = 'forward-secret-123';
+    const run = cli(['forward', e.link, '--to', t.url('/'), '--verify', 'github:env:HOOK_SECRET'], { env: { HOOK_SECRET: secret } });
+    await run.waitFor('stderr', /joined endpoint/);
+    const body = '{"action":"opened"}';
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    await send(e.url, { method: 'POST', headers: { 'X-Hub-Signature-256': signature }, body });
+    await send(e.url, { method: 'POST', headers: { 'X-Hub-Signature-256': signature }, body: body.replace('opened', 'closed') });
+
+    await run.waitForLines('stdout', /^ {2}signature: /, 2);
+    const lines = run.stdout().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^#1 POST \/ → 200 in \d+ ms$/);
+    expect(lines[1]).toBe('  signature: valid (github)');
+    expect(lines[2]).toMatch(/^#2 POST \/ → 200 in \d+ ms$/);
+    const expected = `sha256=${createHmac('sha256', secret).update(body.replace('opened', 'closed')).digest('hex')}`;
+    expect(lines[3]?.startsWith(`  signature: mismatch (github): expected ${expected}, got ${signature} — `)).toBe(true);
+    expect(run.stdout() + run.stderr()).not.toContain(secret);
+    // From the environment, so no warning about the process list.
+    expect(run.stderr()).not.toMatch(/visible to other users/);
   });
 });

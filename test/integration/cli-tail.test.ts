@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
@@ -20,7 +21,7 @@ describe('hookwatch tail', () => {
     const { id, key, url } = welcome.endpoint;
     return { s, client, key, url, link: `${s.baseUrl}/#${id}.${key}` };
   }
-  function cli(args: string[], options: { stdin?: string } = {}): CliRun {
+  function cli(args: string[], options: Parameters<typeof startCli>[1] = {}): CliRun {
     const run = startCli(args, options);
     cleanups.push(() => run.stop('SIGKILL'));
     return run;
@@ -70,5 +71,38 @@ describe('hookwatch tail', () => {
     const run = cli(['tail', link, '--json', '--from-seq', '1']);
     const lines = await run.waitForLines('stdout', /^\{/, 2);
     expect(lines.map((line) => (JSON.parse(line) as CapturedRequest).body)).toEqual(['two', 'three']);
+  });
+
+  it('--verify prints a verdict under each request, in arrival order, and --json carries it as "signature"', async () => {
+    const { link, url } = await setup();
+    const secret = 'tail-secret-456';
+    const plain = cli(['tail', link, '--verify', `auto:${secret}`]);
+    const json = cli(['tail', link, '--json', '--verify', 'github:env:TAIL_SECRET'], { env: { TAIL_SECRET: secret } });
+    await plain.waitFor('stderr', /watching endpoint/);
+    await json.waitFor('stderr', /watching endpoint/);
+    // An inline secret works, with a word about the process list.
+    expect(plain.stderr()).toMatch(/visible to other users of this machine \(ps\); --verify <sender>:env:<NAME>/);
+    expect(json.stderr()).not.toMatch(/visible to other users/);
+
+    const body = '{"ref":"main"}';
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    await send(url, { method: 'POST', headers: { 'X-Hub-Signature-256': signature }, body });
+    await send(url, { method: 'POST', headers: { 'X-Hub-Signature-256': signature }, body: `${body} ` });
+    await send(url, { method: 'POST', body: 'unsigned' });
+
+    await plain.waitForLines('stdout', /^ {2}signature: /, 3);
+    const lines = plain.stdout().trimEnd().split('\n');
+    expect(lines.filter((_, i) => i % 2 === 0).map((line) => line.split(' ')[0])).toEqual(['#1', '#2', '#3']);
+    expect(lines[1]).toBe('  signature: valid (github)');
+    expect(lines[3]).toMatch(/^ {2}signature: mismatch \(github\): expected sha256=[0-9a-f]{64}, got sha256=/);
+    expect(lines[5]).toBe('  signature: not checked: no sender recognised from the headers; name one with --verify <sender>:…');
+
+    const records = (await json.waitForLines('stdout', /^\{/, 3)).map((line) => JSON.parse(line) as CapturedRequest & { signature: { reason: string; ok: boolean } });
+    expect(records.map((record) => [record.seq, record.signature.reason])).toEqual([
+      [1, 'valid'],
+      [2, 'mismatch'],
+      [3, 'missing-header'],
+    ]);
+    for (const run of [plain, json]) expect(run.stdout()).not.toContain(secret);
   });
 });
