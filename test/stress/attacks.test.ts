@@ -83,9 +83,15 @@ async function openLive(from: string): Promise<{ socket: WebSocket; welcome: Wel
 /** The user's view: health answers fast, and a normal request is captured and delivered. */
 async function expectServing(stuckEndpoints = 0): Promise<void> {
   expect(server.exitCode).toBeNull();
-  const started = performance.now();
-  expect((await http('/healthz')).status).toBe(200);
-  expect(performance.now() - started).toBeLessThan(200);
+  // The median of five probes: other test files share these two cores, and one probe can wait
+  // on them rather than on the server.
+  const timings: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    expect((await http('/healthz')).status).toBe(200);
+    timings.push(performance.now() - started);
+  }
+  expect(timings.sort((x, y) => x - y)[2]).toBeLessThan(200);
   const user = await openLive('127.0.0.1');
   const marker = `normal-${Date.now()}`;
   expect((await http(new URL(user.welcome.endpoint.url).pathname, { method: 'POST', body: marker })).status).toBe(200);
