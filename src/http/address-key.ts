@@ -40,8 +40,4 @@ export class PerAddressCount {
     else this.counts.set(key, count);
   }
 
-  /** Keys with anything open (for tests: nothing leaks). */
-  size(): number {
-    return this.counts.size;
-  }
 }

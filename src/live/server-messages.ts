@@ -7,7 +7,6 @@ import type {
   ClearedMessage,
   EndpointInfo,
   ErrorMessage,
-  EvictedMessage,
   ExpiredMessage,
   ForwardedMessage,
   ResponseChangedMessage,
@@ -33,7 +32,6 @@ export const responseChangedMessage = (response: ResponseConfig): string => json
 
 export const watchersMessage = (count: number): string => json<WatchersMessage>({ type: 'watchers', count });
 
-export const evictedMessage = (throughSeq: number): string => json<EvictedMessage>({ type: 'evicted', throughSeq });
 
 export const forwardedMessage = (message: ForwardedMessage): string => json<ForwardedMessage>(message);
 

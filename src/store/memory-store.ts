@@ -57,6 +57,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     return request;
   }
 
+  /** The protocol's `evicted` message (live/protocol.ts); the Redis scripts build the same. */
   function announceEvicted(entry: Entry, throughSeq: number): void {
     void options.bus.publish(entry.endpoint.id, { data: `{"type":"evicted","throughSeq":${throughSeq}}` });
   }
