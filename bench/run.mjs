@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { redisPhase, redisReport } from './redis-phase.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -629,6 +630,11 @@ function report() {
         `20 MiB bodies answered 413 ${f(large.twentyMiB.rps)} /s (${large.twentyMiB.answered413} in ${SECONDS} s), RSS peak ${f(large.twentyMiB.firstHalfPeakMiB)} then ${f(large.twentyMiB.secondHalfPeakMiB)} MiB, ${f(large.twentyMiB.rssAfterMiB)} after.`,
     );
   }
+  if (results.redis) {
+    const redis = redisReport(results.redis, f);
+    lines.push(...redis.lines);
+    targets.push(...redis.targets);
+  }
   results.targets = targets.map(([name, value, holds]) => ({ name, value, holds }));
   lines.push('', 'Targets:', ...targets.map(([name, value, holds]) => `  ${holds ? 'HOLDS' : 'MISSES'}  ${name}: ${f(value, 2)}`));
   const text = lines.join('\n');
@@ -663,6 +669,8 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
       await storedBodiesPhase();
     }
     if (runs('large')) await largeBodiesPhase();
+    // Needs a Redis (REDIS_URL, else 127.0.0.1:6379): only when asked for.
+    if (only?.includes('redis')) results.redis = await redisPhase({ startServer, startWatcher, measure, rounds: ROUNDS });
     report();
     console.log(`Total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   } finally {
