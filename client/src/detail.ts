@@ -1,4 +1,5 @@
 import type { CapturedRequest, MultipartPart, ParamMap } from '../../src/capture/captured-request.js';
+import { REDACTED } from '../../src/capture/redact.js';
 import { replayUrl } from '../../src/capture/to-curl.js';
 import { bodySection, type BodyActions } from './body-view.js';
 import { download, h } from './dom.js';
@@ -46,8 +47,23 @@ function paramPairs(params: ParamMap): Pairs {
   return { count, next: walk() };
 }
 
-/** Name/value rows, a step at a time; with `copy`, each value gets its own copy button. */
-function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void): HTMLElement {
+/** A value cell; a value a kept endpoint redacted reads as such, its stored text ("[redacted]") kept. */
+function valueCell(value: string, redacted: boolean): HTMLElement {
+  if (!redacted) return h('td', { class: 'value', text: value });
+  return h(
+    'td',
+    { class: 'value', title: 'Kept endpoints store secret headers as [redacted]: the real value was never stored.' },
+    h('span', { class: 'redacted', text: value }),
+    ' ',
+    h('span', { class: 'redacted-note', text: 'redacted before storage' }),
+  );
+}
+
+/**
+ * Name/value rows, a step at a time; with `copy`, each value gets its own copy button.
+ * `redacted`: names (lower case) whose `[redacted]` values mark a value that was never stored.
+ */
+function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void, redacted?: ReadonlySet<string>): HTMLElement {
   const body = h('tbody');
   const table = h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
   let shown = 0;
@@ -56,7 +72,7 @@ function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: 
       const next = pairs.next.next();
       if (next.done) break;
       const [name, value] = next.value;
-      const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { class: 'value', text: value }));
+      const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), valueCell(value, value === REDACTED && redacted?.has(name.toLowerCase()) === true));
       if (copy) {
         const button = h('button', { class: 'copy-value', text: 'Copy', attrs: { type: 'button', 'aria-label': `Copy ${name} value` }, on: { click: () => copy(value, `${name} value`) } });
         row.append(h('td', { class: 'copy-cell' }, button));
@@ -179,7 +195,8 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
     parts.push(h('p', { class: 'warning', text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.` }));
   }
   if (query.count > 0) parts.push(section(`Query (${query.count})`, pairsTable('Query parameters', query, actions.copy)));
-  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', listPairs(request.headers), actions.copy)));
+  const redacted = new Set((request.redacted ?? []).map((name) => name.toLowerCase()));
+  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', listPairs(request.headers), actions.copy, redacted)));
   if (request.form) {
     const form = paramPairs(request.form);
     parts.push(section(`Form fields (${form.count})`, pairsTable('Form fields', form, actions.copy)));

@@ -2,14 +2,15 @@
 // drives the endpoint's actions. Captured content is only ever set as text.
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { replayUrl, toCurl } from '../../src/capture/to-curl.js';
-import type { EndpointInfo, ForwardedMessage, ServerMessage, WelcomeMessage } from '../../src/live/protocol.js';
-import { LiveConnection, type ConnectionState, type Credentials } from './connection.js';
+import type { ForwardedMessage, ServerMessage, WelcomeMessage } from '../../src/live/protocol.js';
+import { LiveConnection, POLL_MS, type ConnectionState, type Credentials, type EndpointKind, type PageEndpoint } from './connection.js';
 import { renderDetail } from './detail.js';
 import { byId, confirmAction, copyText, download, h, narrowScreen, toast } from './dom.js';
 import { toHar } from './export.js';
 import { bodyBytes, searchText, shortPath } from './format.js';
 import { ForwardedResults } from './forwarded-results.js';
 import { ForwardedView, renderBadge } from './forwarded.js';
+import { formatSpan, keptSpan, lifetimeText } from './lifetime.js';
 import { LogList } from './log-list.js';
 import { describe as describeResponse, ResponseForm } from './response-form.js';
 import { renderVerifyPanel } from './verify-panel.js';
@@ -19,6 +20,10 @@ const ui = {
   retryIn: byId('retry-in'),
   retryNow: byId<HTMLButtonElement>('retry-now'),
   url: byId('receiver-url'),
+  lifetime: byId('lifetime'),
+  endpointKind: byId('endpoint-kind'),
+  lifetimeText: byId('lifetime-text'),
+  keptName: byId('kept-name'),
   copyUrl: byId<HTMLButtonElement>('copy-url'),
   copyShare: byId<HTMLButtonElement>('copy-share'),
   newUrl: byId<HTMLButtonElement>('new-url'),
@@ -46,7 +51,7 @@ const ui = {
   announcer: byId('announcer'),
 };
 
-let endpoint: EndpointInfo | undefined;
+let endpoint: PageEndpoint | undefined;
 /** The endpoint the connection was started for, until its welcome arrives. */
 let joiningId: string | undefined;
 let connectionState: ConnectionState = 'connecting';
@@ -70,6 +75,8 @@ let detailOpen = false;
 let backlogLeft = 0;
 /** After a resume that lost requests: the seq held before, to count the loss on the first arrival. */
 let lostAfter: number | undefined;
+/** How many sockets watch the endpoint, this one included; undefined when not known (while polling). */
+let watchers: number | undefined;
 /** What forwarders got, by seq; kept for the open request too after it left the log. */
 const forwarded = new ForwardedResults((seq) => pinned?.seq === seq || requests.some((request) => request.seq === seq));
 /** The open detail's "Forwarded" section, updated as results come in. */
@@ -77,7 +84,13 @@ let forwardedView: ForwardedView | undefined;
 
 // ---- connection ----
 
-const connection = new LiveConnection({ state: showState, welcome: onWelcome, message: onMessage });
+const connection = new LiveConnection({
+  state: showState,
+  welcome: onWelcome,
+  message: onMessage,
+  // A poll found requests dropped since the last one: the next arrival counts them.
+  gap: () => (lostAfter = Math.max(highestSeq, clearedSeq)),
+});
 const responseForm = new ResponseForm((response) => {
   if (!connection.send({ type: 'set-response', response })) toast('Not connected');
 });
@@ -94,10 +107,12 @@ function shareLink(): string {
 /** Watches the given endpoint (or a new one), starting from an empty log. */
 function join(credentials: Credentials | undefined): void {
   endpoint = undefined;
+  watchers = undefined;
   joiningId = credentials?.endpointId;
   ui.url.textContent = credentials ? 'joining the endpoint…' : 'creating an endpoint…';
   resetLog();
-  connection.start(credentials);
+  connection.start(credentials, chosenKind());
+  showLifetime();
 }
 
 /** The link names another endpoint (Back, Forward, an edited fragment): watch that one. */
@@ -110,11 +125,17 @@ function onWelcome(message: WelcomeMessage, resumed: boolean): void {
   if (endpoint?.id !== message.endpoint.id) resetLog();
   endpoint = message.endpoint;
   joiningId = undefined;
+  const span = keptSpan(endpoint);
+  if (span !== undefined) {
+    showKeptSpan(span);
+    writeSetting(KEPT_SPAN_KEY, String(span));
+  }
   // The link now names this endpoint: a reload or a copied link rejoins it.
   history.replaceState(history.state, '', shareLink());
   ui.url.textContent = endpoint.url;
   ui.emptyCurl.textContent = `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'`;
-  responseForm.fill(endpoint.response);
+  if (endpoint.partial) responseForm.unknown();
+  else responseForm.fill(endpoint.response);
   backlogLeft = message.backlog;
   // `gap` on a first join only means the endpoint dropped requests before this tab came: not news.
   lostAfter = resumed && message.gap ? Math.max(highestSeq, message.clearedSeq) : undefined;
@@ -139,6 +160,9 @@ function onMessage(message: ServerMessage): void {
     case 'forwarded':
       addForwarded(message);
       break;
+    case 'watchers':
+      watchers = message.count;
+      break;
     case 'cleared':
       dropCleared(message.clearedSeq);
       render();
@@ -154,31 +178,98 @@ function onMessage(message: ServerMessage): void {
 
 function showState(state: ConnectionState): void {
   connectionState = state;
-  const labels: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', expired: 'Expired' };
-  ui.state.textContent = labels[state];
+  const labels: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', polling: 'No live connection', expired: 'Expired' };
+  // The same text again is not news for a screen reader.
+  if (ui.state.textContent !== labels[state]) ui.state.textContent = labels[state];
   ui.state.dataset.state = state;
   ui.expired.hidden = state !== 'expired';
   ui.copyUrl.disabled = ui.copyShare.disabled = !endpoint || state === 'expired';
-  responseForm.enable(state === 'live');
-  ui.clear.disabled = state !== 'live' || requests.length === 0;
+  // Polling cannot count the others watching.
+  if (state === 'polling') watchers = undefined;
+  responseForm.enable(canChange());
+  ui.clear.disabled = !canChange() || requests.length === 0;
   showRetry();
+  showLifetime();
 }
 
-/** While reconnecting: when the next try is due, and a button to try now. */
+/** The answer and the log can be changed: over the socket, or over HTTP while polling. */
+function canChange(): boolean {
+  return connectionState === 'live' || connectionState === 'polling';
+}
+
+/** While reconnecting: when the next try is due, and a button to try now. While polling: how often, and a button to try live. */
 function showRetry(): void {
   const at = connection.nextAttemptAt;
   const waiting = connectionState === 'reconnecting' && at !== undefined;
-  ui.retryIn.hidden = ui.retryNow.hidden = !waiting;
+  const polling = connectionState === 'polling';
+  ui.retryIn.hidden = ui.retryNow.hidden = !(waiting || polling);
   if (waiting) ui.retryIn.textContent = `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
+  else if (polling) ui.retryIn.textContent = `checking every ${POLL_MS / 1000} s`;
+  ui.retryNow.textContent = polling ? 'Try live now' : 'Retry now';
+}
+
+/** Under the URL: the endpoint's kind, how long it lives (a countdown for a kept one) and what it keeps. */
+function showLifetime(): void {
+  ui.lifetime.hidden = !endpoint || connectionState === 'expired';
+  if (!endpoint || ui.lifetime.hidden) return;
+  const kind = endpoint.kind === 'kept' ? 'Kept' : 'Live';
+  if (ui.endpointKind.textContent !== kind) ui.endpointKind.textContent = kind;
+  ui.endpointKind.dataset.kind = endpoint.kind;
+  const text = lifetimeText(endpoint, Date.now());
+  if (ui.lifetimeText.textContent !== text) ui.lifetimeText.textContent = text;
+}
+
+// ---- the kind of new endpoints: Live or Kept, remembered in this browser ----
+
+const KIND_KEY = 'hookwatch.kind';
+const KEPT_SPAN_KEY = 'hookwatch.keptSpanMs';
+const kindInputs = [...document.querySelectorAll<HTMLInputElement>('input[name="kind"]')];
+
+/** localStorage may be switched off: the choice then lasts as long as the page. */
+function readSetting(key: string): string | null {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function writeSetting(key: string, value: string): void {
+  try {
+    localStorage.setItem(key, value);
+  } catch {
+    // Not remembered.
+  }
+}
+
+function chosenKind(): EndpointKind {
+  return kindInputs.find((input) => input.checked)?.value === 'kept' ? 'kept' : 'live';
+}
+
+/** "Kept for 2 h": the server's real span once a kept endpoint told it, 2 h (the default) before. */
+function showKeptSpan(ms: number): void {
+  ui.keptName.textContent = `Kept for ${formatSpan(ms)}`;
+}
+
+{
+  const saved = readSetting(KIND_KEY) === 'kept' ? 'kept' : 'live';
+  for (const input of kindInputs) {
+    input.checked = input.value === saved;
+    input.addEventListener('change', () => writeSetting(KIND_KEY, chosenKind()));
+  }
+  const span = Number(readSetting(KEPT_SPAN_KEY));
+  showKeptSpan(span > 0 ? span : 2 * 3600_000);
 }
 
 async function newUrl(ask: boolean): Promise<void> {
   if (ask && endpoint && connectionState !== 'expired') {
-    const confirmed = await confirmAction(
-      'Make a new URL?',
-      `This tab will watch a new, empty endpoint. The current URL keeps working while someone watches it, and for ${endpoint.graceSeconds} s after. Back returns to it.`,
-      'Make a new URL',
-    );
+    const next = chosenKind() === 'kept' ? `kept endpoint (${ui.keptName.textContent?.toLowerCase() ?? 'kept'})` : 'live endpoint (it lives while this tab is open)';
+    const left = endpoint.expiresAt ? Date.parse(endpoint.expiresAt) - Date.now() : Number.NaN;
+    const current =
+      endpoint.kind === 'kept'
+        ? `The current URL is kept: it keeps working${left > 0 ? ` for ${formatSpan(left)}` : ''}, watched or not.`
+        : `The current URL keeps working while someone watches it, and for ${Number.isFinite(endpoint.graceSeconds) ? `${endpoint.graceSeconds} s` : 'a short grace'} after.`;
+    const confirmed = await confirmAction('Make a new URL?', `This tab will watch a new, empty ${next}. ${current} Back returns to it.`, 'Make a new URL');
     if (!confirmed) return;
   }
   detailOpen = false;
@@ -307,7 +398,7 @@ function render(deferDetail = false): void {
     ui.noMatchText.textContent = `No request matches ${what}.`;
   }
   ui.exportJson.disabled = ui.exportHar.disabled = requests.length === 0;
-  ui.clear.disabled = connectionState !== 'live' || requests.length === 0;
+  ui.clear.disabled = !canChange() || requests.length === 0;
 
   list.update(visible, selectedSeq);
   ui.jump.hidden = followLatest || unseen === 0;
@@ -450,11 +541,14 @@ function downloadBody(request: CapturedRequest): void {
 
 async function clearLog(): Promise<void> {
   const count = requests.length;
-  const confirmed = await confirmAction(
-    'Clear the log?',
-    `This removes ${count === 1 ? 'the 1 request' : `all ${count} requests`} for everyone watching this endpoint, not only this tab. It cannot be undone.`,
-    'Clear for everyone',
-  );
+  const what = count === 1 ? 'the 1 request' : `all ${count} requests`;
+  // Name the others when the server counted them; say nothing of others when this tab is alone.
+  const confirmed =
+    watchers === undefined
+      ? await confirmAction('Clear the log?', `This removes ${what} for everyone watching this endpoint, not only this tab. It cannot be undone.`, 'Clear for everyone')
+      : watchers > 1
+        ? await confirmAction(`Clear the log for all ${watchers} tabs watching this endpoint?`, `This removes ${what} in each of them, not only in this tab. It cannot be undone.`, `Clear for all ${watchers}`)
+        : await confirmAction('Clear the log?', `This removes ${what}. It cannot be undone.`, 'Clear');
   if (confirmed && !connection.send({ type: 'clear' })) toast('Not connected');
 }
 
@@ -526,10 +620,12 @@ narrowScreen.addEventListener('change', () => {
   if (!narrowScreen.matches) closeDetail(false);
 });
 
-// Relative times ("5 s ago") and the reconnect countdown.
+// Relative times ("5 s ago"), the reconnect countdown and a kept endpoint's (its text changes
+// each minute, then each second in the last minute).
 window.setInterval(() => {
   list.refreshTimes();
   showRetry();
+  showLifetime();
 }, 1000);
 
 render();

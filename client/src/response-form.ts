@@ -40,6 +40,14 @@ export class ResponseForm {
     this.markEdits();
   }
 
+  /** The endpoint's answer is not known (joined over HTTP without a socket): the default to start from, said to be unknown. */
+  unknown(): void {
+    this.fill({ status: 200, body: '{"ok":true}', contentType: 'application/json', headers: [], delayMs: 0 });
+    this.applied = undefined;
+    this.current.textContent = 'Without a live connection the answer senders get now is not known here: Apply sets it for every tab.';
+    this.markEdits();
+  }
+
   enable(enabled: boolean): void {
     for (const button of this.form.querySelectorAll('button')) button.disabled = !enabled;
   }

@@ -66,6 +66,19 @@ function renderVerdict(verdict: Verdict): HTMLElement[] {
 export function renderVerifyPanel(request: CapturedRequest): HTMLElement {
   const title = h('h3', { text: 'Verify signature' });
   const section = h('section', { class: 'detail-section verify' }, title);
+  // Kept endpoints store every signature header as [redacted] (they all hold "signature" or "hmac").
+  if (request.redacted !== undefined) {
+    const header = request.redacted.find((name) => /signature|hmac/i.test(name));
+    section.append(
+      h('p', {
+        class: 'muted',
+        text: header
+          ? `Signatures cannot be checked on a kept endpoint: its signature header (${header}) was redacted before storage. Use a Live URL to check them.`
+          : 'Signatures cannot be checked on a kept endpoint: it redacts signature headers before storage. Use a Live URL to check them.',
+      }),
+    );
+    return section;
+  }
   if (request.truncated) {
     section.append(h('p', { class: 'muted', text: 'The body was stored truncated, and a signature covers the whole body, so no check is possible. Raise MAX_BODY_BYTES to check requests this large.' }));
     return section;

@@ -1,0 +1,58 @@
+// What the page says about an endpoint's lifetime and limits, and about the kinds a new one can be.
+import type { PageEndpoint } from './connection.js';
+
+/** A limit in bytes, round when it is: `1 MB`, `64 KB`, `1.5 MB`. */
+export function formatLimit(bytes: number): string {
+  const units: Array<[number, string]> = [
+    [1024 * 1024, 'MB'],
+    [1024, 'KB'],
+  ];
+  for (const [size, unit] of units) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit}`;
+  }
+  return `${bytes} B`;
+}
+
+/** A span of time, to the minute from a minute up and to the second below: `2 h`, `1 h 59 min`, `30 min`, `42 s`. */
+export function formatSpan(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds < 60) return `${Math.max(0, seconds)} s`;
+  const minutes = Math.max(1, Math.floor(ms / 60_000));
+  const hours = Math.floor(minutes / 60);
+  if (hours === 0) return `${minutes} min`;
+  return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+}
+
+const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dayAndClock = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+
+/** `15:42`, or `Tue 15:42` when not today. */
+function localClock(date: Date, now: Date): string {
+  return (date.toDateString() === now.toDateString() ? clock : dayAndClock).format(date);
+}
+
+/** How long a kept endpoint lives from its creation, when the endpoint tells it. */
+export function keptSpan(endpoint: PageEndpoint): number | undefined {
+  if (endpoint.kind !== 'kept' || !endpoint.expiresAt || !endpoint.createdAt) return undefined;
+  const span = Date.parse(endpoint.expiresAt) - Date.parse(endpoint.createdAt);
+  return span > 0 ? span : undefined;
+}
+
+/**
+ * The line under the receiver URL: `expires in 1 h 59 min (15:42 local) · keeps the newest 50
+ * requests · bodies up to 64 KB`, or for a live one `lives while a tab watches it, then 30 s · …`.
+ */
+export function lifetimeText(endpoint: PageEndpoint, nowMs: number): string {
+  let life: string;
+  if (endpoint.kind === 'kept') {
+    const left = endpoint.expiresAt ? Date.parse(endpoint.expiresAt) - nowMs : Number.NaN;
+    if (Number.isNaN(left)) life = 'lives a fixed time, watched or not';
+    else if (left <= 0) life = 'expiring now';
+    else life = `expires in ${formatSpan(left)} (${localClock(new Date(nowMs + left), new Date(nowMs))} local)`;
+  } else {
+    const grace = Number.isFinite(endpoint.graceSeconds) ? `, then ${endpoint.graceSeconds} s` : ', then a short grace';
+    life = `lives while a tab watches it${grace}`;
+  }
+  if (endpoint.partial) return life;
+  return `${life} · keeps the newest ${endpoint.requestsKept} requests · bodies up to ${formatLimit(endpoint.maxBodyBytes)}`;
+}
