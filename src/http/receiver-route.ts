@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
-import { toDraftJson, toRequestDraft, type MultipartPart } from '../capture/captured-request.js';
+import { toRecordJson, type MultipartPart } from '../capture/captured-request.js';
 import { isMultipartFormData, parseMultipart } from '../capture/multipart.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import { maxRecordBytes } from '../capture/record-bounds.js';
@@ -111,7 +111,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
       const contentType = headerValue(request.raw.rawHeaders, 'content-type');
       let parts: MultipartPart[] | null = null;
       if (isMultipartFormData(contentType)) parts = await parseMultipart(body.kept, contentType, body.truncated);
-      const draft = toRequestDraft(
+      const record = toRecordJson(
         {
           method: request.method,
           url: request.raw.url ?? '',
@@ -126,8 +126,9 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
           parts,
         },
         captureOptions,
+        maxRecord,
       );
-      appended = await store.appendRequest(endpointId, toDraftJson(draft, maxRecord), receivedAtMs);
+      appended = await store.appendRequest(endpointId, record, receivedAtMs);
     } finally {
       readingBudget.give(body.kept.length);
     }
