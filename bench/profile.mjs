@@ -1,6 +1,6 @@
-// node bench/profile.mjs [--server=hookwatch|lean-relay|naive-relay] [--seconds=N] [--interval=µs] [--checkout=DIR] [--strace]
+// node bench/profile.mjs [--server=hookwatch|lean-relay|naive-relay] [--seconds=N] [--interval=µs] [--checkout=DIR] [--sockets=N] [--strace]
 // Profiles one server (pinned to core 0) with `node --cpu-prof` under the bench's capture load
-// (1 KB JSON POSTs, 50 connections, one watcher; load and watcher on core 1), then prints the
+// (1 KB JSON POSTs, 50 connections, one watcher or --sockets=N on one endpoint; load and watcher on core 1), then prints the
 // top self-time frames, grouped by where their code lives (our dist/, fastify, ws, node:
 // internals, GC). --strace counts the server's system calls per request instead (strace -c).
 // Traffic goes to 127.0.0.1 only and the run stops by itself.
@@ -19,6 +19,7 @@ const seconds = Number(option('seconds', '8'));
 const interval = Number(option('interval', '100'));
 const checkout = resolve(option('checkout', root));
 const top = Number(option('top', '40'));
+const sockets = Number(option('sockets', '1'));
 const straceMode = process.argv.includes('--strace');
 
 if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
@@ -72,13 +73,14 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
       await new Promise((done) => setTimeout(done, 100));
     }
   }
-  const watcher = fork(fileURLToPath(new URL('watcher.mjs', import.meta.url)), [JSON.stringify({ target: kind === 'hookwatch' ? 'hookwatch' : 'naive', port })], {
+  const watcher = fork(fileURLToPath(new URL('watcher.mjs', import.meta.url)), [JSON.stringify({ target: kind === 'hookwatch' ? 'hookwatch' : 'naive', port, sockets })], {
     execPath: 'taskset',
     execArgv: ['-c', '1', process.execPath],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.add(watcher);
   const { url } = await new Promise((done) => watcher.on('message', (message) => message.ready && done(message)));
+  console.error(`${sockets} watcher socket(s) open`);
   const target = url ?? `http://127.0.0.1:${port}/hook`;
   const pad = `,"pad":"${'x'.repeat(1024 - 40)}"}`;
   let strace;
