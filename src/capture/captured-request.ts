@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
+import { redactHeaders } from './redact.js';
 
 /** A query string or form body: repeated names become lists, in the order received. */
 export type ParamMap = Record<string, string | string[]>;
@@ -81,6 +82,8 @@ export interface RawCapture {
   answer: { status: number; delayMs: number };
   /** Parsed multipart parts, when the body is multipart (parsed beforehand: it is async). */
   parts?: MultipartPart[] | null;
+  /** Kept endpoints: redact secret header values, these names (lower case) included (redact.ts). */
+  redact?: ReadonlySet<string>;
 }
 
 export interface CaptureOptions {
@@ -92,6 +95,40 @@ export interface CaptureOptions {
 
 /** Turns what the receiver read into the record we store and send (the store adds `seq`). Pure. */
 export function toRequestDraft(raw: RawCapture, options: CaptureOptions): RequestDraft {
+  return draftOf(raw, options).draft;
+}
+
+/**
+ * The record's JSON straight from what the receiver read, at most `maxBytes` of UTF-8: the same
+ * text as `toDraftJson(toRequestDraft(raw, options), maxBytes)`, made with one escaping pass
+ * over the body instead of three (the cheap-escaping check, then JSON.stringify of the record,
+ * which escaped the body again). The capture's hot path.
+ */
+export function toRecordJson(raw: RawCapture, options: CaptureOptions, maxBytes: number): string {
+  const { draft, quotedBody } = draftOf(raw, options);
+  const json = recordJson(draft, quotedBody, false);
+  if (json.length * 3 <= maxBytes || Buffer.byteLength(json) <= maxBytes) return json;
+  return recordJson(draft, quotedBody, true);
+}
+
+/**
+ * Writes the draft as JSON.stringify would (same keys, same order), with the body's JSON string
+ * given. `lean` leaves out the derived views, as toDraftJson does past the bound.
+ */
+function recordJson(draft: RequestDraft, quotedBody: string, lean: boolean): string {
+  const { answer } = draft;
+  return (
+    `{"method":${JSON.stringify(draft.method)},"url":${JSON.stringify(draft.url)},"subPath":${JSON.stringify(draft.subPath)},` +
+    `"query":${lean ? '{}' : JSON.stringify(draft.query)},"headers":${JSON.stringify(draft.headers)},"contentType":${JSON.stringify(draft.contentType)},` +
+    `"body":${quotedBody},"bodyEncoding":"${draft.bodyEncoding}","isJson":${draft.isJson},"form":${lean ? 'null' : JSON.stringify(draft.form)},` +
+    `"parts":${lean ? 'null' : JSON.stringify(draft.parts)},"omitted":${lean ? '["query","form","parts"]' : JSON.stringify(draft.omitted)},` +
+    `"size":${draft.size},"storedSize":${draft.storedSize},"truncated":${draft.truncated},"remoteAddress":${JSON.stringify(draft.remoteAddress)},` +
+    `"receivedAt":${JSON.stringify(draft.receivedAt)},"answer":{"status":${answer.status},"delayMs":${answer.delayMs}}` +
+    `${draft.redacted === undefined ? '' : `,"redacted":${JSON.stringify(draft.redacted)}`}}`
+  );
+}
+
+function draftOf(raw: RawCapture, options: CaptureOptions): { draft: RequestDraft; quotedBody: string } {
   const headers: Array<[string, string]> = [];
   let contentType: string | null = null;
   for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
@@ -107,7 +144,7 @@ export function toRequestDraft(raw: RawCapture, options: CaptureOptions): Reques
   const isForm = stored.text !== undefined && mediaType === 'application/x-www-form-urlencoded';
   const formTooLarge = isForm && stored.storedSize > FORM_PARSE_MAX_BYTES;
 
-  return {
+  const draft: RequestDraft = {
     method: raw.method,
     url: raw.url,
     subPath: subPathOf(raw.url, raw.endpointPath),
@@ -127,6 +164,8 @@ export function toRequestDraft(raw: RawCapture, options: CaptureOptions): Reques
     receivedAt: options.formatTime(raw.receivedAtMs),
     answer: raw.answer,
   };
+  if (raw.redact) draft.redacted = redactHeaders(headers, raw.redact);
+  return { draft, quotedBody: stored.quoted };
 }
 
 /**
@@ -164,6 +203,8 @@ interface StoredBody {
   /** The body as text, when its bytes are valid UTF-8 (whichever encoding it is stored in). */
   text: string | undefined;
   storedSize: number;
+  /** `body` as a JSON string literal, as JSON.stringify writes it. */
+  quoted: string;
 }
 
 function encodeBody(bytes: Buffer, truncated: boolean): StoredBody {
@@ -172,14 +213,35 @@ function encodeBody(bytes: Buffer, truncated: boolean): StoredBody {
   const complete = truncated ? bytes.subarray(0, completeUtf8Length(bytes)) : bytes;
   if (isUtf8(complete)) {
     const text = complete.toString('utf8');
-    if (escapingIsCheap(complete)) return { body: text, encoding: 'utf8', text, storedSize: complete.length };
-    return { body: bytes.toString('base64'), encoding: 'base64', text, storedSize: bytes.length };
+    const quoted = quoteIfCheap(text, complete);
+    if (quoted !== undefined) return { body: text, encoding: 'utf8', text, storedSize: complete.length, quoted };
+    const base64 = bytes.toString('base64');
+    return { body: base64, encoding: 'base64', text, storedSize: bytes.length, quoted: `"${base64}"` };
   }
-  return { body: bytes.toString('base64'), encoding: 'base64', text: undefined, storedSize: bytes.length };
+  const base64 = bytes.toString('base64');
+  return { body: base64, encoding: 'base64', text: undefined, storedSize: bytes.length, quoted: `"${base64}"` };
 }
 
 /** Escaping bytes every body may spend beyond a third, so short texts with a few controls stay text. */
 export const ESCAPE_SLACK_BYTES = 64;
+
+/**
+ * Bodies up to this size are escaped (JSON.stringify, which the record needs anyway) and judged
+ * by how much they grew; larger ones are judged first by escapingIsCheap, so a hostile megabyte of
+ * control bytes is never written out six times over only to be stored as base64.
+ */
+const ESCAPE_FIRST_MAX_BYTES = 64 * 1024;
+
+/** The text as a JSON string literal when that is no more than a third (plus slack) larger than its bytes. */
+function quoteIfCheap(text: string, bytes: Uint8Array): string | undefined {
+  if (bytes.length > ESCAPE_FIRST_MAX_BYTES && !escapingIsCheap(bytes)) return undefined;
+  const quoted = JSON.stringify(text);
+  // Every escape is ASCII and valid UTF-8 decodes to no lone surrogate (JSON.stringify's only
+  // other escape), so the growth in UTF-16 units is the growth in bytes.
+  return quoted.length - 2 - text.length <= escapeAllowance(bytes.length) ? quoted : undefined;
+}
+
+const escapeAllowance = (length: number) => Math.ceil(length / 3) + ESCAPE_SLACK_BYTES;
 
 /**
  * True when the bytes, written as a JSON string, grow by no more than a third (as base64 would)
@@ -188,7 +250,7 @@ export const ESCAPE_SLACK_BYTES = 64;
  * UTF-8 sequences included, is copied as is.
  */
 export function escapingIsCheap(bytes: Uint8Array): boolean {
-  const allowance = Math.ceil(bytes.length / 3) + ESCAPE_SLACK_BYTES;
+  const allowance = escapeAllowance(bytes.length);
   let extra = 0;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i] as number;

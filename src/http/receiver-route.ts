@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
-import { toDraftJson, toRequestDraft, type MultipartPart } from '../capture/captured-request.js';
+import { toRecordJson, type MultipartPart } from '../capture/captured-request.js';
 import { isMultipartFormData, parseMultipart } from '../capture/multipart.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
-import { redactHeaders } from '../capture/redact.js';
 import { maxBodyBytesFor } from '../endpoints.js';
 import { maxRecordBytes } from '../capture/record-bounds.js';
 import { createUtcTimeFormatter } from '../capture/utc-time.js';
@@ -59,12 +58,6 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
 
-  // A callback hook, not an async one: it runs on every request and needs no promise.
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(RECEIVER_HEADERS);
-    done();
-  });
-
   const limiters = [
     config.rateLimitPerAddress > 0 &&
       app.createRateLimit({ max: config.rateLimitPerAddress, timeWindow: config.rateLimitWindowMs, keyGenerator: (request) => `receiver-address:${addressKey(request.ip)}` }),
@@ -84,12 +77,27 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     for (const limiter of limiters) {
       const result = await limiter(request);
       if (result.isAllowed || !result.isExceeded) continue;
-      reply.header('retry-after', String(result.ttlInSeconds));
+      reply.headers(RECEIVER_HEADERS).header('retry-after', String(result.ttlInSeconds));
       throw errors.RATE_LIMITED(`(at most ${result.max} per ${config.rateLimitWindowMs / 1000} s)`, `${result.ttlInSeconds} s`);
     }
   };
 
+  /**
+   * Every answer from a receiver URL carries RECEIVER_HEADERS: a configured answer has them in its
+   * prepared header lines, and an error (thrown here or by the rate limits) gets them on its way
+   * to the error handler. (Not an onRequest hook: that ran on every request, and set five headers
+   * through Fastify that a configured answer then wrote again.)
+   */
   const capture = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
+    try {
+      return await captureOrThrow(request, reply, kind, endpointId);
+    } catch (error) {
+      if (!reply.sent) reply.headers(RECEIVER_HEADERS);
+      throw error;
+    }
+  };
+
+  const captureOrThrow = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
     const receivedAtMs = Date.now();
     // Decide before reading: an unknown id costs a lookup, never a body.
     const endpoint = await store.getEndpoint(endpointId);
@@ -119,7 +127,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
       const contentType = headerValue(request.raw.rawHeaders, 'content-type');
       let parts: MultipartPart[] | null = null;
       if (isMultipartFormData(contentType)) parts = await parseMultipart(body.kept, contentType, body.truncated);
-      const draft = toRequestDraft(
+      const record = toRecordJson(
         {
           method: request.method,
           url: request.raw.url ?? '',
@@ -132,12 +140,13 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
           receivedAtMs,
           answer: body.overLimit ? { status: 413, delayMs: 0 } : { status: response.status, delayMs: response.delayMs },
           parts,
+          // Kept endpoints: secrets go before storage, so nothing redacted is stored, logged or sent.
+          ...(kind === 'kept' ? { redact: redactAlso } : {}),
         },
         captureOptions,
+        perKind[kind].maxRecord,
       );
-      // Before storage: nothing redacted is stored, logged or sent.
-      if (kind === 'kept') draft.redacted = redactHeaders(draft.headers, redactAlso);
-      appended = await store.appendRequest(endpointId, toDraftJson(draft, perKind[kind].maxRecord), receivedAtMs);
+      appended = await store.appendRequest(endpointId, record, receivedAtMs);
     } finally {
       readingBudget.give(body.kept.length);
     }
@@ -175,8 +184,10 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
 
   options.unrouted.capture = async (request, reply) => {
     const target = receiverTarget(request.raw.url ?? '');
-    reply.headers(RECEIVER_HEADERS);
-    if (!target) throw errors.BAD_REQUEST();
+    if (!target) {
+      reply.headers(RECEIVER_HEADERS);
+      throw errors.BAD_REQUEST();
+    }
     await checkRateLimits(request, reply);
     return capture(request, reply, target.kind, target.endpointId);
   };
@@ -211,12 +222,12 @@ function headerValue(rawHeaders: string[], lowerName: string): string | null {
 }
 
 function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: ResponseConfig) {
-  reply.header(RESPONSE_SOURCE_HEADER, 'configured');
   const preflightMethod = request.method === 'OPTIONS' ? request.headers['access-control-request-method'] : undefined;
   if (preflightMethod !== undefined) {
     // A CORS preflight is captured like any request, but answered so the browser lets the real
     // request through whatever status is configured.
     const requestedHeaders = request.headers['access-control-request-headers'];
+    reply.headers(RECEIVER_HEADERS).header(RESPONSE_SOURCE_HEADER, 'configured');
     reply.headers({
       'access-control-allow-methods': preflightMethod,
       'access-control-max-age': '600',
@@ -224,9 +235,52 @@ function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: 
     });
     return reply.code(204).send();
   }
-  for (const [name, value] of response.headers) reply.header(name, value);
-  reply.code(response.status);
-  if (response.status === 204 || response.body === '') return reply.send();
-  const charset = response.contentType.startsWith('text/') || response.contentType === 'application/json' ? '; charset=utf-8' : '';
-  return reply.type(`${response.contentType}${charset}`).send(response.body);
+  const answer = preparedAnswers.get(response) ?? prepareAnswer(response);
+  // Written on the raw response, the header lines prepared once per configuration: through
+  // Fastify each answer set, lowercased and re-read every header and parsed its content type.
+  // No hook of this route runs after the handler (onSend, onResponse), so nothing is skipped.
+  reply.hijack();
+  const raw = reply.raw;
+  if (answer.body === undefined) {
+    // As Fastify answers with no payload: Content-Length 0, except for 204 and HEAD.
+    raw.writeHead(answer.status, answer.status !== 204 && request.method !== 'HEAD' ? answer.emptyHeaders : answer.headers);
+    raw.end();
+  } else {
+    raw.writeHead(answer.status, answer.headers);
+    raw.end(answer.body);
+  }
+  return undefined;
+}
+
+/** A configured answer ready to write: its status, header lines (`[name, value, …]`) and body. */
+interface PreparedAnswer {
+  status: number;
+  headers: string[];
+  /** With `content-length: 0`, for an answer without a body. */
+  emptyHeaders: string[];
+  body: Buffer | undefined;
+}
+
+/** Keyed by the configuration object, which a store keeps until the configuration changes. */
+const preparedAnswers = new WeakMap<ResponseConfig, PreparedAnswer>();
+
+/**
+ * The answer Fastify would write for `sendConfigured`'s configuration: RECEIVER_HEADERS with the
+ * source set to 'configured', the configured headers (names lowercased, a repeated name set
+ * once, last value wins), and for a body its content type and length.
+ */
+function prepareAnswer(response: ResponseConfig): PreparedAnswer {
+  const headers: Record<string, string> = { ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'configured' };
+  for (const [name, value] of response.headers) headers[name.toLowerCase()] = value;
+  let body: Buffer | undefined;
+  if (response.status !== 204 && response.body !== '') {
+    const charset = response.contentType.startsWith('text/') || response.contentType === 'application/json' ? '; charset=utf-8' : '';
+    body = Buffer.from(response.body);
+    headers['content-type'] = `${response.contentType}${charset}`;
+    headers['content-length'] = String(body.length);
+  }
+  const lines = Object.entries(headers).flat();
+  const answer = { status: response.status, headers: lines, emptyHeaders: [...lines, 'content-length', '0'], body };
+  preparedAnswers.set(response, answer);
+  return answer;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
-import { escapingIsCheap, nestingDepth, parseParams, subPathOf, toDraftJson, toRequestDraft as capture, type RawCapture } from '../../src/capture/captured-request.js';
+import { escapingIsCheap, nestingDepth, parseParams, subPathOf, toDraftJson, toRecordJson, toRequestDraft as capture, type CapturedRequest, type RawCapture } from '../../src/capture/captured-request.js';
 import { FORM_PARSE_MAX_BYTES, maxRecordBytes } from '../../src/capture/record-bounds.js';
 
 const formatTime = createUtcTimeFormatter();
@@ -142,5 +142,61 @@ describe('subPathOf', () => {
     expect(subPathOf('/api/webhook-tester/abc?q=1', '/api/webhook-tester/abc')).toBe('');
     expect(subPathOf('http://other.example/api/webhook-tester/abc/x?q', '/api/webhook-tester/abc')).toBe('/x');
     expect(subPathOf('http://other.example', '/api/webhook-tester/abc')).toBe('');
+  });
+});
+
+describe('toRecordJson', () => {
+  const KIB = 1024;
+  const options = { maxJsonDepth: 64, formatTime };
+  const text = (value: string): Pick<RawCapture, 'body' | 'size'> => ({ body: Buffer.from(value), size: Buffer.byteLength(value) });
+  const cases: Array<[string, RawCapture]> = [
+    ['the base request', base],
+    ['an empty body', { ...base, ...text('') }],
+    ['a query with repeats, escapes and __proto__', { ...base, url: '/api/webhook-tester/abc?a=1&a=%22x%22&__proto__=p&b&c=%E2%82%AC' }],
+    ['an absolute-form target', { ...base, url: 'http://h.example/api/webhook-tester/abc/s?x="y"' }],
+    ['headers with quotes, backslashes, tabs and Latin-1', { ...base, rawHeaders: ['X-Q', 'a "b" \\c\td', 'X-L', 'caf\u00e9 \u00ff', 'content-type', 'text/plain; charset="utf-8"'] }],
+    ['no content type', { ...base, rawHeaders: ['Host', 'x'] }],
+    ['a JSON body with escapes and Unicode', { ...base, ...text('{"a":"line\\nbreak \\"q\\" \u2028 \ud83d\ude00 é","b":[1,2,{"c":null}]}') }],
+    ['a text body with control characters', { ...base, ...text('a\tb\nc\u0001d\u001f"e\\') }],
+    ['control bytes (base64)', { ...base, body: Buffer.alloc(1000, 0x01), size: 1000 }],
+    ['quotes (base64)', { ...base, body: Buffer.alloc(300, 0x22), size: 300 }],
+    ['not UTF-8', { ...base, body: Buffer.from([0xff, 0xfe, 0x41, 0x80]), size: 4 }],
+    ['a cut through a character', { ...base, body: Buffer.from('ab€').subarray(0, 4), size: 5, truncated: true }],
+    ['a truncated JSON body', { ...base, ...text('{"a":1'), size: 100, truncated: true }],
+    ['a form', { ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], ...text('a=1&a=2&b=%22&c') }],
+    ['a form past the parse bound', { ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], ...text(`a=${'x'.repeat(FORM_PARSE_MAX_BYTES)}`) }],
+    ['multipart parts', {
+      ...base,
+      rawHeaders: ['Content-Type', 'multipart/form-data; boundary=b'],
+      parts: [{ name: 'f"1', filename: 'a\\b.txt', contentType: 'text/plain', size: 3, offset: 10, text: null, truncated: false }, { name: 'g', filename: null, contentType: null, size: 1, offset: null, text: 'x', truncated: true }],
+    }],
+    ['a large cheap body (judged before escaping)', { ...base, ...text(`{"k":"${'v"'.repeat(40 * KIB)}"}`) }],
+    ['a large body of quotes (base64)', { ...base, body: Buffer.alloc(100 * KIB, 0x22), size: 100 * KIB }],
+    ['a body just under the escape-first bound that escaping makes too large', { ...base, body: Buffer.alloc(64 * KIB, 0x0a), size: 64 * KIB }],
+    ['a 413 answer', { ...base, answer: { status: 413, delayMs: 0 } }],
+    ['a kept endpoint\'s request, its secrets redacted', { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Internal', 'a', 'X-Plain', 'b'], redact: new Set(['x-internal']) }],
+  ];
+
+  it.each(cases)('writes %s exactly as JSON.stringify of the draft', (_name, raw) => {
+    const expected = toDraftJson(capture(raw, options), 1_000_000_000);
+    expect(toRecordJson(raw, options, 1_000_000_000)).toBe(expected);
+    expect(() => JSON.parse(expected) as unknown).not.toThrow();
+  });
+
+  it('redacts before the record is written: names and order stay, values are [redacted], the names listed', () => {
+    const record = JSON.parse(toRecordJson({ ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Plain', 'b'], redact: new Set() }, options, 1_000_000)) as CapturedRequest;
+    expect(record.headers).toEqual([
+      ['Authorization', '[redacted]'],
+      ['X-Plain', 'b'],
+    ]);
+    expect(record.redacted).toEqual(['Authorization']);
+  });
+
+  it('leaves out the derived views past the bound, as toDraftJson does', () => {
+    for (const [name, raw] of cases) {
+      const full = toDraftJson(capture(raw, options), 1_000_000_000);
+      const bound = Buffer.byteLength(full) - 1;
+      expect(toRecordJson(raw, options, bound), name).toBe(toDraftJson(capture(raw, options), bound));
+    }
   });
 });
