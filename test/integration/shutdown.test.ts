@@ -11,7 +11,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 async function startProcess(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // The default, in-memory process (CI exports REDIS_URL for the Redis suites).
+    env: { ...process.env, REDIS_URL: '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
