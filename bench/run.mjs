@@ -735,13 +735,13 @@ function historyLine() {
     cpuMicrosPerRequest: cpuOf(t),
     hookwatchCpuVsLean: t && round2(t.hookwatch.cpuMicrosPerRequest / t['lean-relay'].cpuMicrosPerRequest),
     naiveCpuVsLean: t?.['naive-relay'] && round2(t['naive-relay'].cpuMicrosPerRequest / t['lean-relay'].cpuMicrosPerRequest),
-    compared: results.comparisons?.map((compared) => ({
+    compared: results.comparisons?.length ? results.comparisons.map((compared) => ({
       commit: compared.commit,
       dir: compared.dir,
       cpuVsLean: round2(t[compared.kind].cpuMicrosPerRequest / t['lean-relay'].cpuMicrosPerRequest),
       medianPairedDifferenceMicros: round2(compared.medianPairedDifferenceMicros),
       roundsLower: `${compared.roundsLower}/${results.rounds}`,
-    })),
+    })) : undefined,
     p99At2000OverLeanMs: steady && round2(steady.hookwatch.p99Ms - steady['lean-relay'].p99Ms),
     fanOutCapacity: fan && one && round2(one.cpuMicrosPerRequest / fan.hookwatch.cpuMicrosPerRequest),
     idleKiBPerEndpoint: results.idleEndpoints && round2(results.idleEndpoints.bytesPerEndpoint / KIB),
