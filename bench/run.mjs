@@ -761,7 +761,7 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   pinned.on('exit', (code) => process.exit(code ?? 1));
 } else {
   // The whole run's hard stop: SECONDS + 5 s per measured run (a run takes SECONDS + 2 or so) and 2 minutes
-  // for the memory and large-body phases; 310 s for the default run.
+  // for the memory and large-body phases; 390 s for the default run (which takes about 170).
   const runsPerRound =
     (runs('capture') ? (compareDir === undefined ? 4 : 2 + compareDirs.length) : 0) + (runs('latency') ? 2 + compareDirs.length : 0) + (runs('fanout') ? 2 + compareDirs.length : 0);
   const BUDGET_MS = 30_000 + ROUNDS * runsPerRound * (SECONDS + 5) * 1000 + (runs('memory') || runs('large') ? 120_000 : 0);
