@@ -764,7 +764,9 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   // for the memory and large-body phases; 390 s for the default run (which takes about 170).
   const runsPerRound =
     (runs('capture') ? (compareDir === undefined ? 4 : 2 + compareDirs.length) : 0) + (runs('latency') ? 2 + compareDirs.length : 0) + (runs('fanout') ? 2 + compareDirs.length : 0);
-  const BUDGET_MS = 30_000 + ROUNDS * runsPerRound * (SECONDS + 5) * 1000 + (runs('memory') || runs('large') ? 120_000 : 0);
+  // The Redis phase (only when asked for): 4 measured runs per round, and three servers to start.
+  const redisRuns = only?.includes('redis') ? ROUNDS * 4 : 0;
+  const BUDGET_MS = 30_000 + ROUNDS * runsPerRound * (SECONDS + 5) * 1000 + redisRuns * (SECONDS + 10) * 1000 + (runs('memory') || runs('large') ? 120_000 : 0);
   const started = Date.now();
   const hardStop = setTimeout(() => {
     console.error(`bench: over its time budget (${Math.round(BUDGET_MS / 1000)} s for these options), stopping`);
