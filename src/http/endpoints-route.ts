@@ -9,6 +9,7 @@ import { clearedMessage, EXPIRED_MESSAGE, responseChangedMessage } from '../live
 import { parseResponseConfig } from '../response-config.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
+import { createLimit } from './rate-limit.js';
 
 export interface EndpointsRouteOptions {
   config: Config;
@@ -66,21 +67,16 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   const limitCreates =
     config.keptCreatesPerAddress > 0
-      ? app.createRateLimit({
+      ? createLimit(app, {
           max: config.keptCreatesPerAddress,
-          timeWindow: config.rateLimitWindowMs,
-          keyGenerator: (request) => `endpoint-create:${addressKey(request.ip)}`,
+          windowMs: config.rateLimitWindowMs,
+          key: (request) => `endpoint-create:${addressKey(request.ip)}`,
+          what: 'new endpoints',
         })
       : undefined;
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (limitCreates) {
-      const limit = await limitCreates(request);
-      if (!limit.isAllowed && limit.isExceeded) {
-        reply.header('retry-after', String(limit.ttlInSeconds));
-        throw errors.RATE_LIMITED(`(at most ${limit.max} new endpoints per ${config.rateLimitWindowMs / 1000} s)`, `${limit.ttlInSeconds} s`);
-      }
-    }
+    await limitCreates?.(request, reply);
     const parsed = createSchema.safeParse((await jsonBody(request)) ?? {});
     if (!parsed.success) throw errors.INVALID_REQUEST(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '));
     const created = await createEndpoint(store, config, parsed.data.kind);

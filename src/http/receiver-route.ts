@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { ResponseConfig } from '../response-config.js';
 import type { EndpointKind, Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
+import { createLimit } from './rate-limit.js';
 import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './answers.js';
 import { RECEIVER_METHODS } from './methods.js';
 
@@ -58,28 +59,16 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
 
+  const windowMs = config.rateLimitWindowMs;
   const limiters = [
-    config.rateLimitPerAddress > 0 &&
-      app.createRateLimit({ max: config.rateLimitPerAddress, timeWindow: config.rateLimitWindowMs, keyGenerator: (request) => `receiver-address:${addressKey(request.ip)}` }),
-    config.rateLimitPerEndpoint > 0 &&
-      app.createRateLimit({
-        max: config.rateLimitPerEndpoint,
-        timeWindow: config.rateLimitWindowMs,
-        keyGenerator: (request) => `receiver-endpoint:${endpointIdOf(request)}`,
-      }),
+    config.rateLimitPerAddress > 0 && createLimit(app, { max: config.rateLimitPerAddress, windowMs, key: (request) => `receiver-address:${addressKey(request.ip)}` }),
+    config.rateLimitPerEndpoint > 0 && createLimit(app, { max: config.rateLimitPerEndpoint, windowMs, key: (request) => `receiver-endpoint:${endpointIdOf(request)}` }),
   ].filter((limiter) => limiter !== false);
+  const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
 
-  /**
-   * Both limits, each counted on every request. (The plugin's own hooks share one
-   * "already ran" flag per request, so with two on a route only the first ever counted.)
-   */
+  /** Both limits, each counted on every request. */
   const checkRateLimits = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    for (const limiter of limiters) {
-      const result = await limiter(request);
-      if (result.isAllowed || !result.isExceeded) continue;
-      reply.headers(RECEIVER_HEADERS).header('retry-after', String(result.ttlInSeconds));
-      throw errors.RATE_LIMITED(`(at most ${result.max} per ${config.rateLimitWindowMs / 1000} s)`, `${result.ttlInSeconds} s`);
-    }
+    for (const limiter of limiters) await limiter(request, reply, receiverHeaders);
   };
 
   /**

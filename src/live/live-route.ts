@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey, PerAddressCount } from '../http/address-key.js';
 import { createPublicBase, requestOrigin } from '../http/public-base.js';
+import { createLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
@@ -46,17 +47,14 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   };
   const onRequest: onRequestHookHandler[] = [checkOrigin];
   if (config.liveConnectsPerAddress > 0) {
-    const limit = app.createRateLimit({
+    const limitConnects = createLimit(app, {
       max: config.liveConnectsPerAddress,
-      timeWindow: config.rateLimitWindowMs,
-      keyGenerator: (request) => `live-connect:${addressKey(request.ip)}`,
+      windowMs: config.rateLimitWindowMs,
+      key: (request) => `live-connect:${addressKey(request.ip)}`,
+      what: 'live sockets',
     });
-    onRequest.push(async (request, reply) => {
-      const result = await limit(request);
-      if (result.isAllowed || !result.isExceeded) return;
-      reply.header('retry-after', String(result.ttlInSeconds));
-      throw errors.RATE_LIMITED(`(at most ${config.liveConnectsPerAddress} live sockets per ${config.rateLimitWindowMs / 1000} s)`, `${result.ttlInSeconds} s`);
-    });
+    // Not the limit itself as the hook: a hook's third argument is Fastify's `done`.
+    onRequest.push((request, reply) => limitConnects(request, reply));
   }
   onRequest.push(countOpenSocket);
 
