@@ -51,11 +51,11 @@ function freePort() {
   });
 }
 
-/** Starts a server pinned to core 0 and waits until it answers. `checkout`: where Hookwatch's dist/ is. */
-async function startServer(kind, env = {}, nodeFlags = [], checkout = root) {
+/** Starts a server pinned to `core` (0) and waits until it answers. `checkout`: where Hookwatch's dist/ is. */
+async function startServer(kind, env = {}, nodeFlags = [], checkout = root, core = 0) {
   const port = await freePort();
   const script = kind === 'hookwatch' ? `${checkout}/dist/main.js` : kind === 'hookwatch-gc' ? 'bench/gc-server.mjs' : `bench/baselines/${kind}.mjs`;
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...(kind === 'hookwatch-gc' ? ['--expose-gc'] : []), ...nodeFlags, script], {
+  const child = spawn('taskset', ['-c', String(core), process.execPath, ...(kind === 'hookwatch-gc' ? ['--expose-gc'] : []), ...nodeFlags, script], {
     cwd: root,
     env: {
       ...process.env,
@@ -248,7 +248,7 @@ async function settle(watcher, quietMs) {
 }
 
 function load(url, options) {
-  const { size = KIB, body, seconds = SECONDS, connections = CONNECTIONS, label: _label, fanOut: _fanOut, knownRate: _knownRate, ...rest } = options;
+  const { size = KIB, body, seconds = SECONDS, connections = CONNECTIONS, label: _label, fanOut: _fanOut, knownRate: _knownRate, otherPids: _otherPids, ...rest } = options;
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -285,11 +285,15 @@ async function measure(server, url, watcher, options = {}) {
   await watcher?.reset();
   const amount = Math.max(100, Math.round(rate * SECONDS));
   const cpuBefore = cpuTimes(server.pid);
+  // Other processes the run works (the Redis phase: the watcher's instance, Redis itself).
+  const others = Object.entries(options.otherPids ?? {});
+  const othersBefore = others.map(([, pid]) => cpuSeconds(pid));
   const coresBefore = coreTimes();
   const started = performance.now();
   const result = options.pacedRate ? await pacedLoad(url, options.pacedRate, SECONDS) : await load(url, { ...options, amount, seconds: undefined });
   const elapsedSeconds = (performance.now() - started) / 1000;
   const cpuAfter = cpuTimes(server.pid);
+  const othersCpu = others.map(([, pid], i) => cpuSeconds(pid) - othersBefore[i]);
   const cpuUser = cpuAfter.user - cpuBefore.user;
   const cpuSystem = cpuAfter.system - cpuBefore.system;
   const cpu = cpuUser + cpuSystem;
@@ -317,12 +321,14 @@ async function measure(server, url, watcher, options = {}) {
     systemMicrosPerRequest: (cpuSystem / Math.max(1, sent)) * 1e6,
     // Share of each core in use during the run: shows which side limited it.
     coresBusy: busy,
+    othersMicrosPerRequest: Object.fromEntries(others.map(([name], i) => [name, (othersCpu[i] / Math.max(1, sent)) * 1e6])),
     delivery,
   };
   const ms = (n) => (Number.isFinite(n) ? n.toFixed(2) : '—');
   console.error(
     `  ${options.label}: ${run.rps.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(0)} µs/req (user ${run.userMicrosPerRequest.toFixed(0)}, system ${run.systemMicrosPerRequest.toFixed(0)}), ` +
-      `p50 ${ms(delivery?.p50)} p99 ${ms(delivery?.p99)} ms, cores busy ${busy.map((b) => b.toFixed(2)).join('/')}`,
+      `p50 ${ms(delivery?.p50)} p99 ${ms(delivery?.p99)} ms, cores busy ${busy.map((b) => b.toFixed(2)).join('/')}` +
+      others.map(([name]) => `, ${name} ${run.othersMicrosPerRequest[name].toFixed(0)} µs/req`).join(''),
   );
   return run;
 }

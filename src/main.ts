@@ -62,6 +62,7 @@ function onRedis(config: Config, url: string, log: pino.Logger): { deps: AppDeps
       // Back off up to 2 s between attempts, forever: Redis coming back is the normal case.
       retryStrategy: (attempt) => Math.min(2000, attempt * 100),
       connectionName: `hookwatch-${role}`,
+      enableAutoPipelining: true,
     });
     let down = false;
     client.on('error', (error: Error) => {

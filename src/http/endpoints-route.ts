@@ -9,7 +9,7 @@ import { clearedMessage, EXPIRED_MESSAGE, responseChangedMessage } from '../live
 import { parseResponseConfig } from '../response-config.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
-import { createLimit } from './rate-limit.js';
+import { createLimits } from './rate-limit.js';
 
 export interface EndpointsRouteOptions {
   config: Config;
@@ -67,12 +67,14 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   const limitCreates =
     config.keptCreatesPerAddress > 0
-      ? createLimit(app, {
-          max: config.keptCreatesPerAddress,
-          windowMs: config.rateLimitWindowMs,
-          key: (request) => `endpoint-create:${addressKey(request.ip)}`,
-          what: 'new endpoints',
-        })
+      ? createLimits(app, [
+          {
+            max: config.keptCreatesPerAddress,
+            windowMs: config.rateLimitWindowMs,
+            key: (request: FastifyRequest) => `endpoint-create:${addressKey(request.ip)}`,
+            what: 'new endpoints',
+          },
+        ])
       : undefined;
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {

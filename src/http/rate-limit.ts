@@ -11,19 +11,31 @@ export interface RateLimitOptions {
 }
 
 /**
- * One rate limit through @fastify/rate-limit's store (shared in Redis when there is one),
- * checked by a call of ours rather than the plugin's hook: its hooks share one "already ran"
- * flag per request, so with two on a route only the first ever counted. Past the limit: 429
- * RATE_LIMITED with Retry-After; `refused` may add headers to that answer first.
+ * Rate limits through @fastify/rate-limit's store (shared in Redis when there is one), checked
+ * by a call of ours rather than the plugin's hook: its hooks share one "already ran" flag per
+ * request, so with two on a route only the first ever counted. Every limit counts every request,
+ * all at once (on Redis the counts travel in one write: the client pipelines what is sent in one
+ * tick). Past a limit (the first listed, when several are): 429 RATE_LIMITED with Retry-After;
+ * `refused` may add headers to that answer first.
  */
-export function createLimit(app: FastifyInstance, options: RateLimitOptions): (request: FastifyRequest, reply: FastifyReply, refused?: (reply: FastifyReply) => void) => Promise<void> {
-  const limit = app.createRateLimit({ max: options.max, timeWindow: options.windowMs, keyGenerator: options.key });
-  const what = options.what ? ` ${options.what}` : '';
+export function createLimits(
+  app: FastifyInstance,
+  list: RateLimitOptions[],
+): (request: FastifyRequest, reply: FastifyReply, refused?: (reply: FastifyReply) => void) => Promise<void> {
+  const limits = list.map((options) => ({
+    options,
+    count: app.createRateLimit({ max: options.max, timeWindow: options.windowMs, keyGenerator: options.key }),
+  }));
   return async (request, reply, refused) => {
-    const result = await limit(request);
-    if (result.isAllowed || !result.isExceeded) return;
+    const results = await Promise.all(limits.map(({ count }) => count(request)));
+    const index = results.findIndex((result) => !result.isAllowed && result.isExceeded);
+    const result = results[index];
+    if (result === undefined || result.isAllowed) return;
+    const { options } = limits[index] as (typeof limits)[number];
+    const { ttlInSeconds } = result;
     refused?.(reply);
-    reply.header('retry-after', String(result.ttlInSeconds));
-    throw errors.RATE_LIMITED(`(at most ${options.max}${what} per ${options.windowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+    reply.header('retry-after', String(ttlInSeconds));
+    const what = options.what ? ` ${options.what}` : '';
+    throw errors.RATE_LIMITED(`(at most ${options.max}${what} per ${options.windowMs / 1000} s)`, `${ttlInSeconds} s`);
   };
 }

@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { ResponseConfig } from '../response-config.js';
 import type { EndpointKind, Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
-import { createLimit } from './rate-limit.js';
+import { createLimits } from './rate-limit.js';
 import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './answers.js';
 import { RECEIVER_METHODS } from './methods.js';
 
@@ -60,16 +60,15 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   const debug = ['debug', 'trace'].includes(app.log.level);
 
   const windowMs = config.rateLimitWindowMs;
-  const limiters = [
-    config.rateLimitPerAddress > 0 && createLimit(app, { max: config.rateLimitPerAddress, windowMs, key: (request) => `receiver-address:${addressKey(request.ip)}` }),
-    config.rateLimitPerEndpoint > 0 && createLimit(app, { max: config.rateLimitPerEndpoint, windowMs, key: (request) => `receiver-endpoint:${endpointIdOf(request)}` }),
-  ].filter((limiter) => limiter !== false);
+  const limits = [
+    config.rateLimitPerAddress > 0 && { max: config.rateLimitPerAddress, windowMs, key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}` },
+    config.rateLimitPerEndpoint > 0 && { max: config.rateLimitPerEndpoint, windowMs, key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}` },
+  ].filter((limit) => limit !== false);
+  const limited = createLimits(app, limits);
   const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
 
   /** Both limits, each counted on every request. */
-  const checkRateLimits = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    for (const limiter of limiters) await limiter(request, reply, receiverHeaders);
-  };
+  const checkRateLimits = (request: FastifyRequest, reply: FastifyReply) => limited(request, reply, receiverHeaders);
 
   /**
    * Every answer from a receiver URL carries RECEIVER_HEADERS: a configured answer has them in its
@@ -89,8 +88,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   const captureOrThrow = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
     const receivedAtMs = Date.now();
     // Decide before reading: an unknown id costs a lookup, never a body.
-    const endpoint = await store.getEndpoint(endpointId);
-    if (!endpoint || endpoint.kind !== kind) {
+    if ((await store.findEndpointKind(endpointId)) !== kind) {
       reply.header('connection', 'close');
       throw errors.ENDPOINT_NOT_FOUND();
     }
@@ -112,49 +110,51 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
 
     let appended;
     try {
-      const response = endpoint.response;
       const contentType = headerValue(request.raw.rawHeaders, 'content-type');
       let parts: MultipartPart[] | null = null;
       if (isMultipartFormData(contentType)) parts = await parseMultipart(body.kept, contentType, body.truncated);
-      const record = toRecordJson(
-        {
-          method: request.method,
-          url: request.raw.url ?? '',
-          endpointPath: RECEIVER_PREFIXES[kind] + endpointId,
-          rawHeaders: request.raw.rawHeaders,
-          body: body.kept,
-          size: body.size,
-          truncated: body.truncated,
-          remoteAddress: request.ip,
-          receivedAtMs,
-          answer: body.overLimit ? { status: 413, delayMs: 0 } : { status: response.status, delayMs: response.delayMs },
-          parts,
-          // Kept endpoints: secrets go before storage, so nothing redacted is stored, logged or sent.
-          ...(kind === 'kept' ? { redact: redactAlso } : {}),
-        },
-        captureOptions,
-        perKind[kind].maxRecord,
-      );
-      appended = await store.appendRequest(endpointId, record, receivedAtMs);
+      const captured = {
+        method: request.method,
+        url: request.raw.url ?? '',
+        endpointPath: RECEIVER_PREFIXES[kind] + endpointId,
+        rawHeaders: request.raw.rawHeaders,
+        body: body.kept,
+        size: body.size,
+        truncated: body.truncated,
+        remoteAddress: request.ip,
+        receivedAtMs,
+        parts,
+        // Kept endpoints: secrets go before storage, so nothing redacted is stored, logged or sent.
+        ...(kind === 'kept' ? { redact: redactAlso } : {}),
+      };
+      // The record says how the sender was answered: the configuration in force when it is stored.
+      const draft = (response: ResponseConfig) =>
+        toRecordJson(
+          { ...captured, answer: body.overLimit ? { status: 413, delayMs: 0 } : { status: response.status, delayMs: response.delayMs } },
+          captureOptions,
+          perKind[kind].maxRecord,
+        );
+      appended = await store.appendRequest(endpointId, kind, draft, receivedAtMs);
     } finally {
       readingBudget.give(body.kept.length);
     }
     if (appended === undefined) throw errors.ENDPOINT_NOT_FOUND();
+    const { seq, response } = appended;
 
     metrics.capturedRequests.inc();
     metrics.capturedBytes.inc(body.size);
     if (body.truncated) metrics.truncations.inc();
-    if (debug) request.log.debug({ endpointId, seq: appended, method: request.method, size: body.size }, 'request captured');
+    if (debug) request.log.debug({ endpointId, seq, method: request.method, size: body.size }, 'request captured');
 
     if (body.overLimit) {
       // The rest of the body was never read: close the connection rather than drain it.
       reply.header('connection', 'close');
       throw errors.BODY_TOO_LARGE(config.readLimitBytes);
     }
-    if (endpoint.response.delayMs > 0 && !closing.aborted) {
-      await sleep(endpoint.response.delayMs, undefined, { signal: closing }).catch(() => undefined);
+    if (response.delayMs > 0 && !closing.aborted) {
+      await sleep(response.delayMs, undefined, { signal: closing }).catch(() => undefined);
     }
-    return sendConfigured(request, reply, endpoint.response);
+    return sendConfigured(request, reply, response);
   };
 
   // Fastify gives every request a child logger bound to its reqId. That binding only ties
@@ -167,7 +167,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   for (const kind of ['live', 'kept'] as const) {
     const handler = (request: FastifyRequest, reply: FastifyReply) => capture(request, reply, kind, endpointIdOf(request));
     for (const url of [`${RECEIVER_PREFIXES[kind]}:id`, `${RECEIVER_PREFIXES[kind]}:id/*`]) {
-      app.route({ method: RECEIVER_METHODS, url, onRequest: limiters.length > 0 ? (checkRateLimits as onRequestHookHandler) : [], childLoggerFactory, handler });
+      app.route({ method: RECEIVER_METHODS, url, onRequest: limits.length > 0 ? (checkRateLimits as onRequestHookHandler) : [], childLoggerFactory, handler });
     }
   }
 

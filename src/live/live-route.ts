@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey, PerAddressCount } from '../http/address-key.js';
 import { createPublicBase, requestOrigin } from '../http/public-base.js';
-import { createLimit } from '../http/rate-limit.js';
+import { createLimits } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
@@ -47,12 +47,14 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   };
   const onRequest: onRequestHookHandler[] = [checkOrigin];
   if (config.liveConnectsPerAddress > 0) {
-    const limitConnects = createLimit(app, {
-      max: config.liveConnectsPerAddress,
-      windowMs: config.rateLimitWindowMs,
-      key: (request) => `live-connect:${addressKey(request.ip)}`,
-      what: 'live sockets',
-    });
+    const limitConnects = createLimits(app, [
+      {
+        max: config.liveConnectsPerAddress,
+        windowMs: config.rateLimitWindowMs,
+        key: (request: FastifyRequest) => `live-connect:${addressKey(request.ip)}`,
+        what: 'live sockets',
+      },
+    ]);
     // Not the limit itself as the hook: a hook's third argument is Fastify's `done`.
     onRequest.push((request, reply) => limitConnects(request, reply));
   }

@@ -121,6 +121,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return entry && { ...entry.endpoint };
     },
 
+    async findEndpointKind(id) {
+      return alive(id)?.endpoint.kind;
+    },
+
     async deleteEndpoint(id) {
       const entry = all.get(id);
       if (!entry) return false;
@@ -191,11 +195,12 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return true;
     },
 
-    async appendRequest(id, draftJson, capturedAtMs) {
+    async appendRequest(id, kind, draft, capturedAtMs) {
       const entry = alive(id);
-      if (!entry) return undefined;
+      if (!entry || entry.endpoint.kind !== kind) return undefined;
+      const { response } = entry.endpoint;
       const seq = ++entry.lastSeq;
-      const request: StoredRequest = { seq, message: toRequestMessage(draftJson, seq) };
+      const request: StoredRequest = { seq, message: toRequestMessage(draft(response), seq) };
       entry.requests.push(request);
       entry.bytes += costOf(request);
       totalBytes += costOf(request);
@@ -216,7 +221,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       }
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
       else compactAged();
-      return seq;
+      return { seq, response };
     },
 
     async readLog(id, afterSeq) {

@@ -4,14 +4,16 @@
  * and trimmed in one step, and lifetimes, counts and byte budgets hold across instances.
  *
  * Keys, under the configured prefix P (ARGV[1]):
- *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), kind, seq, cleared, bytes
- *   P rq:<id>   list: the stored `request` messages, oldest first
- *   P rs:<id>   list: "<seq> <cost>" for each message, in step with rq
+ *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), rv (resp's
+ *               version, counted up by each change), kind, seq, cleared, bytes
+ *   P rq:<id>   list: the stored `request` messages, oldest first: the seqs up to the hash's
+ *               seq, without holes (requests only ever leave from the head, or all at once), so
+ *               each one's seq follows from its place, and its cost from its length
  *   P pr:<id>   sorted set: instance id -> end of its lease (live endpoints)
  *   P wc:<id>   hash: instance id -> sockets watching on it
  *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead
  *   P kept      sorted set: the kept endpoints' ids -> deadline, for counting them apart
- *   P sizes     hash: endpoint id -> bytes held, P total: bytes held by all, P evicted: count
+ *   P total     bytes held by all endpoints;  P evicted: requests evicted so far
  *   P aged      sorted set: "<id> <seq>" -> age, for evicting the oldest requests across endpoints
  *   P ch:<id>   pub/sub channel: "R <seq> <capturedAtMs>\n<message>" or "E\n<message>"
  * Per-endpoint keys are built inside the scripts, so they run on one Redis (or a primary with
@@ -29,39 +31,37 @@ local function alive(id, now)
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
-  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'rs:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id}) do
+  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id}) do
     redis.call('PEXPIREAT', key, at)
   end
 end
-local function splitEntry(entry)
-  local space = string.find(entry, ' ', 1, true)
-  return tonumber(string.sub(entry, 1, space - 1)), tonumber(string.sub(entry, space + 1))
+-- The seq of the endpoint's oldest stored request: its list holds the seqs up to the last given, without holes.
+local function headSeq(id)
+  return tonumber(redis.call('HGET', epKey(id), 'seq')) - redis.call('LLEN', P .. 'rq:' .. id) + 1
 end
--- Removes the endpoint's oldest stored request; returns its seq.
-local function dropOldest(id)
-  redis.call('LPOP', P .. 'rq:' .. id)
-  local seq, cost = splitEntry(redis.call('LPOP', P .. 'rs:' .. id))
+-- Removes the endpoint's oldest stored request, whose seq is 'seq'; returns the bytes it cost.
+local function dropOldest(id, seq, overhead)
+  local cost = #redis.call('LPOP', P .. 'rq:' .. id) + overhead
   redis.call('HINCRBY', epKey(id), 'bytes', -cost)
-  redis.call('HINCRBY', P .. 'sizes', id, -cost)
   redis.call('DECRBY', P .. 'total', cost)
   redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
-  return seq
+  return cost
 end
 -- Removes every stored request of the endpoint.
 local function dropAll(id)
-  for _, entry in ipairs(redis.call('LRANGE', P .. 'rs:' .. id, 0, -1)) do
-    local seq = splitEntry(entry)
-    redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
+  local last = tonumber(redis.call('HGET', epKey(id), 'seq') or '0')
+  local members = {}
+  for seq = headSeq(id), last do
+    table.insert(members, id .. ' ' .. seq)
+    if #members == 1000 then redis.call('ZREM', P .. 'aged', unpack(members)) members = {} end
   end
-  local bytes = tonumber(redis.call('HGET', P .. 'sizes', id) or '0')
-  redis.call('DECRBY', P .. 'total', bytes)
-  redis.call('HSET', P .. 'sizes', id, 0)
-  redis.call('DEL', P .. 'rq:' .. id, P .. 'rs:' .. id)
+  if #members > 0 then redis.call('ZREM', P .. 'aged', unpack(members)) end
+  redis.call('DECRBY', P .. 'total', tonumber(redis.call('HGET', epKey(id), 'bytes') or '0'))
+  redis.call('DEL', P .. 'rq:' .. id)
   redis.call('HSET', epKey(id), 'bytes', 0)
 end
 local function purge(id)
-  dropAll(id)
-  redis.call('HDEL', P .. 'sizes', id)
+  if redis.call('EXISTS', epKey(id)) == 1 then dropAll(id) end
   redis.call('DEL', epKey(id), P .. 'pr:' .. id, P .. 'wc:' .. id)
   redis.call('ZREM', P .. 'index', id)
   redis.call('ZREM', P .. 'kept', id)
@@ -77,29 +77,30 @@ const script = (body: string) => PRELUDE + body;
 export const CREATE = script(`
 local id, now = ARGV[2], tonumber(ARGV[7])
 if alive(id, now) then return 0 end
-if redis.call('EXISTS', epKey(id)) == 1 then purge(id) end
+purge(id)
 local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. now, '+inf')
 local ofKind = ARGV[5] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. now, '+inf') - kept
 if ofKind >= tonumber(ARGV[8]) then return 0 end
 redis.call('HSET', epKey(id), 'rec', ARGV[3], 'resp', ARGV[4], 'kind', ARGV[5], 'seq', 0, 'cleared', 0, 'bytes', 0)
 redis.call('ZADD', P .. 'index', ARGV[6], id)
 if ARGV[5] == 'kept' then redis.call('ZADD', P .. 'kept', ARGV[6], id) end
-redis.call('HSET', P .. 'sizes', id, 0)
 backstop(id, tonumber(ARGV[6]))
 return 1
 `);
 
-/** ARGV: P, id, now -> [rec, resp] or nil. */
+/** ARGV: P, id, now -> [rec, resp, rv] or nil. */
 export const GET = script(`
 if not alive(ARGV[2], tonumber(ARGV[3])) then return nil end
-return redis.call('HMGET', epKey(ARGV[2]), 'rec', 'resp')
+local found = redis.call('HMGET', epKey(ARGV[2]), 'rec', 'resp', 'rv')
+found[3] = found[3] or '0'
+return found
 `);
 
 /** ARGV: P, id, now -> 1 when it was alive, 0 otherwise (removed either way). */
 export const DELETE = script(`
 local id = ARGV[2]
 local was = alive(id, tonumber(ARGV[3]))
-if redis.call('EXISTS', epKey(id)) == 1 or redis.call('ZSCORE', P .. 'index', id) then purge(id) end
+purge(id)
 return was and 1 or 0
 `);
 
@@ -112,6 +113,7 @@ return redis.call('ZCOUNT', P .. 'index', '(' .. ARGV[2], '+inf')
 export const SET_RESPONSE = script(`
 if not alive(ARGV[2], tonumber(ARGV[3])) then return 0 end
 redis.call('HSET', epKey(ARGV[2]), 'resp', ARGV[4])
+redis.call('HINCRBY', epKey(ARGV[2]), 'rv', 1)
 return 1
 `);
 
@@ -165,49 +167,61 @@ return 1
 
 /**
  * ARGV: P, id, now, draftJson, capturedAtMs, requestsPerEndpoint, maxPerEndpoint, maxTotal,
- * overheadBytes -> the new seq, or nil when there is no endpoint.
+ * overheadBytes, kind, rv -> the new seq; nil when there is no endpoint of that kind; or, when
+ * the draft was built for another response version than the current one (rv '' accepts any),
+ * nothing stored and [resp, rv] returned, for the caller to build it again.
  */
 export const APPEND = script(`
 local id, now = ARGV[2], tonumber(ARGV[3])
 if not alive(id, now) then return nil end
+local current = redis.call('HMGET', epKey(id), 'kind', 'rv')
+if current[1] ~= ARGV[10] then return nil end
+local rv = current[2] or '0'
+if ARGV[11] ~= '' and ARGV[11] ~= rv then return {redis.call('HGET', epKey(id), 'resp'), rv} end
 local draft = ARGV[4]
-local seq = redis.call('HINCRBY', epKey(id), 'seq', 1)
+local ep, rq, overhead = epKey(id), P .. 'rq:' .. id, tonumber(ARGV[9])
+local seq = redis.call('HINCRBY', ep, 'seq', 1)
 local message
 if #draft > 2 then
   message = '{"type":"request","request":{"seq":' .. seq .. ',' .. string.sub(draft, 2) .. '}'
 else
   message = '{"type":"request","request":{"seq":' .. seq .. '}}'
 end
-local cost = #message + tonumber(ARGV[9])
-redis.call('RPUSH', P .. 'rq:' .. id, message)
-redis.call('RPUSH', P .. 'rs:' .. id, seq .. ' ' .. cost)
-redis.call('HINCRBY', epKey(id), 'bytes', cost)
-redis.call('HINCRBY', P .. 'sizes', id, cost)
-redis.call('INCRBY', P .. 'total', cost)
+local cost = #message + overhead
+local count = redis.call('RPUSH', rq, message)
+local bytes = redis.call('HINCRBY', ep, 'bytes', cost)
+local total = redis.call('INCRBY', P .. 'total', cost)
 redis.call('ZADD', P .. 'aged', redis.call('INCR', P .. 'agecounter'), id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
 redis.call('PUBLISH', P .. 'ch:' .. id, 'R ' .. seq .. ' ' .. ARGV[5] .. '\\n' .. message)
 
-local rs = P .. 'rs:' .. id
-while redis.call('LLEN', rs) > tonumber(ARGV[6]) do dropOldest(id) end
+-- The endpoint's oldest stored request has seq (seq - count + 1).
+local maxCount = tonumber(ARGV[6])
+while count > maxCount do
+  local freed = dropOldest(id, seq - count + 1, overhead)
+  count, bytes, total = count - 1, bytes - freed, total - freed
+end
 local evicted, throughSeq = 0, 0
-while tonumber(redis.call('HGET', epKey(id), 'bytes')) > tonumber(ARGV[7]) and redis.call('LLEN', rs) > 1 do
-  throughSeq = dropOldest(id)
-  evicted = evicted + 1
+local maxBytes = tonumber(ARGV[7])
+while bytes > maxBytes and count > 1 do
+  throughSeq = seq - count + 1
+  local freed = dropOldest(id, throughSeq, overhead)
+  count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
 end
 if evicted > 0 then announceEvicted(id, throughSeq) end
 
 -- The store-wide budget: the oldest requests of any endpoint go first.
 local maxTotal = tonumber(ARGV[8])
 local evictedBy = {}
-while tonumber(redis.call('GET', P .. 'total')) > maxTotal do
+while total > maxTotal do
   local oldest = redis.call('ZPOPMIN', P .. 'aged')
   if #oldest == 0 then break end
   local space = string.find(oldest[1], ' ', 1, true)
   local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
-  local head = redis.call('LINDEX', P .. 'rs:' .. owner, 0)
-  if head and splitEntry(head) == ownerSeq then
-    evictedBy[owner] = dropOldest(owner)
+  -- Only an owner's head can go (an entry left behind by a clear is skipped).
+  if redis.call('LLEN', P .. 'rq:' .. owner) > 0 and headSeq(owner) == ownerSeq then
+    total = total - dropOldest(owner, ownerSeq, overhead)
+    evictedBy[owner] = ownerSeq
     evicted = evicted + 1
   end
 end
@@ -221,23 +235,18 @@ export const READ_LOG = script(`
 local id, after = ARGV[2], tonumber(ARGV[4])
 if not alive(id, tonumber(ARGV[3])) then return nil end
 local counters = redis.call('HMGET', epKey(id), 'seq', 'cleared')
-local result = {tonumber(counters[1]), tonumber(counters[2])}
-local entries = redis.call('LRANGE', P .. 'rs:' .. id, 0, -1)
-local first = nil
-for i, entry in ipairs(entries) do
-  if splitEntry(entry) > after then first = i break end
-end
-if first then
-  local messages = redis.call('LRANGE', P .. 'rq:' .. id, first - 1, -1)
-  for i, message in ipairs(messages) do
-    local seq = splitEntry(entries[first + i - 1])
-    table.insert(result, seq)
+local last = tonumber(counters[1])
+local result = {last, tonumber(counters[2])}
+local head = headSeq(id)
+local from = math.max(head, after + 1)
+if from <= last then
+  for i, message in ipairs(redis.call('LRANGE', P .. 'rq:' .. id, from - head, -1)) do
+    table.insert(result, from + i - 1)
     table.insert(result, message)
   end
 end
 return result
 `);
-
 /** ARGV: P, id, now -> the new clearedSeq, or nil. */
 export const CLEAR = script(`
 local id = ARGV[2]

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
+import type { ResponseConfig } from '../response-config.js';
+import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
 import { STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
 import * as scripts from './redis-scripts.js';
 
@@ -14,6 +15,8 @@ export interface RedisStoreOptions extends StoreLimits {
 
 /** Endpoints swept per script run, so one sweep never blocks Redis for long. */
 const SWEEP_BATCH = 200;
+/** Bytes of response configurations the instance remembers (see `known`); a configuration can be 64 KiB. */
+const KNOWN_BYTES = 8 * 1024 * 1024;
 
 type Command = (...args: Array<string | number>) => Promise<unknown>;
 
@@ -25,6 +28,7 @@ type Command = (...args: Array<string | number>) => Promise<unknown>;
  */
 export function createRedisStore(options: RedisStoreOptions): Store {
   const { redis, prefix } = options;
+  const limits = [options.requestsPerEndpoint, options.maxStoredBytesPerEndpoint, options.maxStoredBytes, STORED_REQUEST_OVERHEAD_BYTES];
   const now = options.now ?? Date.now;
   // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.
   for (const [name, lua] of Object.entries(scripts)) redis.defineCommand(`hookwatch${name}`, { numberOfKeys: 0, lua });
@@ -34,6 +38,43 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     return method.call(redis, prefix, ...args).catch((error: unknown) => Promise.reject(new StoreUnavailableError(error)));
   };
 
+  /**
+   * What this instance last saw of the endpoints it captured for: their kind, and their response
+   * configuration with its version. A capture then costs one script (APPEND), not a lookup
+   * first: APPEND refuses a gone endpoint, and a draft built for an older version, which is built
+   * again for the current one. Oldest first; bounded by the bytes of the configurations held.
+   */
+  const known = new Map<string, Known>();
+  let knownBytes = 0;
+  const forget = (id: string) => {
+    const entry = known.get(id);
+    if (!entry) return;
+    known.delete(id);
+    knownBytes -= entry.bytes;
+  };
+  const remember = (id: string, kind: EndpointKind, responseJson: string, version: string): Known => {
+    forget(id);
+    const entry = { kind, response: JSON.parse(responseJson) as ResponseConfig, version, bytes: responseJson.length + id.length + 100 };
+    known.set(id, entry);
+    knownBytes += entry.bytes;
+    for (const [oldest] of known) {
+      if (knownBytes <= KNOWN_BYTES) break;
+      forget(oldest);
+    }
+    return entry;
+  };
+  /** The endpoint as Redis has it now (and remembered), or undefined when it is gone. */
+  const fetchEndpoint = async (id: string): Promise<EndpointRecord | undefined> => {
+    const found = (await run('GET', id, now())) as [string, string, string] | null;
+    if (!found) {
+      forget(id);
+      return undefined;
+    }
+    const record = JSON.parse(found[0]) as Omit<EndpointRecord, 'response'>;
+    const { response } = remember(id, record.kind, found[1], found[2]);
+    return { ...record, response };
+  };
+
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
       const { response, ...rest } = endpoint;
@@ -41,13 +82,14 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       return created === 1;
     },
 
-    async getEndpoint(id) {
-      const found = (await run('GET', id, now())) as [string, string] | null;
-      if (!found) return undefined;
-      return { ...(JSON.parse(found[0]) as Omit<EndpointRecord, 'response'>), response: JSON.parse(found[1]) as EndpointRecord['response'] };
+    getEndpoint: fetchEndpoint,
+
+    async findEndpointKind(id) {
+      return known.get(id)?.kind ?? (await fetchEndpoint(id))?.kind;
     },
 
     async deleteEndpoint(id) {
+      forget(id);
       return (await run('DELETE', id, now())) === 1;
     },
 
@@ -56,6 +98,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     },
 
     async setResponse(id, response) {
+      forget(id);
       return (await run('SET_RESPONSE', id, now(), JSON.stringify(response))) === 1;
     },
 
@@ -82,18 +125,24 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       }
     },
 
-    async appendRequest(id, draftJson, capturedAtMs) {
-      const seq = await run('APPEND', 
-        id,
-        now(),
-        draftJson,
-        capturedAtMs,
-        options.requestsPerEndpoint,
-        options.maxStoredBytesPerEndpoint,
-        options.maxStoredBytes,
-        STORED_REQUEST_OVERHEAD_BYTES,
-      );
-      return seq === null ? undefined : Number(seq);
+    async appendRequest(id, kind, draft, capturedAtMs) {
+      let seen = known.get(id) ?? ((await fetchEndpoint(id)) && known.get(id));
+      if (!seen) return undefined;
+      const append = (version: string) =>
+        run('APPEND', id, now(), draft((seen as Known).response), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
+      let reply = await append(seen.version);
+      if (Array.isArray(reply)) {
+        // The configuration changed since this instance saw it: build the draft again for the
+        // current one. This try takes whatever is current, so a stream of changes cannot keep
+        // a capture waiting.
+        seen = remember(id, kind, reply[0], reply[1]);
+        reply = await append('');
+      }
+      if (reply === null || Array.isArray(reply)) {
+        forget(id);
+        return undefined;
+      }
+      return { seq: reply, response: seen.response };
     },
 
     async readLog(id, afterSeq) {
@@ -114,4 +163,12 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       return { storedBytes: Number(storedBytes), evictedRequests: Number(evictedRequests) };
     },
   };
+}
+
+interface Known {
+  kind: EndpointKind;
+  response: ResponseConfig;
+  version: string;
+  /** Roughly what the entry holds in memory. */
+  bytes: number;
 }

@@ -56,6 +56,13 @@ export interface Store {
    */
   createEndpoint(endpoint: EndpointRecord, limits: { maxEndpoints: number; deadlineMs: number }): Promise<boolean>;
   getEndpoint(id: string): Promise<EndpointRecord | undefined>;
+  /**
+   * The endpoint's kind, asked before a request's body is read. It may come from what this
+   * instance saw before (the Redis store keeps a bounded cache), so an endpoint deleted or
+   * expired a moment ago may still be found: `appendRequest` is the authority and then says it
+   * is gone. A living endpoint is never reported missing.
+   */
+  findEndpointKind(id: string): Promise<EndpointKind | undefined>;
   /** Removes the endpoint and its requests; false when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
   /** Endpoints alive now, of every kind, across every instance. */
@@ -81,16 +88,24 @@ export interface Store {
    * bus, in one step, so announcements of one endpoint go out in seq order. Then trims: past
    * the per-endpoint count or byte budget the endpoint's oldest requests go; past the store's
    * byte budget the oldest requests of any endpoint go, and their watchers get `evicted`.
-   * `draftJson` is the record's JSON without `seq`. Returns the seq given, or undefined when the
-   * endpoint does not exist.
+   * `draft` gives the record's JSON without `seq`, for the endpoint's response configuration
+   * as it is at the moment of storing: the stored record and the sender's answer both follow
+   * the configuration in force then, on whichever instance it was set. Returns the seq given
+   * and that configuration, or undefined when no endpoint of `kind` exists.
    */
-  appendRequest(id: string, draftJson: string, capturedAtMs: number): Promise<number | undefined>;
+  appendRequest(id: string, kind: EndpointKind, draft: (response: ResponseConfig) => string, capturedAtMs: number): Promise<Appended | undefined>;
   /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request; returns the new `clearedSeq` (the last seq given). */
   clearRequests(id: string): Promise<number | undefined>;
   /** Bytes of stored requests (as counted against the budget) and requests evicted so far, for metrics. */
   stats(): Promise<StoreStats>;
+}
+
+export interface Appended {
+  seq: number;
+  /** The response configuration the request was stored under: what its sender gets. */
+  response: ResponseConfig;
 }
 
 export interface StoreStats {

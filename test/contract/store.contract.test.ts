@@ -3,10 +3,10 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { createRedisBus } from '../../src/bus/redis-bus.js';
-import { DEFAULT_RESPONSE } from '../../src/response-config.js';
+import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/response-config.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
-import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
+import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 
 /**
@@ -61,6 +61,9 @@ const endpoint = (id: string, kind: 'live' | 'kept' = 'live'): EndpointRecord =>
   createdAt: '2026-01-01T00:00:00.000Z',
   response: DEFAULT_RESPONSE,
 });
+/** Appends a ready draft, as the receiver does with one built for the endpoint's response; the seq given. */
+const append = async (store: Store, id: string, json: string, capturedAtMs: number, kind: EndpointKind = 'live') =>
+  (await store.appendRequest(id, kind, () => json, capturedAtMs))?.seq;
 const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
 
 describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
@@ -102,8 +105,8 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     const { store, heard, create, watch } = make();
     await create('a');
     await watch('a');
-    expect(await store.appendRequest('a', '{"method":"POST"}', 1000)).toBe(1);
-    expect(await store.appendRequest('a', '{}', 2000)).toBe(2);
+    expect(await append(store, 'a', '{"method":"POST"}', 1000)).toBe(1);
+    expect(await append(store, 'a', '{}', 2000)).toBe(2);
     const log = await store.readLog('a', 0);
     expect(log?.requests[0]?.message.toString()).toBe('{"type":"request","request":{"seq":1,"method":"POST"}}');
     expect(record(log?.requests[1]?.message)).toEqual({ seq: 2 });
@@ -112,13 +115,13 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
       ['a', 1, log?.requests[0]?.message.toString(), 1000],
       ['a', 2, log?.requests[1]?.message.toString(), 2000],
     ]);
-    expect(await store.appendRequest('missing', '{}', 0)).toBeUndefined();
+    expect(await append(store, 'missing', '{}', 0)).toBeUndefined();
   });
 
   it('keeps only the newest requests, oldest first, and reads after a seq with the counters', async () => {
     const { store, create } = make({ requestsPerEndpoint: 3 });
     await create('a');
-    for (let i = 0; i < 5; i++) await store.appendRequest('a', `{"i":${i}}`, 0);
+    for (let i = 0; i < 5; i++) await append(store, 'a', `{"i":${i}}`, 0);
     const all = await store.readLog('a', 0);
     expect(all?.requests.map((r) => r.seq)).toEqual([3, 4, 5]);
     expect(all?.lastSeq).toBe(5);
@@ -131,11 +134,11 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
   it('clears requests, remembers the cleared seq, and keeps numbering after it', async () => {
     const { store, create } = make();
     await create('a');
-    await store.appendRequest('a', '{}', 0);
-    await store.appendRequest('a', '{}', 0);
+    await append(store, 'a', '{}', 0);
+    await append(store, 'a', '{}', 0);
     expect(await store.clearRequests('a')).toBe(2);
     expect(await store.readLog('a', 0)).toEqual({ requests: [], lastSeq: 2, clearedSeq: 2 });
-    expect(await store.appendRequest('a', '{}', 0)).toBe(3);
+    expect(await append(store, 'a', '{}', 0)).toBe(3);
     expect(await store.clearRequests('missing')).toBeUndefined();
   });
 
@@ -162,7 +165,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     const { store, events, create, watch } = make({ maxStoredBytesPerEndpoint: Math.floor(cost * 3.5) });
     await create('a');
     await watch('a');
-    for (let i = 0; i < 5; i++) await store.appendRequest('a', body, 0);
+    for (let i = 0; i < 5; i++) await append(store, 'a', body, 0);
     expect((await store.readLog('a', 0))?.requests.map((r) => r.seq)).toEqual([3, 4, 5]);
     await expect.poll(() => events().length).toBe(2);
     expect(events()).toEqual([
@@ -180,12 +183,12 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
       await create(id);
       await watch(id);
     }
-    await store.appendRequest('a', body, 0); // a1
-    await store.appendRequest('b', body, 0); // b1
-    await store.appendRequest('a', body, 0); // a2
-    await store.appendRequest('b', body, 0); // b2
-    await store.appendRequest('b', body, 0); // b3: a1 goes
-    await store.appendRequest('b', body, 0); // b4: b1 goes
+    await append(store, 'a', body, 0); // a1
+    await append(store, 'b', body, 0); // b1
+    await append(store, 'a', body, 0); // a2
+    await append(store, 'b', body, 0); // b2
+    await append(store, 'b', body, 0); // b3: a1 goes
+    await append(store, 'b', body, 0); // b4: b1 goes
     expect((await store.readLog('a', 0))?.requests.map((r) => r.seq)).toEqual([2]);
     expect((await store.readLog('b', 0))?.requests.map((r) => r.seq)).toEqual([2, 3, 4]);
     expect((await store.stats()).storedBytes).toBeLessThanOrEqual(cost * 4.5);
@@ -215,7 +218,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.getEndpoint('a')).toBeDefined();
     clock += 2;
     expect(await store.getEndpoint('a')).toBeUndefined();
-    expect(await store.appendRequest('a', '{}', 0)).toBeUndefined();
+    expect(await append(store, 'a', '{}', 0)).toBeUndefined();
     expect(await store.holdEndpoints(['a'], 'instance-1', clock + 10_000, 5000)).toEqual(['a']);
     expect(await store.countEndpoints()).toBe(0);
   });
@@ -224,7 +227,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     const { store, create } = make();
     await create('a', { deadlineMs: clock + 1000 });
     await store.holdEndpoints(['a'], 'doomed', clock + 10_000, 5000);
-    await store.appendRequest('a', '{"x":1}', 0);
+    await append(store, 'a', '{"x":1}', 0);
     clock += 14_999;
     expect(await store.getEndpoint('a')).toBeDefined();
     clock += 2;
@@ -275,5 +278,64 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     clock += 1001;
     expect(await create('b', { max: 1 })).toBe(true);
     expect(await store.countEndpoints()).toBe(1);
+  });
+
+  it("finds an endpoint's kind, and stores each request under the response configuration in force", async () => {
+    const { store, create } = make();
+    await create('a');
+    await create('k', { kind: 'kept' });
+    expect(await store.findEndpointKind('a')).toBe('live');
+    expect(await store.findEndpointKind('k')).toBe('kept');
+    expect(await store.findEndpointKind('missing')).toBeUndefined();
+
+    const draftFor = (response: ResponseConfig) => JSON.stringify({ answer: response.status });
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 1, response: DEFAULT_RESPONSE });
+    const conflict = { ...DEFAULT_RESPONSE, status: 409 };
+    await store.setResponse('a', conflict);
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 2, response: conflict });
+    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
+    // The wrong kind is no endpoint: nothing stored.
+    expect(await store.appendRequest('a', 'kept', draftFor, 0)).toBeUndefined();
+    expect((await store.readLog('a', 0))?.lastSeq).toBe(2);
+
+    await store.deleteEndpoint('a');
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toBeUndefined();
+  });
+});
+
+describe('Redis store: instances on one prefix', () => {
+  const two = () => {
+    const prefix = testPrefix();
+    prefixes.push(prefix);
+    return [0, 1].map(() => {
+      const commands = connectRedis();
+      redisClients.push(commands);
+      return createRedisStore({ ...LIMITS, redis: commands, prefix });
+    }) as [Store, Store];
+  };
+
+  it('builds a draft again when another instance changed the response configuration since this one last saw it', async () => {
+    const [a, c] = two();
+    await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
+    const drafts: number[] = [];
+    const draftFor = (response: ResponseConfig) => {
+      drafts.push(response.status);
+      return JSON.stringify({ answer: response.status });
+    };
+    expect((await c.appendRequest('e', 'live', draftFor, 0))?.response.status).toBe(200);
+    await a.setResponse('e', { ...DEFAULT_RESPONSE, status: 409 });
+    expect((await c.appendRequest('e', 'live', draftFor, 0))?.response.status).toBe(409);
+    // C built its second draft for the 200 it knew, Redis refused it, and C built it for 409.
+    expect(drafts).toEqual([200, 200, 409]);
+    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
+  });
+
+  it('tells a capture that an endpoint deleted on another instance is gone', async () => {
+    const [a, c] = two();
+    await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
+    expect(await c.findEndpointKind('e')).toBe('live');
+    await a.deleteEndpoint('e');
+    expect(await append(c, 'e', '{}', 0)).toBeUndefined();
+    expect(await c.findEndpointKind('e')).toBeUndefined();
   });
 });

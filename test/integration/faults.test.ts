@@ -15,9 +15,9 @@ describe('faults', () => {
     let failNext = 0;
     const flaky: Store = {
       ...memory,
-      async appendRequest(id, json, capturedAtMs) {
+      async appendRequest(id, kind, draft, capturedAtMs) {
         if (failNext > 0 && failNext--) throw new Error('store exploded');
-        return memory.appendRequest(id, json, capturedAtMs);
+        return memory.appendRequest(id, kind, draft, capturedAtMs);
       },
       async clearRequests(id) {
         if (failNext > 0 && failNext--) throw new Error('store exploded');

@@ -92,6 +92,8 @@ describe('three instances on one Redis', () => {
     const onA = track(await LiveClient.create(a().wsUrl));
     const { id, key, url } = onA.welcome.endpoint;
     const onB = track(await LiveClient.join(b().wsUrl, id, key));
+    // C has captured for the endpoint before, so it knows the default answer: it must not keep it.
+    expect((await send(`${c().baseUrl}${pathOf(url)}`, { method: 'POST', body: 'before' })).status).toBe(200);
     const response = { status: 409, body: 'duplicate delivery', contentType: 'text/plain', headers: [['Retry-After', '7']], delayMs: 0 };
     onA.client.send({ type: 'set-response', response });
     expect((await onB.client.next('response')).response).toEqual(response);
@@ -99,6 +101,8 @@ describe('three instances on one Redis', () => {
     expect(answer.status).toBe(409);
     expect(answer.headers['retry-after']).toBe('7');
     expect(answer.text).toBe('duplicate delivery');
+    const [before, after] = await onB.client.requests(2);
+    expect([before?.answer.status, after?.answer.status]).toEqual([200, 409]);
   });
 
   it('keeps an endpoint while a watcher is on any instance, and ends it a grace after the last one leaves', async () => {
