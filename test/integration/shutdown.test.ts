@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LiveClient } from '../helpers/live-client.js';
 import { send } from '../helpers/http.js';
+import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -11,7 +12,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 async function startProcess(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    // The default, in-memory process (CI exports REDIS_URL for the Redis suites).
+    // In memory unless `env` says otherwise (CI exports REDIS_URL for the Redis suites).
     env: { ...process.env, REDIS_URL: '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -48,8 +49,23 @@ describe('process lifecycle', () => {
     expect(stderr).toContain('--max-body-bytes="lots"');
   });
 
-  it('on SIGTERM finishes an in-flight capture, tells watchers 1001 and exits 0', async () => {
-    const server = await startProcess({});
+  const prefixes: string[] = [];
+  afterAll(async () => {
+    const redis = connectRedis();
+    for (const prefix of prefixes) await dropPrefix(redis, prefix);
+    await redis.quit();
+  });
+  const onRedis = () => {
+    const prefix = testPrefix();
+    prefixes.push(prefix);
+    return { REDIS_URL: redisUrl, REDIS_PREFIX: prefix };
+  };
+  const backends: Array<[string, () => Record<string, string>]> = [
+    ['in memory', () => ({})],
+    ['on Redis', onRedis],
+  ];
+  it.each(backends)('on SIGTERM finishes an in-flight capture, tells watchers 1001 and exits 0 (%s)', async (_name, env) => {
+    const server = await startProcess(env());
     const base = `http://127.0.0.1:${server.port}`;
     expect((await send(`${base}/healthz`)).status).toBe(200);
     const { client, welcome } = await LiveClient.create(`ws://127.0.0.1:${server.port}`);
@@ -68,7 +84,9 @@ describe('process lifecycle', () => {
     const started = Date.now();
     server.child.kill('SIGTERM');
     expect(await client.closed).toBe(1001);
-    socket.end('world');
+    // The rest of the body, without ending our side: a sender that half-closes before its answer
+    // gets none from Node's HTTP server (it ends the connection on the sender's FIN).
+    socket.write('world');
     expect(await answer).toMatch(/^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200/);
     expect(await server.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
