@@ -199,8 +199,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       const entry = alive(id);
       if (!entry || entry.endpoint.kind !== kind) return undefined;
       const { response } = entry.endpoint;
+      // Built before the seq is taken: a draft that throws leaves no hole in the numbering.
+      const json = draft(response);
       const seq = ++entry.lastSeq;
-      const request: StoredRequest = { seq, message: toRequestMessage(draft(response), seq) };
+      const request: StoredRequest = { seq, message: toRequestMessage(json, seq) };
       entry.requests.push(request);
       entry.bytes += costOf(request);
       totalBytes += costOf(request);

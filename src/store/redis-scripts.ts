@@ -218,7 +218,7 @@ while total > maxTotal do
   if #oldest == 0 then break end
   local space = string.find(oldest[1], ' ', 1, true)
   local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
-  -- Only an owner's head can go (an entry left behind by a clear is skipped).
+  -- Only an owner's head can go (an entry whose endpoint's keys expired unswept is skipped).
   if redis.call('LLEN', P .. 'rq:' .. owner) > 0 and headSeq(owner) == ownerSeq then
     total = total - dropOldest(owner, ownerSeq, overhead)
     evictedBy[owner] = ownerSeq
