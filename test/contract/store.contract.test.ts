@@ -301,6 +301,17 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     await store.deleteEndpoint('a');
     expect(await store.appendRequest('a', 'live', draftFor, 0)).toBeUndefined();
   });
+
+  it('stores nothing and takes no seq when the draft cannot be built', async () => {
+    const { store, create } = make();
+    await create('a');
+    const failing = () => {
+      throw new Error('no draft');
+    };
+    await expect(store.appendRequest('a', 'live', failing, 0)).rejects.toThrow('no draft');
+    expect(await append(store, 'a', '{}', 0)).toBe(1);
+    expect((await store.readLog('a', 0))?.requests.map((stored) => stored.seq)).toEqual([1]);
+  });
 });
 
 describe('Redis store: instances on one prefix', () => {
