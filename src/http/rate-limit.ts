@@ -13,10 +13,11 @@ export interface RateLimitOptions {
 /**
  * Rate limits through @fastify/rate-limit's store (shared in Redis when there is one), checked
  * by a call of ours rather than the plugin's hook: its hooks share one "already ran" flag per
- * request, so with two on a route only the first ever counted. Every limit counts every request,
- * all at once (on Redis the counts travel in one write: the client pipelines what is sent in one
- * tick). Past a limit (the first listed, when several are): 429 RATE_LIMITED with Retry-After;
- * `refused` may add headers to that answer first.
+ * request, so with two on a route only the first ever counted. Each limit counts every request
+ * the limits before it let through, in order: a request refused by the first is not counted by
+ * the next (asked together, a sender over its own per-address limit could use up an endpoint's
+ * limit for everyone). Past a limit: 429 RATE_LIMITED with Retry-After; `refused` may add
+ * headers to that answer first.
  */
 export function createLimits(
   app: FastifyInstance,
@@ -27,15 +28,13 @@ export function createLimits(
     count: app.createRateLimit({ max: options.max, timeWindow: options.windowMs, keyGenerator: options.key }),
   }));
   return async (request, reply, refused) => {
-    const results = await Promise.all(limits.map(({ count }) => count(request)));
-    const index = results.findIndex((result) => !result.isAllowed && result.isExceeded);
-    const result = results[index];
-    if (result === undefined || result.isAllowed) return;
-    const { options } = limits[index] as (typeof limits)[number];
-    const { ttlInSeconds } = result;
-    refused?.(reply);
-    reply.header('retry-after', String(ttlInSeconds));
-    const what = options.what ? ` ${options.what}` : '';
-    throw errors.RATE_LIMITED(`(at most ${options.max}${what} per ${options.windowMs / 1000} s)`, `${ttlInSeconds} s`);
+    for (const { options, count } of limits) {
+      const result = await count(request);
+      if (result.isAllowed || !result.isExceeded) continue;
+      refused?.(reply);
+      reply.header('retry-after', String(result.ttlInSeconds));
+      const what = options.what ? ` ${options.what}` : '';
+      throw errors.RATE_LIMITED(`(at most ${options.max}${what} per ${options.windowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+    }
   };
 }

@@ -5,7 +5,7 @@
  *
  * Keys, under the configured prefix P (ARGV[1]):
  *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), rv (resp's
- *               version, counted up by each change), kind, seq, cleared, bytes
+ *               version, counted up by each change), kind, seq, cleared
  *   P rq:<id>   list: the stored `request` messages, oldest first: the seqs up to the hash's
  *               seq, without holes (requests only ever leave from the head, or all at once), so
  *               each one's seq follows from its place, and its cost from its length
@@ -13,6 +13,9 @@
  *   P wc:<id>   hash: instance id -> sockets watching on it
  *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead
  *   P kept      sorted set: the kept endpoints' ids -> deadline, for counting them apart
+ *   P sizes     hash: endpoint id -> bytes its stored requests cost. Apart from the endpoint's
+ *               keys and without expiry, so an endpoint whose keys expired before any sweep
+ *               still gives its bytes back to P total when it is swept.
  *   P total     bytes held by all endpoints;  P evicted: requests evicted so far
  *   P aged      sorted set: "<id> <seq>" -> age, for evicting the oldest requests across endpoints
  *   P ch:<id>   pub/sub channel: "R <seq> <capturedAtMs>\n<message>" or "E\n<message>"
@@ -25,9 +28,11 @@ const PRELUDE = `
 local P = ARGV[1]
 local BACKSTOP_MS = 3600000
 local function epKey(id) return P .. 'ep:' .. id end
+-- The endpoint's deadline when it is alive at 'now', else nil.
 local function alive(id, now)
-  local deadline = redis.call('ZSCORE', P .. 'index', id)
-  return deadline and tonumber(deadline) > now
+  local deadline = tonumber(redis.call('ZSCORE', P .. 'index', id))
+  if deadline and deadline > now then return deadline end
+  return nil
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
@@ -35,33 +40,42 @@ local function backstop(id, deadline)
     redis.call('PEXPIREAT', key, at)
   end
 end
--- The seq of the endpoint's oldest stored request: its list holds the seqs up to the last given, without holes.
+-- The seq of the endpoint's oldest stored request (its list holds the seqs up to the last given,
+-- without holes); nil when the endpoint's hash is gone.
 local function headSeq(id)
-  return tonumber(redis.call('HGET', epKey(id), 'seq')) - redis.call('LLEN', P .. 'rq:' .. id) + 1
+  local last = redis.call('HGET', epKey(id), 'seq')
+  if not last then return nil end
+  return tonumber(last) - redis.call('LLEN', P .. 'rq:' .. id) + 1
 end
 -- Removes the endpoint's oldest stored request, whose seq is 'seq'; returns the bytes it cost.
 local function dropOldest(id, seq, overhead)
   local cost = #redis.call('LPOP', P .. 'rq:' .. id) + overhead
-  redis.call('HINCRBY', epKey(id), 'bytes', -cost)
+  redis.call('HINCRBY', P .. 'sizes', id, -cost)
   redis.call('DECRBY', P .. 'total', cost)
   redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
   return cost
 end
 -- Removes every stored request of the endpoint.
+-- Removes every stored request of the endpoint. Without its hash (its keys expired before a
+-- sweep) the age index keeps their entries; the store-wide eviction skips those.
 local function dropAll(id)
-  local last = tonumber(redis.call('HGET', epKey(id), 'seq') or '0')
-  local members = {}
-  for seq = headSeq(id), last do
-    table.insert(members, id .. ' ' .. seq)
-    if #members == 1000 then redis.call('ZREM', P .. 'aged', unpack(members)) members = {} end
+  local head = headSeq(id)
+  if head then
+    local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
+    local members = {}
+    for seq = head, last do
+      table.insert(members, id .. ' ' .. seq)
+      if #members == 1000 then redis.call('ZREM', P .. 'aged', unpack(members)) members = {} end
+    end
+    if #members > 0 then redis.call('ZREM', P .. 'aged', unpack(members)) end
   end
-  if #members > 0 then redis.call('ZREM', P .. 'aged', unpack(members)) end
-  redis.call('DECRBY', P .. 'total', tonumber(redis.call('HGET', epKey(id), 'bytes') or '0'))
+  redis.call('DECRBY', P .. 'total', tonumber(redis.call('HGET', P .. 'sizes', id) or '0'))
+  redis.call('HSET', P .. 'sizes', id, 0)
   redis.call('DEL', P .. 'rq:' .. id)
-  redis.call('HSET', epKey(id), 'bytes', 0)
 end
 local function purge(id)
-  if redis.call('EXISTS', epKey(id)) == 1 then dropAll(id) end
+  dropAll(id)
+  redis.call('HDEL', P .. 'sizes', id)
   redis.call('DEL', epKey(id), P .. 'pr:' .. id, P .. 'wc:' .. id)
   redis.call('ZREM', P .. 'index', id)
   redis.call('ZREM', P .. 'kept', id)
@@ -81,7 +95,7 @@ purge(id)
 local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. now, '+inf')
 local ofKind = ARGV[5] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. now, '+inf') - kept
 if ofKind >= tonumber(ARGV[8]) then return 0 end
-redis.call('HSET', epKey(id), 'rec', ARGV[3], 'resp', ARGV[4], 'kind', ARGV[5], 'seq', 0, 'cleared', 0, 'bytes', 0)
+redis.call('HSET', epKey(id), 'rec', ARGV[3], 'resp', ARGV[4], 'kind', ARGV[5], 'seq', 0, 'cleared', 0)
 redis.call('ZADD', P .. 'index', ARGV[6], id)
 if ARGV[5] == 'kept' then redis.call('ZADD', P .. 'kept', ARGV[6], id) end
 backstop(id, tonumber(ARGV[6]))
@@ -173,7 +187,8 @@ return 1
  */
 export const APPEND = script(`
 local id, now = ARGV[2], tonumber(ARGV[3])
-if not alive(id, now) then return nil end
+local deadline = alive(id, now)
+if not deadline then return nil end
 local current = redis.call('HMGET', epKey(id), 'kind', 'rv')
 if current[1] ~= ARGV[10] then return nil end
 local rv = current[2] or '0'
@@ -189,7 +204,9 @@ else
 end
 local cost = #message + overhead
 local count = redis.call('RPUSH', rq, message)
-local bytes = redis.call('HINCRBY', ep, 'bytes', cost)
+-- A new list gets the backstop expiry its endpoint's other keys got at creation.
+if count == 1 then redis.call('PEXPIREAT', rq, math.floor(deadline + BACKSTOP_MS)) end
+local bytes = redis.call('HINCRBY', P .. 'sizes', id, cost)
 local total = redis.call('INCRBY', P .. 'total', cost)
 redis.call('ZADD', P .. 'aged', redis.call('INCR', P .. 'agecounter'), id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
@@ -218,8 +235,8 @@ while total > maxTotal do
   if #oldest == 0 then break end
   local space = string.find(oldest[1], ' ', 1, true)
   local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
-  -- Only an owner's head can go (an entry whose endpoint's keys expired unswept is skipped).
-  if redis.call('LLEN', P .. 'rq:' .. owner) > 0 and headSeq(owner) == ownerSeq then
+  -- Only an owner's head can go (an entry of an endpoint whose keys expired unswept is skipped).
+  if headSeq(owner) == ownerSeq then
     total = total - dropOldest(owner, ownerSeq, overhead)
     evictedBy[owner] = ownerSeq
     evicted = evicted + 1
@@ -237,7 +254,7 @@ if not alive(id, tonumber(ARGV[3])) then return nil end
 local counters = redis.call('HMGET', epKey(id), 'seq', 'cleared')
 local last = tonumber(counters[1])
 local result = {last, tonumber(counters[2])}
-local head = headSeq(id)
+local head = headSeq(id) or last + 1
 local from = math.max(head, after + 1)
 if from <= last then
   for i, message in ipairs(redis.call('LRANGE', P .. 'rq:' .. id, from - head, -1)) do

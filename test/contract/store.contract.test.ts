@@ -341,6 +341,31 @@ describe('Redis store: instances on one prefix', () => {
     expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
   });
 
+  it('gives back the bytes of an endpoint whose keys expired before any sweep, and keeps storing', async () => {
+    const prefix = testPrefix();
+    prefixes.push(prefix);
+    const commands = connectRedis();
+    redisClients.push(commands);
+    // The store's clock runs an hour behind Redis's, so the keys' backstop expiry (an hour after
+    // the deadline) comes while the store still holds the endpoint alive: as when no instance swept.
+    let now = Date.now() - HOUR - 10_000;
+    const store = createRedisStore({ ...LIMITS, maxStoredBytes: 2000, redis: commands, prefix, now: () => now });
+    await store.createEndpoint(endpoint('old', 'kept'), { maxEndpoints: 10, deadlineMs: Date.now() - HOUR + 1500 });
+    const body = (fill: string) => JSON.stringify({ body: fill.repeat(300) });
+    expect(await append(store, 'old', body('x'), 0, 'kept')).toBe(1);
+    await expect.poll(() => commands.exists(`${prefix}ep:old`, `${prefix}rq:old`), { timeout: 5000, interval: 100 }).toBe(0);
+    now = Date.now();
+    expect(await store.sweepExpired()).toBe(1);
+    expect((await store.stats()).storedBytes).toBe(0);
+
+    await store.createEndpoint(endpoint('new', 'kept'), { maxEndpoints: 10, deadlineMs: now + HOUR });
+    // Past the 2000-byte budget the oldest go, the swept endpoint's leftover age entry skipped.
+    for (let seq = 1; seq <= 6; seq++) expect(await append(store, 'new', body('y'), 0, 'kept')).toBe(seq);
+    const held = (await store.readLog('new', 0))?.requests ?? [];
+    expect(held.length).toBeLessThan(6);
+    expect((await store.stats()).storedBytes).toBe(held.reduce((sum, stored) => sum + stored.message.length + STORED_REQUEST_OVERHEAD_BYTES, 0));
+  });
+
   it('tells a capture that an endpoint deleted on another instance is gone', async () => {
     const [a, c] = two();
     await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });

@@ -46,6 +46,23 @@ describe('bounds', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
   });
 
+  it("does not count a request refused by its per-address limit against the endpoint's limit", async () => {
+    const s = await server({ rateLimitPerEndpoint: 4, rateLimitPerAddress: 2 });
+    const a = await endpoint(s);
+    const path = new URL(a.welcome.endpoint.url).pathname;
+    const postFrom = async (from: string) => {
+      const raw = await openRaw(s.baseUrl, from);
+      raw.socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      await raw.closed;
+      return statusOf(raw.answer());
+    };
+    const attacker = [];
+    for (let i = 0; i < 6; i++) attacker.push(await postFrom('127.0.0.2'));
+    expect(attacker).toEqual([200, 200, 429, 429, 429, 429]);
+    // Two of the endpoint's four went to the attacker's accepted requests; the rest are the victim's.
+    expect([await postFrom('127.0.0.3'), await postFrom('127.0.0.3')]).toEqual([200, 200]);
+  });
+
   it('answers an unknown id with 404 before reading its body, and closes the connection', async () => {
     const s = await server();
     const raw = await openRaw(s.baseUrl);
