@@ -55,7 +55,6 @@ local function dropOldest(id, seq, overhead)
   redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
   return cost
 end
--- Removes every stored request of the endpoint.
 -- Removes every stored request of the endpoint. Without its hash (its keys expired before a
 -- sweep) the age index keeps their entries; the store-wide eviction skips those.
 local function dropAll(id)
