@@ -751,6 +751,16 @@ function historyLine() {
     p99At2000OverLeanMs: steady && round2(steady.hookwatch.p99Ms - steady['lean-relay'].p99Ms),
     fanOutCapacity: fan && one && round2(one.cpuMicrosPerRequest / fan.hookwatch.cpuMicrosPerRequest),
     idleKiBPerEndpoint: results.idleEndpoints && round2(results.idleEndpoints.bytesPerEndpoint / KIB),
+    redis: results.redis && {
+      throughputVsMemory: round2(results.redis.redisRps / results.redis.memoryRps),
+      addedP99Ms: round2(results.redis.redisP99 - results.redis.memoryP99),
+      cpuMicrosPerRequest: {
+        memory: round2(results.redis.memoryCpuMicros),
+        sender: round2(results.redis.redisSenderCpuMicros),
+        watcherInstance: round2(results.redis.redisWatcherInstanceCpuMicros),
+        redis: round2(results.redis.redisServerCpuMicros),
+      },
+    },
     targetsHeld: `${results.targets.filter((target) => target.holds).length}/${results.targets.length}`,
   };
 }
