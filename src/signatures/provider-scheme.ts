@@ -1,4 +1,4 @@
-import { decodeBase64, decodeHex } from './bytes.js';
+import { decodeBase64, decodeHex, encodeUtf8 } from './bytes.js';
 import { findHeaderValues } from './header-values.js';
 import { HMAC_SHA256_BYTES } from './hmac-sha256.js';
 import { parseUnixSeconds } from './timestamp.js';
@@ -66,6 +66,24 @@ export function readSingleHeader(headers: SignedRequest['headers'], name: string
   if (distinct.length > 1) return { kind: 'conflicting', name: first.name, values: distinct };
   if (first.value === '') return { kind: 'empty', name: first.name };
   return { kind: 'present', name: first.name, value: first.value };
+}
+
+/** A signature header that is there but cannot be used, with what it carried. */
+export function malformedHeader(message: string, received: string[], signatureHeader: string): HeaderProblem {
+  return { ok: false, reason: 'malformed-header', message, received, signatureHeader };
+}
+
+/** The MACs `decode` can read among the received signatures; the unreadable ones are left out. */
+export function decodeMacs(received: string[], decode: (signature: string) => Uint8Array | undefined): Uint8Array[] {
+  return received.map(decode).filter((mac): mac is Uint8Array => mac !== undefined);
+}
+
+/**
+ * A provider whose key is the secret's UTF-8 bytes: refuses a secret that matches `otherCredential`
+ * (a token people paste by mistake) with `message`.
+ */
+export function utf8KeyUnless(otherCredential: RegExp, message: string): (secret: string) => KeyReading {
+  return (secret) => (otherCredential.test(secret) ? { ok: false, message } : { ok: true, key: encodeUtf8(secret) });
 }
 
 export function decodeHexMac(text: string): Uint8Array | undefined {

@@ -1,8 +1,8 @@
 // Recipe: https://shopify.dev/docs/apps/build/webhooks/verify-deliveries
 // X-Shopify-Hmac-SHA256: base64 HMAC-SHA256 of the raw body, keyed with the app's client secret as text.
-import { encodeBase64, encodeUtf8 } from '../bytes.js';
+import { encodeBase64 } from '../bytes.js';
 import { findHeaderValues } from '../header-values.js';
-import { decodeBase64Mac, type HeaderReading, type KeyReading, type ProviderScheme } from '../provider-scheme.js';
+import { decodeBase64Mac, decodeMacs, malformedHeader, utf8KeyUnless, type HeaderReading, type ProviderScheme } from '../provider-scheme.js';
 
 const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';
 // Admin API access tokens: shpat_ (admin), shpca_ (custom app), shppa_ (private app). None signs webhooks.
@@ -19,28 +19,17 @@ function readShopifyHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0
     };
   }
   const received = found.map((header) => header.value);
-  const macs = received.map(decodeBase64Mac).filter((mac): mac is Uint8Array => mac !== undefined);
+  const macs = decodeMacs(received, decodeBase64Mac);
   if (macs.length === 0) {
-    return {
-      ok: false,
-      reason: 'malformed-header',
-      message: `${first.name} should be the base64 of a 32-byte digest (44 characters ending in "="), and it is not; Shopify writes base64, not hex.`,
-      received,
-      signatureHeader: first.name,
-    };
+    return malformedHeader(`${first.name} should be the base64 of a 32-byte digest (44 characters ending in "="), and it is not; Shopify writes base64, not hex.`, received, first.name);
   }
   return { ok: true, parts: { signatureHeader: first.name, received, macs, signedPrefix: '' } };
 }
 
-function readShopifyKey(secret: string): KeyReading {
-  if (ACCESS_TOKEN_PATTERN.test(secret)) {
-    return {
-      ok: false,
-      message: "That is a Shopify access token, not a signing secret. App webhooks are signed with the app's client secret; webhooks made in the store admin with the key shown under Settings → Notifications → Webhooks.",
-    };
-  }
-  return { ok: true, key: encodeUtf8(secret) };
-}
+const readShopifyKey = utf8KeyUnless(
+  ACCESS_TOKEN_PATTERN,
+  "That is a Shopify access token, not a signing secret. App webhooks are signed with the app's client secret; webhooks made in the store admin with the key shown under Settings → Notifications → Webhooks.",
+);
 
 export const shopifyScheme: ProviderScheme = {
   provider: 'shopify',

@@ -1,8 +1,8 @@
 // Recipe: https://api.slack.com/authentication/verifying-requests-from-slack
 // X-Slack-Signature: v0=<hex HMAC-SHA256(signing secret, "v0:" + X-Slack-Request-Timestamp + ":" + raw body)>.
-import { encodeHex, encodeUtf8 } from '../bytes.js';
+import { encodeHex } from '../bytes.js';
 import { findHeaderValues } from '../header-values.js';
-import { decodeHexMac, readTimestampHeader, type HeaderReading, type KeyReading, type ProviderScheme } from '../provider-scheme.js';
+import { decodeHexMac, decodeMacs, malformedHeader, readTimestampHeader, utf8KeyUnless, type HeaderReading, type ProviderScheme } from '../provider-scheme.js';
 
 const SIGNATURE_HEADER = 'X-Slack-Signature';
 const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
@@ -25,19 +25,9 @@ function readSlackHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0])
   );
   if (!timestamp.ok) return { ...timestamp.problem, signatureHeader: first.name };
   const received = found.map((header) => header.value);
-  const macs: Uint8Array[] = [];
-  for (const value of received) {
-    const mac = decodeHexMac(SIGNATURE_PATTERN.exec(value)?.[1] ?? '');
-    if (mac !== undefined) macs.push(mac);
-  }
+  const macs = decodeMacs(received, (value) => decodeHexMac(SIGNATURE_PATTERN.exec(value)?.[1] ?? ''));
   if (macs.length === 0) {
-    return {
-      ok: false,
-      reason: 'malformed-header',
-      message: `${first.name} should read "v0=" and 64 hex digits, and it does not, so Slack's signer did not write it as it arrived here.`,
-      received,
-      signatureHeader: first.name,
-    };
+    return malformedHeader(`${first.name} should read "v0=" and 64 hex digits, and it does not, so Slack's signer did not write it as it arrived here.`, received, first.name);
   }
   return {
     ok: true,
@@ -45,16 +35,11 @@ function readSlackHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0])
   };
 }
 
-function readSlackKey(secret: string): KeyReading {
-  // Bot, user and app tokens all start "xox"; people paste them because they are the credential they use most.
-  if (/^xox[a-z]?-/.test(secret)) {
-    return {
-      ok: false,
-      message: "That is a Slack token, not the signing secret. The signing secret is under your app's Basic Information → App Credentials.",
-    };
-  }
-  return { ok: true, key: encodeUtf8(secret) };
-}
+// Bot, user and app tokens all start "xox"; people paste them because they are the credential they use most.
+const readSlackKey = utf8KeyUnless(
+  /^xox[a-z]?-/,
+  "That is a Slack token, not the signing secret. The signing secret is under your app's Basic Information → App Credentials.",
+);
 
 export const slackScheme: ProviderScheme = {
   provider: 'slack',

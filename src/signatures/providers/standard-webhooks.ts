@@ -7,7 +7,9 @@ import { decodeBase64, encodeBase64 } from '../bytes.js';
 import { findHeaderValues, hasHeader } from '../header-values.js';
 import {
   decodeBase64Mac,
+  decodeMacs,
   explainHeaderProblem,
+  malformedHeader,
   readSingleHeader,
   readTimestampHeader,
   type HeaderReading,
@@ -56,17 +58,11 @@ function readStandardHeaders(headers: Parameters<ProviderScheme['readHeaders']>[
     const message = entries.some((entry) => entry.startsWith('v1a,'))
       ? `${name} carries only asymmetric "v1a," (ed25519) signatures; Hookwatch checks the shared-secret "v1," scheme only.`
       : `${name} should hold space-separated "v1,<base64>" signatures, and it has none.`;
-    return { ok: false, reason: 'malformed-header', message, received: entries, signatureHeader: name };
+    return malformedHeader(message, entries, name);
   }
-  const macs = received.map((entry) => decodeBase64Mac(entry.slice(3))).filter((mac): mac is Uint8Array => mac !== undefined);
+  const macs = decodeMacs(received, (entry) => decodeBase64Mac(entry.slice(3)));
   if (macs.length === 0) {
-    return {
-      ok: false,
-      reason: 'malformed-header',
-      message: `Each "v1," in ${name} should be followed by the base64 of a 32-byte digest (44 characters), and none is.`,
-      received,
-      signatureHeader: name,
-    };
+    return malformedHeader(`Each "v1," in ${name} should be followed by the base64 of a 32-byte digest (44 characters), and none is.`, received, name);
   }
   return {
     ok: true,

@@ -4,9 +4,9 @@
 // Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…][,v0=<hex>]. Several v1 appear while a secret is rolled;
 // v0 is a dummy Stripe adds in test mode, signed with a key it never publishes.
 // The whsec_… secret is the HMAC key as written, prefix included: unlike Standard Webhooks, nothing is base64-decoded.
-import { encodeHex, encodeUtf8 } from '../bytes.js';
+import { encodeHex } from '../bytes.js';
 import { findHeaderValues } from '../header-values.js';
-import { decodeHexMac, quoteValue, type HeaderReading, type KeyReading, type ProviderScheme } from '../provider-scheme.js';
+import { decodeHexMac, decodeMacs, malformedHeader, quoteValue, utf8KeyUnless, type HeaderReading, type ProviderScheme } from '../provider-scheme.js';
 import { parseUnixSeconds } from '../timestamp.js';
 
 const SIGNATURE_HEADER = 'Stripe-Signature';
@@ -50,24 +50,24 @@ function readStripeHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0]
   const distinctTimestamps = [...new Set(elements.timestamps)];
   const timestampText = distinctTimestamps[0];
   if (timestampText === undefined) {
-    return { ok: false, reason: 'malformed-header', message: `${name} has no "t=" timestamp, and Stripe signs the timestamp with the body.`, received, signatureHeader: name };
+    return malformedHeader(`${name} has no "t=" timestamp, and Stripe signs the timestamp with the body.`, received, name);
   }
   if (distinctTimestamps.length > 1) {
-    return { ok: false, reason: 'malformed-header', message: `${name} carries ${distinctTimestamps.length} different "t=" timestamps, so there is no telling which one was signed.`, received, signatureHeader: name };
+    return malformedHeader(`${name} carries ${distinctTimestamps.length} different "t=" timestamps, so there is no telling which one was signed.`, received, name);
   }
   const seconds = parseUnixSeconds(timestampText);
   if (seconds === undefined) {
-    return { ok: false, reason: 'malformed-header', message: `The "t=" in ${name} should be whole Unix seconds, but it is ${quoteValue(timestampText)}.`, received, signatureHeader: name };
+    return malformedHeader(`The "t=" in ${name} should be whole Unix seconds, but it is ${quoteValue(timestampText)}.`, received, name);
   }
   if (elements.v1.length === 0) {
     const message = elements.hasV0
       ? `${name} carries only a "v0=" signature: that is the test-mode dummy, which nobody can verify, and the real one would be "v1=".`
       : `${name} has no "v1=" signature, which is the only scheme Stripe signs with.`;
-    return { ok: false, reason: 'malformed-header', message, received: [], signatureHeader: name };
+    return malformedHeader(message, [], name);
   }
-  const macs = elements.v1.map(decodeHexMac).filter((mac): mac is Uint8Array => mac !== undefined);
+  const macs = decodeMacs(elements.v1, decodeHexMac);
   if (macs.length === 0) {
-    return { ok: false, reason: 'malformed-header', message: `Each "v1=" in ${name} should be 64 hex digits, and none is.`, received, signatureHeader: name };
+    return malformedHeader(`Each "v1=" in ${name} should be 64 hex digits, and none is.`, received, name);
   }
   return {
     ok: true,
@@ -75,15 +75,10 @@ function readStripeHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0]
   };
 }
 
-function readStripeKey(secret: string): KeyReading {
-  if (API_KEY_PATTERN.test(secret)) {
-    return {
-      ok: false,
-      message: "That is a Stripe API key, not a webhook signing secret. The signing secret starts with whsec_ and is on the webhook endpoint's page in the Dashboard (or printed by `stripe listen`).",
-    };
-  }
-  return { ok: true, key: encodeUtf8(secret) };
-}
+const readStripeKey = utf8KeyUnless(
+  API_KEY_PATTERN,
+  "That is a Stripe API key, not a webhook signing secret. The signing secret starts with whsec_ and is on the webhook endpoint's page in the Dashboard (or printed by `stripe listen`).",
+);
 
 export const stripeScheme: ProviderScheme = {
   provider: 'stripe',
