@@ -6,7 +6,7 @@
 // Traffic goes to 127.0.0.1 only and the run stops by itself.
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { benchServerEnv, freePort } from './server-env.mjs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,28 +38,12 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   process.on('exit', () => {
     for (const child of children) child.kill('SIGKILL');
   });
-  const port = await new Promise((done) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => done(port));
-    });
-  });
+  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-profile-'));
   const script = kind === 'hookwatch' ? `${checkout}/dist/main.js` : `bench/baselines/${kind}.mjs`;
   const server = spawn('taskset', ['-c', '0', process.execPath, ...(straceMode ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`]), script], {
     cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_ENDPOINT: '0',
-      RATE_LIMIT_PER_ADDRESS: '0',
-      LIVE_CONNECTS_PER_ADDRESS: '0',
-      MAX_LIVE_SOCKETS_PER_ADDRESS: '100000',
-      MAX_CONNECTIONS_PER_ADDRESS: '100000',
-      MAX_CONNECTIONS: '100000',
-    },
+    env: benchServerEnv(port),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   children.add(server);

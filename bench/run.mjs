@@ -5,11 +5,11 @@
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { redisPhase, redisReport } from './redis-phase.mjs';
+import { benchServerEnv, freePort } from './server-env.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -42,36 +42,13 @@ const results = { commit: commitOf(root), machine: machine(), quick, rounds: ROU
 
 // ---- processes ----
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts a server pinned to `core` (0) and waits until it answers. `checkout`: where Hookwatch's dist/ is. */
 async function startServer(kind, env = {}, nodeFlags = [], checkout = root, core = 0) {
   const port = await freePort();
   const script = kind === 'hookwatch' ? `${checkout}/dist/main.js` : kind === 'hookwatch-gc' ? 'bench/gc-server.mjs' : `bench/baselines/${kind}.mjs`;
   const child = spawn('taskset', ['-c', String(core), process.execPath, ...(kind === 'hookwatch-gc' ? ['--expose-gc'] : []), ...nodeFlags, script], {
     cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_ENDPOINT: '0',
-      RATE_LIMIT_PER_ADDRESS: '0',
-      LIVE_CONNECTS_PER_ADDRESS: '0',
-      MAX_ENDPOINTS: '20000',
-      // The bench's load and watchers all come from 127.0.0.1: the per-address caps would refuse them.
-      MAX_LIVE_SOCKETS_PER_ADDRESS: '100000',
-      MAX_CONNECTIONS_PER_ADDRESS: '100000',
-      MAX_CONNECTIONS: '100000',
-      ...env,
-    },
+    env: { ...benchServerEnv(port), ...env },
     stdio: ['ignore', 'inherit', 'inherit', ...(kind === 'hookwatch-gc' ? ['ipc'] : [])],
   });
   children.add(child);
