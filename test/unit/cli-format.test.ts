@@ -1,30 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { backoffDelay, formatSeconds, sleep } from '../../src/cli/backoff.js';
 import { parseInteger, UsageError } from '../../src/cli/command.js';
 import { displayPath, formatForwardLine, formatSize, formatTailLine, formatVerbose, toPrintable } from '../../src/cli/format.js';
+import { capturedRequest } from '../helpers/captured.js';
 
-const request: CapturedRequest = {
+const request = capturedRequest({
   seq: 12,
-  method: 'POST',
   url: '/api/webhook-tester/abc/github/push?x=1',
   subPath: '/github/push',
   query: { x: '1' },
   headers: [['X-Evil', 'a\u001b[2Jb']],
   contentType: null,
   body: 'line1\r\nline2\u202e',
-  bodyEncoding: 'utf8',
   isJson: false,
-  form: null,
-  parts: null,
-  omitted: [],
-  answer: { status: 200, delayMs: 0 },
   size: 2048,
   storedSize: 14,
-  truncated: false,
-  remoteAddress: '127.0.0.1',
-  receivedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 
 describe('cli formatting', () => {
   it('formats the forward line', () => {

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { parseTarget, prepareForward, targetPath } from '../../src/cli/forward-request.js';
+import { capturedRequest } from '../helpers/captured.js';
 
-const base: CapturedRequest = {
-  seq: 1,
-  method: 'POST',
+const base = capturedRequest({
   url: '/api/webhook-tester/abc/github/push?a=1&a=2&b=%20x',
   subPath: '/github/push',
   query: { a: ['1', '2'], b: ' x' },
@@ -16,20 +14,7 @@ const base: CapturedRequest = {
     ['Content-Type', 'application/json'],
     ['Content-Length', '9'],
   ],
-  contentType: 'application/json',
-  body: '{"a":"b"}',
-  bodyEncoding: 'utf8',
-  isJson: true,
-  form: null,
-  parts: null,
-  omitted: [],
-  answer: { status: 200, delayMs: 0 },
-  size: 9,
-  storedSize: 9,
-  truncated: false,
-  remoteAddress: '127.0.0.1',
-  receivedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 const target = parseTarget('http://localhost:3000/hook');
 
 describe('parseTarget', () => {

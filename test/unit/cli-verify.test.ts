@@ -3,34 +3,14 @@ import { describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { UsageError } from '../../src/cli/command.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption } from '../../src/cli/verify.js';
+import { capturedRequest } from '../helpers/captured.js';
 
 const SECRET = 'It\'s a Secret to Everybody';
 const BODY = '{"zen":"Keep it logically awesome."}';
 const githubSignature = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 function captured(headers: Array<[string, string]>, body = BODY, extra: Partial<CapturedRequest> = {}): CapturedRequest {
-  return {
-    seq: 1,
-    method: 'POST',
-    url: '/api/webhook-tester/abc/github',
-    subPath: '/github',
-    query: {},
-    headers,
-    contentType: 'application/json',
-    body,
-    bodyEncoding: 'utf8',
-    isJson: true,
-    form: null,
-    parts: null,
-    omitted: [],
-    answer: { status: 200, delayMs: 0 },
-    size: Buffer.byteLength(body),
-    storedSize: Buffer.byteLength(body),
-    truncated: false,
-    remoteAddress: '127.0.0.1',
-    receivedAt: '2026-01-01T00:00:00.000Z',
-    ...extra,
-  };
+  return capturedRequest({ url: '/api/webhook-tester/abc/github', subPath: '/github', headers, body, ...extra });
 }
 
 function usageMessage(run: () => unknown): string {

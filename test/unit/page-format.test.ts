@@ -1,29 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { toHar } from '../../client/src/export.js';
 import { ago, formatBytes, utc } from '../../client/src/format.js';
+import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import { capturedRequest } from '../helpers/captured.js';
 
-const request: CapturedRequest = {
+const request = capturedRequest({
   seq: 3,
-  method: 'POST',
   url: '/api/webhook-tester/abc/hooks?x=1',
   subPath: '/hooks',
   query: { x: '1' },
-  headers: [['Content-Type', 'application/json']],
-  contentType: 'application/json',
   body: '{"a":1}',
-  bodyEncoding: 'utf8',
-  isJson: true,
-  form: null,
-  parts: null,
-  omitted: [],
-  answer: { status: 200, delayMs: 0 },
-  size: 7,
-  storedSize: 7,
-  truncated: false,
-  remoteAddress: '127.0.0.1',
   receivedAt: '2026-11-22T16:20:01.123Z',
-};
+});
 
 describe('the page: formatting', () => {
   it('says how long ago, briefly', () => {

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { replayUrl, shellQuote, toCurl } from '../../src/capture/to-curl.js';
+import { capturedRequest } from '../helpers/captured.js';
 
-const base: CapturedRequest = {
-  seq: 1,
-  method: 'POST',
+const base = capturedRequest({
   url: '/api/webhook-tester/abc/hooks?x=1&x=2',
   subPath: '/hooks',
   query: { x: ['1', '2'] },
@@ -16,20 +14,7 @@ const base: CapturedRequest = {
     ['X-Dup', 'a'],
     ['X-Dup', 'b'],
   ],
-  contentType: 'application/json',
-  body: '{"a":"b"}',
-  bodyEncoding: 'utf8',
-  isJson: true,
-  form: null,
-  parts: null,
-  omitted: [],
-  answer: { status: 200, delayMs: 0 },
-  size: 9,
-  storedSize: 9,
-  truncated: false,
-  remoteAddress: '127.0.0.1',
-  receivedAt: '2026-01-01T00:00:00.000Z',
-};
+});
 
 describe('toCurl', () => {
   it('quotes every argument so the shell passes it through literally', () => {
