@@ -1,8 +1,10 @@
-// node bench/profile.mjs [--server=hookwatch|lean-relay|naive-relay] [--seconds=N] [--interval=µs] [--checkout=DIR] [--sockets=N] [--strace]
+// node bench/profile.mjs [--server=hookwatch|lean-relay|naive-relay] [--seconds=N] [--interval=µs] [--checkout=DIR] [--sockets=N] [--strace | --io]
 // Profiles one server (pinned to core 0) with `node --cpu-prof` under the bench's capture load
 // (1 KB JSON POSTs, 50 connections, one watcher or --sockets=N on one endpoint; load and watcher on core 1), then prints the
 // top self-time frames, grouped by where their code lives (our dist/, fastify, ws, node:
-// internals, GC). --strace counts the server's system calls per request instead (strace -c).
+// internals, GC). --strace counts the server's system calls per request instead (strace -c, which
+// slows the server several times over, so its turns batch more); --io counts only read and write
+// calls (/proc/<pid>/io, no slowdown) with the server's CPU per request.
 // Traffic goes to 127.0.0.1 only and the run stops by itself.
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,6 +23,8 @@ const checkout = resolve(option('checkout', root));
 const top = Number(option('top', '40'));
 const sockets = Number(option('sockets', '1'));
 const straceMode = process.argv.includes('--strace');
+const ioMode = process.argv.includes('--io');
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   if (checkout === resolve(root)) execFileSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
@@ -41,7 +45,7 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-profile-'));
   const script = kind === 'hookwatch' ? `${checkout}/dist/main.js` : `bench/baselines/${kind}.mjs`;
-  const server = spawn('taskset', ['-c', '0', process.execPath, ...(straceMode ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`]), script], {
+  const server = spawn('taskset', ['-c', '0', process.execPath, ...(straceMode || ioMode ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`]), script], {
     cwd: root,
     env: benchServerEnv(port),
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -73,6 +77,7 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
     children.add(strace);
     await new Promise((done) => setTimeout(done, 500));
   }
+  const ioBefore = ioMode ? readCounters(server.pid) : undefined;
   const result = await new Promise((done, fail) =>
     autocannon(
       {
@@ -87,6 +92,13 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
     ),
   );
   watcher.send('exit');
+  if (ioBefore) {
+    const after = readCounters(server.pid);
+    const per = (name) => ((after[name] - ioBefore[name]) / result['2xx']).toFixed(name === 'cpuMicros' ? 1 : 3);
+    console.log(`${kind}: ${result['2xx']} requests in ${seconds} s (${Math.round(result['2xx'] / seconds)} req/s); per request: ${per('cpuMicros')} µs CPU, ${per('syscr')} read calls, ${per('syscw')} write calls (write and writev), ${per('wchar')} bytes written`);
+    server.kill('SIGKILL');
+    process.exit(0);
+  }
   if (strace) {
     const stopped = new Promise((done) => strace.on('exit', done));
     strace.kill('SIGINT');
@@ -109,6 +121,20 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   summarise(profile, result['2xx']);
   console.log(`\nProfile: ${join(dir, file)}`);
   process.exit(0);
+}
+
+/** The process's read and write system calls and bytes (/proc/<pid>/io) and its CPU time in µs. */
+function readCounters(pid) {
+  const io = Object.fromEntries(
+    readFileSync(`/proc/${pid}/io`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(': '))
+      .map(([name, value]) => [name, Number(value)]),
+  );
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat, in clock ticks.
+  return { ...io, cpuMicros: ((Number(stat[11]) + Number(stat[12])) * 1e6) / CLOCK_TICKS };
 }
 
 /** Where a frame's code lives. */
