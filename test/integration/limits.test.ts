@@ -80,6 +80,22 @@ describe('limits', () => {
     expect(answer).toContain('"code":"BAD_REQUEST"');
   });
 
+  it('answers the requests before broken bytes on one connection first, then 400', async () => {
+    const s = await server({});
+    const a = await endpoint(s);
+    const path = new URL(a.welcome.endpoint.url).pathname;
+    // Two whole requests and then garbage, in one write: the parser fails while the captures
+    // are still being stored, and their answers must not be lost to the 400.
+    const request = (sub: string) => `POST ${path}/${sub} HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nA`;
+    const answer = await sendRaw(s.baseUrl, `${request('one')}${request('two')}GARBAGE\r\n\r\n`);
+    expect(answer.match(/HTTP\/1.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 400']);
+    expect(answer).toContain('"code":"BAD_REQUEST"');
+    expect((await a.client.requests(2)).map((r) => [r.subPath, r.answer.status])).toEqual([
+      ['/one', 200],
+      ['/two', 200],
+    ]);
+  });
+
   it('answers 408 to a sender that trickles its body past the request timeout', async () => {
     const s = await server({ requestTimeoutMs: 1000 });
     const a = await endpoint(s);
