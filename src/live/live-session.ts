@@ -9,7 +9,7 @@ import { parseResponseConfig } from '../response-config.js';
 import { StoreUnavailableError, type EndpointKind, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
-import { CloseCode } from './protocol.js';
+import { CloseCode, type ClientMessage } from './protocol.js';
 import { clearedMessage, errorMessage, EXPIRED_MESSAGE, forwardedMessage, responseChangedMessage, welcomeMessage } from './server-messages.js';
 import { toFramed, Watcher, writeBounded } from './watcher.js';
 
@@ -34,6 +34,11 @@ const HELLO_TIMEOUT_MS = 10_000;
 const FORWARDED_COST = 0.1;
 /** Malformed messages in a row after which the socket is closed (1008): a client that keeps sending junk is broken or hostile. */
 export const BAD_MESSAGE_RUN = 10;
+/**
+ * Messages one socket may have waiting their turn. Past it the server is not keeping up with the
+ * socket (a slow store): it is closed like one over its rate (4029), not queued without bound.
+ */
+const MAX_PENDING_MESSAGES = 64;
 
 /**
  * One live socket's side of the protocol: create or join, then set-response and clear. A class
@@ -44,10 +49,12 @@ export const BAD_MESSAGE_RUN = 10;
 export class LiveSession {
   private watcher: Watcher | undefined;
   private endpointId: string | undefined;
-  private joining = false;
   private closed = false;
   private helloTimer: NodeJS.Timeout | undefined;
   private badRun = 0;
+  /** The messages before the newest one, handled one at a time; and how many wait in it. */
+  private inOrder: Promise<void> = Promise.resolve();
+  private pending = 0;
   private tokens: number;
   private refilledAtMs = Date.now();
 
@@ -65,7 +72,7 @@ export class LiveSession {
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.closed) return;
     const text = isBinary ? '' : data.toString();
-    if (!this.takeToken(text.startsWith('{"type":"forwarded"') ? FORWARDED_COST : 1)) {
+    if (!this.takeToken(text.startsWith('{"type":"forwarded"') ? FORWARDED_COST : 1) || this.pending >= MAX_PENDING_MESSAGES) {
       const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
       this.reject(error);
       this.send(errorMessage(error));
@@ -73,18 +80,30 @@ export class LiveSession {
       return;
     }
     if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
-    this.handle(text).catch((error: unknown) => {
-      if (error instanceof StoreUnavailableError) {
-        // Nothing this socket can do until the store is back: say so, and let it reconnect.
-        this.context.log.warn({ err: error }, 'store unavailable');
-        const unavailable = errors.STORE_UNAVAILABLE();
-        this.reject(unavailable);
-        this.send(errorMessage(unavailable));
-        return this.closeWith(CloseCode.TRY_AGAIN_LATER, unavailable.code);
-      }
-      this.context.log.error({ err: error }, 'live message failed');
-      this.send(errorMessage(errors.INTERNAL()));
-    });
+    // Parsed at once (a malformed message is answered at once), handled in the order sent: a
+    // set-response right after create, or a corrected join right after a refused one, finds the
+    // socket in the state the messages before it left.
+    const parsed = parseClientMessage(text);
+    if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
+    this.badRun = 0;
+    this.pending++;
+    this.inOrder = this.inOrder
+      .then(() => (this.closed ? undefined : this.handle(parsed.message)))
+      .catch((error: unknown) => this.failed(error))
+      .finally(() => this.pending--);
+  }
+
+  private failed(error: unknown): void {
+    if (error instanceof StoreUnavailableError) {
+      // Nothing this socket can do until the store is back: say so, and let it reconnect.
+      this.context.log.warn({ err: error }, 'store unavailable');
+      const unavailable = errors.STORE_UNAVAILABLE();
+      this.reject(unavailable);
+      this.send(errorMessage(unavailable));
+      return this.closeWith(CloseCode.TRY_AGAIN_LATER, unavailable.code);
+    }
+    this.context.log.error({ err: error }, 'live message failed');
+    this.send(errorMessage(errors.INTERNAL()));
   }
 
   onClose(): void {
@@ -131,24 +150,14 @@ export class LiveSession {
     this.helloTimer = undefined;
   }
 
-  private async handle(text: string): Promise<void> {
+  private async handle(message: ClientMessage | { type: 'set-response'; response: unknown }): Promise<void> {
     const { store, bus } = this.context;
-    const parsed = parseClientMessage(text);
-    if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
-    this.badRun = 0;
-    const message = parsed.message;
 
     if (message.type === 'create' || message.type === 'join') {
-      if (this.watcher || this.joining) return this.send(errorMessage(errors.ALREADY_JOINED(), message.type));
-      this.joining = true;
+      if (this.watcher) return this.send(errorMessage(errors.ALREADY_JOINED(), message.type));
       this.stopHelloTimer();
-      try {
-        if (message.type === 'create') await this.create(message.kind ?? 'live');
-        else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
-      } finally {
-        this.joining = false;
-      }
-      return;
+      if (message.type === 'create') return this.create(message.kind ?? 'live');
+      return this.join(message.endpointId, message.key, message.afterSeq ?? 0);
     }
 
     const endpointId = this.endpointId;
@@ -254,7 +263,9 @@ export class LiveSession {
         gap: firstSeq !== undefined ? firstSeq > Math.max(afterSeq, log.clearedSeq) + 1 : log.lastSeq > Math.max(afterSeq, log.clearedSeq),
       }),
     );
-    await candidate.replay(log.requests.map((stored) => toFramed(stored.message, stored.seq)));
+    // Not awaited: the backlog is paced by the socket's drain, and the socket's next messages
+    // (set-response, clear) should not wait for it.
+    candidate.replay(log.requests.map((stored) => toFramed(stored.message, stored.seq))).catch((error: unknown) => this.failed(error));
   }
 
   private expire(): void {

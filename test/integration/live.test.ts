@@ -303,6 +303,28 @@ describe('live protocol', () => {
     expect((await client.next('error')).error.code).toBe('ALREADY_JOINED');
   });
 
+  it('handles one socket\'s messages in the order sent, without waiting for each answer', async () => {
+    const s = await server();
+    // A set-response sent straight after create applies to the new endpoint.
+    const creator = await LiveClient.open(s.wsUrl);
+    cleanups.push(() => creator.close());
+    creator.send({ type: 'create' });
+    creator.send({ type: 'set-response', response: { status: 202, headers: [], body: '', contentType: 'text/plain', delayMs: 0 } });
+    const { endpoint } = await creator.next('welcome');
+    expect((await creator.next('response')).response.status).toBe(202);
+    expect((await send(endpoint.url, { method: 'POST' })).status).toBe(202);
+    expect(creator.messages.filter((message) => message.type === 'error')).toEqual([]);
+
+    // A join refused for its afterSeq leaves the socket free for the corrected join sent after it.
+    const joiner = await LiveClient.open(s.wsUrl);
+    cleanups.push(() => joiner.close());
+    joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key, afterSeq: 999 });
+    joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key });
+    expect((await joiner.next('error')).error.code).toBe('BAD_MESSAGE');
+    expect((await joiner.next('welcome')).backlog).toBe(1);
+    expect(joiner.messages.filter((message) => message.type === 'error')).toEqual([]);
+  });
+
   it('refuses a socket without the hookwatch.v1 subprotocol', async () => {
     const s = await server();
     const socket = new WebSocket(`${s.wsUrl}${LIVE_PATH}`);
