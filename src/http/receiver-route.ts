@@ -256,21 +256,19 @@ interface PreparedAnswer {
 const preparedAnswers = new WeakMap<ResponseConfig, PreparedAnswer>();
 
 /**
- * The answer Fastify would write for `sendConfigured`'s configuration: RECEIVER_HEADERS with the
- * source set to 'configured', the configured headers (names lowercased, a repeated name set
- * once, last value wins), and for a body its content type and length.
+ * The answer for `sendConfigured`'s configuration: RECEIVER_HEADERS with the source set to
+ * 'configured', the configured headers as given (in order, with their case, a repeated name once
+ * per pair; none of them can be one of ours, see response-config.ts), and for a body its content
+ * type and length.
  */
 function prepareAnswer(response: ResponseConfig): PreparedAnswer {
-  const headers: Record<string, string> = { ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'configured' };
-  for (const [name, value] of response.headers) headers[name.toLowerCase()] = value;
+  const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'configured' }).flat(), ...response.headers.flat()];
   let body: Buffer | undefined;
   if (response.status !== 204 && response.body !== '') {
     const charset = response.contentType.startsWith('text/') || response.contentType === 'application/json' ? '; charset=utf-8' : '';
     body = Buffer.from(response.body);
-    headers['content-type'] = `${response.contentType}${charset}`;
-    headers['content-length'] = String(body.length);
+    lines.push('content-type', `${response.contentType}${charset}`, 'content-length', String(body.length));
   }
-  const lines = Object.entries(headers).flat();
   const answer = { status: response.status, headers: lines, emptyHeaders: [...lines, 'content-length', '0'], body };
   preparedAnswers.set(response, answer);
   return answer;

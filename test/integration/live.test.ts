@@ -5,7 +5,7 @@ import { tcpSocketOf } from '../../src/live/frame.js';
 import { FLUSH_AFTER_MESSAGES } from '../../src/live/hub.js';
 import { LIVE_PATH } from '../../src/live/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
-import { send } from '../helpers/http.js';
+import { send, sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('live protocol', () => {
@@ -185,6 +185,23 @@ describe('live protocol', () => {
     expect(error.for).toBe('set-response');
     const answer = await send(a.welcome.endpoint.url, { method: 'POST' });
     expect(answer.status).toBe(200);
+  });
+
+  it('sends configured headers as given: in order, with their case, a repeated name once per pair', async () => {
+    const s = await server();
+    const a = track(await LiveClient.create(s.wsUrl));
+    const headers = [
+      ['X-Multi', 'one'],
+      ['X-Multi', 'two'],
+      ['WWW-Authenticate', 'Basic'],
+      ['www-authenticate', 'Bearer realm="x"'],
+    ];
+    a.client.send({ type: 'set-response', response: { status: 401, body: '', contentType: 'text/plain', headers, delayMs: 0 } });
+    await a.client.next('response');
+    const path = new URL(a.welcome.endpoint.url).pathname;
+    const answer = await sendRaw(s.baseUrl, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1.1 401 /);
+    expect(answer).toContain('\r\nX-Multi: one\r\nX-Multi: two\r\nWWW-Authenticate: Basic\r\nwww-authenticate: Bearer realm="x"\r\n');
   });
 
   it("passes a forwarder's result on to every watcher, and only from a socket that joined", async () => {
