@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Bus } from './bus/bus.js';
-import { createReadingBudget } from './capture/read-body.js';
+import { createReadingBudget, SenderGoneError } from './capture/read-body.js';
 import type { Config } from './config.js';
 import { errors, rejectionReasonOf, toErrorBody } from './errors.js';
 import { RESPONSE_SOURCE_HEADER } from './http/answers.js';
@@ -124,6 +124,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (error instanceof StoreUnavailableError) {
       request.log.warn({ err: error }, 'store unavailable');
       return sendError(errors.STORE_UNAVAILABLE(), request, reply);
+    }
+    if (error instanceof SenderGoneError) {
+      // Not a fault: any client can hang up mid-body, and there is no one left to answer.
+      request.log.debug({ reason: error.message }, 'request aborted');
+      reply.hijack();
+      request.raw.socket.destroy();
+      return undefined;
     }
     const known = (errors as Record<string, unknown>)[error.code] !== undefined;
     const status = error.statusCode ?? 500;

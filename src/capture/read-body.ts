@@ -42,6 +42,13 @@ export interface ReadBody {
   atCapacity: boolean;
 }
 
+/** The sender went away before its body ended: there is nothing whole to keep and no one to answer. */
+export class SenderGoneError extends Error {
+  constructor() {
+    super('request aborted before its body ended');
+  }
+}
+
 const EMPTY: ReadBody = Object.freeze({ kept: Buffer.alloc(0), size: 0, truncated: false, overLimit: false, atCapacity: false });
 
 /**
@@ -53,6 +60,8 @@ const EMPTY: ReadBody = Object.freeze({ kept: Buffer.alloc(0), size: 0, truncate
  */
 export function readBody(stream: Readable, limits: BodyLimits, budget: ReadingBudget): Promise<ReadBody> {
   if (stream.readableEnded) return Promise.resolve(EMPTY);
+  // Gone while the route was still deciding (a store lookup): no event is coming.
+  if (stream.destroyed) return Promise.reject(new SenderGoneError());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let kept = 0;
@@ -84,8 +93,8 @@ export function readBody(stream: Readable, limits: BodyLimits, budget: ReadingBu
       if (size > limits.readLimitBytes) stop({ kept: concat(chunks, kept), size, truncated: true, overLimit: true, atCapacity: false });
     };
     const onEnd = () => finish({ kept: concat(chunks, kept), size, truncated: size > kept, overLimit: false, atCapacity: false });
-    const onError = (error: Error) => finish(error);
-    const onClose = () => finish(new Error('request aborted before its body ended'));
+    const onError = () => finish(new SenderGoneError());
+    const onClose = () => finish(new SenderGoneError());
 
     stream.on('data', onData);
     stream.once('end', onEnd);

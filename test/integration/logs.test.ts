@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { LiveClient } from '../helpers/live-client.js';
 import { send } from '../helpers/http.js';
@@ -32,6 +33,24 @@ describe('logs', () => {
       const logs = server.logs();
       expect(logs).toContain('request captured');
       for (const secret of [bodySecret, headerSecret, key]) expect(logs).not.toContain(secret);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('log a sender that leaves mid-body as a debug line, not an error', async () => {
+    const server = await startServer({ logLevel: 'debug' });
+    try {
+      const { port } = new URL(server.baseUrl);
+      const socket = connect(Number(port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(`POST /api/endpoints HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`, () => socket.destroy());
+      await expect.poll(() => server.logs()).toContain('request aborted');
+      const errors = server
+        .logs()
+        .split('\n')
+        .filter((line) => line !== '' && (JSON.parse(line) as { level: number }).level >= 50);
+      expect(errors).toEqual([]);
     } finally {
       await server.close();
     }
