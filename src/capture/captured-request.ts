@@ -170,7 +170,7 @@ function draftOf(raw: RawCapture, options: CaptureOptions): { draft: RequestDraf
 
 /**
  * The path after the endpoint's own (`/github/push` under `/api/webhook-tester/<id>`), "" when
- * none. An absolute-form target (`http://host/api/…`, RFC 9112 section 3.2.2) is read from its path.
+ * none, as sent. An absolute-form target (`http://host/api/…`, RFC 9112 section 3.2.2) is read from its path.
  */
 export function subPathOf(url: string, endpointPath: string): string {
   let pathStart = 0;
@@ -182,7 +182,15 @@ export function subPathOf(url: string, endpointPath: string): string {
   }
   const queryStart = url.indexOf('?', pathStart);
   const path = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
-  return path.startsWith(endpointPath) ? path.slice(endpointPath.length) : '';
+  if (path.startsWith(endpointPath)) return path.slice(endpointPath.length);
+  // The prefix or the id came percent-encoded (the router decoded it to find the endpoint):
+  // the sub-path starts after as many segments, and is kept as sent.
+  let at = 0;
+  for (let segments = endpointPath.split('/').length - 1; segments > 0; segments--) {
+    at = path.indexOf('/', at + 1);
+    if (at === -1) return '';
+  }
+  return path.slice(at);
 }
 
 /** `a=1&a=2&b` -> `{ a: ['1', '2'], b: '' }`. A null-prototype map, so `__proto__` is just a name. */

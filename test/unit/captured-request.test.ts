@@ -143,6 +143,13 @@ describe('subPathOf', () => {
     expect(subPathOf('http://other.example/api/webhook-tester/abc/x?q', '/api/webhook-tester/abc')).toBe('/x');
     expect(subPathOf('http://other.example', '/api/webhook-tester/abc')).toBe('');
   });
+
+  it('reads it after a percent-encoded prefix or id, which the router decoded to find the endpoint', () => {
+    expect(subPathOf('/api/webhook-tester/%61bc/x/%79?q=1', '/api/webhook-tester/abc')).toBe('/x/%79');
+    expect(subPathOf('/api/%77ebhook-tester/abc/x', '/api/webhook-tester/abc')).toBe('/x');
+    expect(subPathOf('/api/webhook-tester/%61bc', '/api/webhook-tester/abc')).toBe('');
+    expect(subPathOf('http://h/api/webhook-tester/%61bc/x?q', '/api/webhook-tester/abc')).toBe('/x');
+  });
 });
 
 describe('toRecordJson', () => {
