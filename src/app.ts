@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
 import type { Redis } from 'ioredis';
@@ -8,7 +9,7 @@ import type { Bus } from './bus/bus.js';
 import { createReadingBudget, SenderGoneError } from './capture/read-body.js';
 import type { Config } from './config.js';
 import { errors, rejectionReasonOf, toErrorBody } from './errors.js';
-import { RESPONSE_SOURCE_HEADER } from './http/answers.js';
+import { rawErrorAnswer, RESPONSE_SOURCE_HEADER } from './http/answers.js';
 import { createClientErrorHandler } from './http/client-error.js';
 import { limitConnections } from './http/connection-limits.js';
 import { endpointsRoute } from './http/endpoints-route.js';
@@ -158,6 +159,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // An `Expect` other than 100-continue: Node would answer a bare 417 itself. It is a request
   // like any other here (RFC 9110 section 10.1.1 lets a server ignore it), so route it.
   app.server.on('checkExpectation', (request, response) => app.routing(request, response));
+  // CONNECT asks for a tunnel, which this server never opens; without a listener Node closes the
+  // connection without a word.
+  app.server.on('connect', (_request, socket: Duplex) => {
+    metrics.reject('bad_request');
+    socket.end(rawErrorAnswer({ ...errors.BAD_REQUEST(), message: 'CONNECT is not supported: this server opens no tunnels' }));
+  });
 
   // With Redis the limits are counted there, so every instance enforces the same ones.
   await app.register(fastifyRateLimit, {

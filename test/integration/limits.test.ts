@@ -80,6 +80,16 @@ describe('limits', () => {
     expect(answer).toContain('"code":"BAD_REQUEST"');
   });
 
+  it('answers CONNECT with the JSON error instead of closing without a word', async () => {
+    const s = await server({});
+    const a = await endpoint(s);
+    const path = new URL(a.welcome.endpoint.url).pathname;
+    const answer = await sendRaw(s.baseUrl, `CONNECT ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1.1 400 /);
+    expect(answer).toContain('"code":"BAD_REQUEST"');
+    expect(answer).toContain('CONNECT is not supported');
+  });
+
   it('answers the requests before broken bytes on one connection first, then 400', async () => {
     const s = await server({});
     const a = await endpoint(s);
