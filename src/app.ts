@@ -9,7 +9,7 @@ import type { Bus } from './bus/bus.js';
 import { createReadingBudget, SenderGoneError } from './capture/read-body.js';
 import type { Config } from './config.js';
 import { errors, rejectionReasonOf, toErrorBody } from './errors.js';
-import { rawErrorAnswer, RESPONSE_SOURCE_HEADER } from './http/answers.js';
+import { refuseHandedOver, RESPONSE_SOURCE_HEADER } from './http/answers.js';
 import { createClientErrorHandler } from './http/client-error.js';
 import { limitConnections } from './http/connection-limits.js';
 import { endpointsRoute } from './http/endpoints-route.js';
@@ -163,7 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // connection without a word.
   app.server.on('connect', (_request, socket: Duplex) => {
     metrics.reject('bad_request');
-    socket.end(rawErrorAnswer({ ...errors.BAD_REQUEST(), message: 'CONNECT is not supported: this server opens no tunnels' }));
+    refuseHandedOver(socket, { ...errors.BAD_REQUEST(), message: 'CONNECT is not supported: this server opens no tunnels' });
   });
 
   // With Redis the limits are counted there, so every instance enforces the same ones.

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { toErrorBody } from '../errors.js';
 
 /** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
@@ -36,4 +37,15 @@ export function rawErrorAnswer(error: { code: string; message: string; statusCod
     extraHeaders +
     `Connection: close\r\n\r\n${body}`
   );
+}
+
+/**
+ * Answers one of our errors on a socket Node has handed over (an upgrade, a CONNECT) and closes
+ * it. Such a socket has none of the server's timeouts and no error handler: it is destroyed once
+ * the answer is flushed, so a client that never closes its side cannot keep it, and a reset
+ * cannot become an uncaught error.
+ */
+export function refuseHandedOver(socket: Duplex, error: { code: string; message: string; statusCode: number }): void {
+  socket.on('error', () => socket.destroy());
+  socket.end(rawErrorAnswer(error), () => socket.destroy());
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors } from '../errors.js';
-import { rawErrorAnswer } from '../http/answers.js';
+import { refuseHandedOver } from '../http/answers.js';
 import { LIVE_PATH } from './protocol.js';
 
 /**
@@ -20,14 +20,9 @@ export function liveUpgrades(server: Server): EventEmitter {
       live.emit('upgrade', request, socket, head);
       return;
     }
-    refuse(socket);
+    refuseHandedOver(socket, errors.UPGRADE_NOT_SUPPORTED());
   });
   return live;
 }
 
-function refuse(socket: Duplex): void {
-  socket.on('error', () => socket.destroy());
-  // Destroyed once the answer is flushed: an upgraded socket has no server timeouts, so a
-  // client that never closes its side must not keep it open.
-  socket.end(rawErrorAnswer(errors.UPGRADE_NOT_SUPPORTED()), () => socket.destroy());
-}
+

@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL } from '../../src/live/protocol.js';
@@ -88,6 +90,22 @@ describe('limits', () => {
     expect(answer).toMatch(/^HTTP\/1.1 400 /);
     expect(answer).toContain('"code":"BAD_REQUEST"');
     expect(answer).toContain('CONNECT is not supported');
+
+    // Node hands a CONNECT socket over, with none of its timeouts and no error handler: a client
+    // that keeps its side open must still be cut, and one that resets must not crash the server.
+    const { port } = new URL(s.baseUrl);
+    const serverSide = new Promise<Duplex>((resolve) => s.app.server.once('connect', (_request, socket: Duplex) => resolve(socket)));
+    const lingering = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    cleanups.push(async () => void lingering.destroy());
+    lingering.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    await new Promise((resolve) => lingering.resume().once('end', resolve));
+    // Our side stays open; the server's closes all the same.
+    const socket = await serverSide;
+    if (!socket.destroyed) await new Promise((resolve) => socket.once('close', resolve));
+    const resetting = connect(Number(port), '127.0.0.1');
+    resetting.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nxxxxxxxxxx', () => resetting.resetAndDestroy());
+    await new Promise((resolve) => resetting.once('close', resolve));
+    expect((await send(`${s.baseUrl}/healthz`)).status).toBe(200);
   });
 
   it('answers the requests before broken bytes on one connection first, then 400', async () => {
