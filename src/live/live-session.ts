@@ -35,10 +35,12 @@ const FORWARDED_COST = 0.1;
 /** Malformed messages in a row after which the socket is closed (1008): a client that keeps sending junk is broken or hostile. */
 export const BAD_MESSAGE_RUN = 10;
 /**
- * Messages one socket may have waiting their turn. Past it the server is not keeping up with the
- * socket (a slow store): it is closed like one over its rate (4029), not queued without bound.
+ * Bytes of messages one socket may have waiting their turn: twice the largest frame. A burst
+ * within the rate arrives in one read and drains at once while the store keeps up; past this the
+ * store is not keeping up, and the socket is told so and closed (1013) rather than queued
+ * without bound.
  */
-const MAX_PENDING_MESSAGES = 64;
+const MAX_WAITING_BYTES = 1024 * 1024;
 
 /**
  * One live socket's side of the protocol: create or join, then set-response and clear. A class
@@ -52,9 +54,9 @@ export class LiveSession {
   private closed = false;
   private helloTimer: NodeJS.Timeout | undefined;
   private badRun = 0;
-  /** The messages before the newest one, handled one at a time; and how many wait in it. */
+  /** The messages before the newest one, handled one at a time; and their size while they wait. */
   private inOrder: Promise<void> = Promise.resolve();
-  private pending = 0;
+  private waitingBytes = 0;
   private tokens: number;
   private refilledAtMs = Date.now();
 
@@ -72,12 +74,16 @@ export class LiveSession {
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.closed) return;
     const text = isBinary ? '' : data.toString();
-    if (!this.takeToken(text.startsWith('{"type":"forwarded"') ? FORWARDED_COST : 1) || this.pending >= MAX_PENDING_MESSAGES) {
+    if (!this.takeToken(text.startsWith('{"type":"forwarded"') ? FORWARDED_COST : 1)) {
       const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
       this.reject(error);
       this.send(errorMessage(error));
       this.closeWith(CloseCode.TOO_MANY_MESSAGES, error.code);
       return;
+    }
+    if (this.waitingBytes + text.length > MAX_WAITING_BYTES) {
+      this.context.log.warn('a live socket\'s messages are waiting on a slow store; closing it');
+      return this.storeUnavailable();
     }
     if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
     // Parsed at once (a malformed message is answered at once), handled in the order sent: a
@@ -86,24 +92,29 @@ export class LiveSession {
     const parsed = parseClientMessage(text);
     if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
     this.badRun = 0;
-    this.pending++;
+    const bytes = text.length;
+    this.waitingBytes += bytes;
     this.inOrder = this.inOrder
       .then(() => (this.closed ? undefined : this.handle(parsed.message)))
       .catch((error: unknown) => this.failed(error))
-      .finally(() => this.pending--);
+      .finally(() => (this.waitingBytes -= bytes));
   }
 
   private failed(error: unknown): void {
     if (error instanceof StoreUnavailableError) {
-      // Nothing this socket can do until the store is back: say so, and let it reconnect.
       this.context.log.warn({ err: error }, 'store unavailable');
-      const unavailable = errors.STORE_UNAVAILABLE();
-      this.reject(unavailable);
-      this.send(errorMessage(unavailable));
-      return this.closeWith(CloseCode.TRY_AGAIN_LATER, unavailable.code);
+      return this.storeUnavailable();
     }
     this.context.log.error({ err: error }, 'live message failed');
     this.send(errorMessage(errors.INTERNAL()));
+  }
+
+  /** Nothing this socket can do until the store is back: says so, and lets it reconnect. */
+  private storeUnavailable(): void {
+    const unavailable = errors.STORE_UNAVAILABLE();
+    this.reject(unavailable);
+    this.send(errorMessage(unavailable));
+    this.closeWith(CloseCode.TRY_AGAIN_LATER, unavailable.code);
   }
 
   onClose(): void {

@@ -6,6 +6,10 @@ import { FLUSH_AFTER_MESSAGES } from '../../src/live/hub.js';
 import { LIVE_PATH } from '../../src/live/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send, sendRaw } from '../helpers/http.js';
+import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { defaultConfig } from '../../src/config.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { storeLimits, type Store } from '../../src/store/store.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('live protocol', () => {
@@ -218,6 +222,13 @@ describe('live protocol', () => {
     expect((await stranger.client.next('error')).error.code).toBe('NOT_JOINED');
     b.client.send({ ...result, headers: Array.from({ length: 65 }, () => ['a', 'b']) });
     expect((await b.client.next('error')).error.code).toBe('BAD_MESSAGE');
+
+    // A forwarder's burst within its rate (each report costs a tenth of a message) arrives in one
+    // read and waits its turn; none of it is refused.
+    for (let seq = 1; seq <= 300; seq++) b.client.send({ ...result, seq });
+    for (let seq = 1; seq <= 300; seq++) expect((await a.client.next('forwarded')).seq).toBe(seq);
+    expect(b.client.messages.filter((message) => message.type === 'error')).toEqual([]);
+    expect(b.client.closeCode).toBeUndefined();
   });
 
   it('clears the log for every watcher and for later joiners', async () => {
@@ -340,6 +351,20 @@ describe('live protocol', () => {
     expect((await joiner.next('error')).error.code).toBe('BAD_MESSAGE');
     expect((await joiner.next('welcome')).backlog).toBe(1);
     expect(joiner.messages.filter((message) => message.type === 'error')).toEqual([]);
+  });
+
+  it('closes a socket whose messages pile up behind a store that does not answer (1013), instead of queueing them without bound', async () => {
+    const bus = createMemoryBus();
+    const memory = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
+    // A store whose configuration writes never finish.
+    const stuck: Store = { ...memory, setResponse: () => new Promise<boolean>(() => undefined) };
+    const started = await startServer({}, { store: stuck, bus });
+    cleanups.push(started.close);
+    const a = track(await LiveClient.create(started.wsUrl));
+    const response = { status: 200, body: 'x'.repeat(60_000), contentType: 'text/plain' };
+    for (let i = 0; i < 20; i++) a.client.send({ type: 'set-response', response });
+    expect((await a.client.next('error')).error.code).toBe('STORE_UNAVAILABLE');
+    expect(await a.client.closed).toBe(1013);
   });
 
   it('refuses a socket without the hookwatch.v1 subprotocol', async () => {
