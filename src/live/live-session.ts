@@ -166,7 +166,6 @@ export class LiveSession {
 
     if (message.type === 'create' || message.type === 'join') {
       if (this.watcher) return this.send(errorMessage(errors.ALREADY_JOINED(), message.type));
-      this.stopHelloTimer();
       if (message.type === 'create') return this.create(message.kind ?? 'live');
       return this.join(message.endpointId, message.key, message.afterSeq ?? 0);
     }
@@ -261,6 +260,8 @@ export class LiveSession {
     }
     this.watcher = candidate;
     this.endpointId = endpointId;
+    // Only now: a socket whose create or join failed and stayed open must still join in time.
+    this.stopHelloTimer();
 
     const info = toEndpointInfo(endpoint, key, this.publicBase, config);
     const firstSeq = log.requests[0]?.seq;

@@ -353,6 +353,18 @@ describe('live protocol', () => {
     expect(joiner.messages.filter((message) => message.type === 'error')).toEqual([]);
   });
 
+  it('still closes a socket whose join was refused and never corrected, 10 s after it opened (4000)', async () => {
+    const s = await server();
+    const { welcome } = track(await LiveClient.create(s.wsUrl));
+    const opened = Date.now();
+    const refused = await LiveClient.open(s.wsUrl);
+    cleanups.push(() => refused.close());
+    refused.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key, afterSeq: 999 });
+    expect((await refused.next('error')).error.code).toBe('BAD_MESSAGE');
+    expect(await refused.closed).toBe(4000);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(9_900);
+  }, 15_000);
+
   it('closes a socket whose messages pile up behind a store that does not answer (1013), instead of queueing them without bound', async () => {
     const bus = createMemoryBus();
     const memory = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
