@@ -41,6 +41,8 @@ export const BAD_MESSAGE_RUN = 10;
  * without bound.
  */
 const MAX_WAITING_BYTES = 1024 * 1024;
+/** What a waiting message is counted as beyond its text: its parsed form and its place in line. */
+const WAITING_UPKEEP_BYTES = 512;
 
 /**
  * One live socket's side of the protocol: create or join, then set-response and clear. A class
@@ -59,6 +61,7 @@ export class LiveSession {
   private waitingBytes = 0;
   private tokens: number;
   private refilledAtMs = Date.now();
+  private readonly openedAtMs = Date.now();
 
   constructor(
     private readonly socket: WebSocket,
@@ -67,8 +70,7 @@ export class LiveSession {
     private readonly publicBase: string,
   ) {
     this.tokens = 2 * context.config.liveMessagesPerSecond;
-    this.helloTimer = setTimeout(() => socket.close(CloseCode.HELLO_TIMEOUT, 'send create or join first'), HELLO_TIMEOUT_MS);
-    this.helloTimer.unref();
+    this.startHelloTimer(HELLO_TIMEOUT_MS);
   }
 
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
@@ -81,7 +83,8 @@ export class LiveSession {
       this.closeWith(CloseCode.TOO_MANY_MESSAGES, error.code);
       return;
     }
-    if (this.waitingBytes + text.length > MAX_WAITING_BYTES) {
+    const bytes = text.length + WAITING_UPKEEP_BYTES;
+    if (this.waitingBytes + bytes > MAX_WAITING_BYTES) {
       this.context.log.warn('a live socket\'s messages are waiting on a slow store; closing it');
       return this.storeUnavailable();
     }
@@ -92,7 +95,6 @@ export class LiveSession {
     const parsed = parseClientMessage(text);
     if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
     this.badRun = 0;
-    const bytes = text.length;
     this.waitingBytes += bytes;
     this.inOrder = this.inOrder
       .then(() => (this.closed ? undefined : this.handle(parsed.message)))
@@ -156,6 +158,11 @@ export class LiveSession {
     if (++this.badRun >= BAD_MESSAGE_RUN) this.closeWith(CloseCode.POLICY_VIOLATION, `${BAD_MESSAGE_RUN} malformed messages in a row`);
   }
 
+  private startHelloTimer(ms: number): void {
+    this.helloTimer = setTimeout(() => this.closeWith(CloseCode.HELLO_TIMEOUT, 'send create or join first'), ms);
+    this.helloTimer.unref();
+  }
+
   private stopHelloTimer(): void {
     clearTimeout(this.helloTimer);
     this.helloTimer = undefined;
@@ -166,8 +173,13 @@ export class LiveSession {
 
     if (message.type === 'create' || message.type === 'join') {
       if (this.watcher) return this.send(errorMessage(errors.ALREADY_JOINED(), message.type));
-      if (message.type === 'create') return this.create(message.kind ?? 'live');
-      return this.join(message.endpointId, message.key, message.afterSeq ?? 0);
+      // A create or join in progress is not cut by the timer; one that ends without watching
+      // anything (a refused join, the socket still open) leaves what was left of the 10 s.
+      this.stopHelloTimer();
+      if (message.type === 'create') await this.create(message.kind ?? 'live');
+      else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
+      if (!this.watcher && !this.closed) this.startHelloTimer(Math.max(0, this.openedAtMs + HELLO_TIMEOUT_MS - Date.now()));
+      return;
     }
 
     const endpointId = this.endpointId;
@@ -258,10 +270,10 @@ export class LiveSession {
       hub.detach(endpointId, candidate);
       return this.badMessage(`afterSeq ${afterSeq} is past this endpoint's last request (${log.lastSeq})`, forType);
     }
+    // Closed while reading: onClose had no watcher to detach, so it is done here.
+    if (this.closed) return hub.detach(endpointId, candidate);
     this.watcher = candidate;
     this.endpointId = endpointId;
-    // Only now: a socket whose create or join failed and stayed open must still join in time.
-    this.stopHelloTimer();
 
     const info = toEndpointInfo(endpoint, key, this.publicBase, config);
     const firstSeq = log.requests[0]?.seq;

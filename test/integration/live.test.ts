@@ -27,6 +27,35 @@ describe('live protocol', () => {
     cleanups.push(() => joined.client.close());
     return joined;
   }
+  /**
+   * A memory store that holds the log read of the next endpoint created after `holdNextCreate()`
+   * until `release()`: its create or join is still running meanwhile.
+   */
+  function storeHoldingNewLogs() {
+    const bus = createMemoryBus();
+    const memory = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
+    let release = () => undefined as void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let onCreated: (() => void) | undefined;
+    let held: string | undefined;
+    const store: Store = {
+      ...memory,
+      createEndpoint: async (endpoint, limits) => {
+        if (onCreated) {
+          held = endpoint.id;
+          onCreated();
+          onCreated = undefined;
+        }
+        return memory.createEndpoint(endpoint, limits);
+      },
+      readLog: async (id, after) => {
+        if (id === held) await released;
+        return memory.readLog(id, after);
+      },
+    };
+    const holdNextCreate = () => new Promise<void>((resolve) => (onCreated = resolve));
+    return { store, bus, holdNextCreate, release: () => release() };
+  }
 
   it('creates an endpoint with an unguessable id and key, and the default response', async () => {
     const s = await server();
@@ -353,17 +382,48 @@ describe('live protocol', () => {
     expect(joiner.messages.filter((message) => message.type === 'error')).toEqual([]);
   });
 
-  it('still closes a socket whose join was refused and never corrected, 10 s after it opened (4000)', async () => {
-    const s = await server();
-    const { welcome } = track(await LiveClient.create(s.wsUrl));
+  it('gives a socket 10 s to start a create or join (4000), counting a refused join as none, but not cutting one in progress', async () => {
+    // A store whose reads of new endpoints' logs wait for the test: a create sent in time is
+    // still running when its socket's 10 s are up.
+    const { store: slow, bus, holdNextCreate, release } = storeHoldingNewLogs();
+    const started = await startServer({}, { store: slow, bus });
+    cleanups.push(started.close);
+    const { welcome } = track(await LiveClient.create(started.wsUrl));
+
+    const creating = await LiveClient.open(started.wsUrl);
+    cleanups.push(() => creating.close());
     const opened = Date.now();
-    const refused = await LiveClient.open(s.wsUrl);
+    const refused = await LiveClient.open(started.wsUrl);
     cleanups.push(() => refused.close());
+    const created = holdNextCreate();
+    creating.send({ type: 'create' });
+    await created;
     refused.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key, afterSeq: 999 });
     expect((await refused.next('error')).error.code).toBe('BAD_MESSAGE');
+
+    // The refused socket is closed 10 s after it opened; the creating one, opened first, is not.
     expect(await refused.closed).toBe(4000);
     expect(Date.now() - opened).toBeGreaterThanOrEqual(9_900);
-  }, 15_000);
+    release();
+    expect((await creating.next('welcome')).created).toBe(true);
+    expect(creating.closeCode).toBeUndefined();
+    expect(started.app.hub.watcherTotal()).toBe(2);
+  }, 20_000);
+
+  it('leaves no watcher behind for a socket that closes while its create is still reading', async () => {
+    const { store, bus, holdNextCreate, release } = storeHoldingNewLogs();
+    const started = await startServer({}, { store, bus });
+    cleanups.push(started.close);
+    const leaving = await LiveClient.open(started.wsUrl);
+    const created = holdNextCreate();
+    leaving.send({ type: 'create' });
+    await created;
+    await leaving.close();
+    await expect.poll(() => started.app.hub.watcherTotal()).toBe(1);
+    release();
+    await expect.poll(() => started.app.hub.watcherTotal()).toBe(0);
+    expect(started.app.hub.channelCount()).toBe(0);
+  });
 
   it('closes a socket whose messages pile up behind a store that does not answer (1013), instead of queueing them without bound', async () => {
     const bus = createMemoryBus();
