@@ -176,9 +176,12 @@ export class LiveSession {
       // A create or join in progress is not cut by the timer; one that ends without watching
       // anything (a refused join, the socket still open) leaves what was left of the 10 s.
       this.stopHelloTimer();
-      if (message.type === 'create') await this.create(message.kind ?? 'live');
-      else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
-      if (!this.watcher && !this.closed) this.startHelloTimer(Math.max(0, this.openedAtMs + HELLO_TIMEOUT_MS - Date.now()));
+      try {
+        if (message.type === 'create') await this.create(message.kind ?? 'live');
+        else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
+      } finally {
+        if (!this.watcher && !this.closed) this.startHelloTimer(Math.max(0, this.openedAtMs + HELLO_TIMEOUT_MS - Date.now()));
+      }
       return;
     }
 
