@@ -20,7 +20,7 @@ The path sent is <url>'s path + the captured sub-path + the raw query.
   --from-seq <n>        also replay the stored requests after seq n (0: all the server kept)
   --concurrency <n>     requests in flight at once (default 1: one at a time, in seq order)
   --retries <n>         retries when the target is unreachable or times out (default 5)
-  --timeout <seconds>   how long to wait for the target's answer (default 30)
+  --timeout <seconds>   how long to wait for the target's whole answer (default 30)
   --verify <sender>:<secret>
                         check each request's signature and print the verdict under its line;
                         <sender>: github, stripe, slack, shopify, standard-webhooks, or auto

@@ -32,12 +32,21 @@ export class TargetClient {
     const request = this.target.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
       let settled = false;
+      let req: ClientRequest | undefined;
+      // The whole answer, body included, within the timeout: a body that trickles in or never
+      // ends must not hold the requests behind it. Past it, an answer whose status came is
+      // reported with what arrived (cut); one without is an error, retried.
+      let answerCut: (() => void) | undefined;
+      const deadline = setTimeout(() => {
+        answerCut?.();
+        req?.destroy(new Error(`no answer within ${formatSeconds(this.timeoutMs)}`));
+      }, this.timeoutMs);
       const finish = (result: SendResult) => {
         if (settled) return;
         settled = true;
+        clearTimeout(deadline);
         resolve(result);
       };
-      let req: ClientRequest;
       try {
         req = request({
           host: this.target.hostname,
@@ -47,7 +56,6 @@ export class TargetClient {
           headers: prepared.headers,
           setHost: false,
           agent: this.agent,
-          timeout: this.timeoutMs,
           ...(signal ? { signal } : {}),
         });
       } catch (error) {
@@ -55,8 +63,14 @@ export class TargetClient {
         return finish({ ok: false, error: describeError(error), retryable: false, ms: performance.now() - started });
       }
       const elapsed = () => performance.now() - started;
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${formatSeconds(this.timeoutMs)}`)));
       req.on('error', (error) => finish({ ok: false, error: describeError(error), retryable: signal?.aborted !== true, ms: elapsed() }));
+      // A 101 hands the connection to another protocol, which is not ours to speak: the status is
+      // the answer. (Without a listener node destroys the socket and neither 'response' nor
+      // 'error' ever comes.)
+      req.on('upgrade', (response, socket) => {
+        socket.destroy();
+        finish({ ok: true, status: response.statusCode ?? 101, ms: elapsed(), headers: headerPairs(response.rawHeaders), body: Buffer.alloc(0), bodyTruncated: false });
+      });
       req.on('response', (response) => {
         const chunks: Buffer[] = [];
         let kept = 0;
@@ -72,13 +86,9 @@ export class TargetClient {
           chunks.push(part);
           kept += part.length;
         });
-        const answered = () => {
-          const raw = response.rawHeaders;
-          const headers: Array<[string, string]> = [];
-          // rawHeaders keeps the target's order, case and duplicates, like the captured side.
-          for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i] as string, raw[i + 1] as string]);
-          finish({ ok: true, status: response.statusCode ?? 0, ms: elapsed(), headers, body: Buffer.concat(chunks), bodyTruncated: bodyTruncated || !response.complete });
-        };
+        const answered = () =>
+          finish({ ok: true, status: response.statusCode ?? 0, ms: elapsed(), headers: headerPairs(response.rawHeaders), body: Buffer.concat(chunks), bodyTruncated: bodyTruncated || !response.complete });
+        answerCut = answered;
         response.on('end', answered);
         // The status arrived but the body was cut: the target did answer, so count it delivered.
         response.on('close', answered);
@@ -91,6 +101,13 @@ export class TargetClient {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/** rawHeaders as pairs: the target's order, case and duplicates, like the captured side. */
+function headerPairs(raw: string[]): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i] as string, raw[i + 1] as string]);
+  return headers;
 }
 
 /** A short reason: node's message, or the codes of an AggregateError (IPv4 and IPv6 both refused). */

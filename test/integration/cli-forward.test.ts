@@ -277,6 +277,41 @@ describe('hookwatch forward', () => {
     expect(run.stderr()).toMatch(/#1 POST \/: .*ECONNREFUSED.*; gave up after 2 attempt\(s\)/);
   });
 
+  it('bounds a whole answer by --timeout and reports a 101, then goes on with the next request', async () => {
+    // A target that switches protocols, or answers with a body that trickles in: neither may
+    // hold the forwarder past --timeout.
+    const misbehaving = createServer((socket) => {
+      socket.once('data', (head: Buffer) => {
+        const path = head.toString('latin1').split(' ')[1];
+        if (path === '/switch') {
+          socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nnot http any more');
+          return;
+        }
+        if (path === '/trickle') {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n');
+          let sent = 0;
+          const drip = setInterval(() => (++sent >= 100 || socket.destroyed ? clearInterval(drip) : socket.write('x')), 100);
+          socket.on('close', () => clearInterval(drip));
+          return;
+        }
+        socket.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => misbehaving.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise((resolve) => misbehaving.close(resolve)));
+    const port = (misbehaving.address() as { port: number }).port;
+    const s = await server();
+    const e = await endpoint(s);
+    const run = cli(['forward', e.link, '--to', `http://127.0.0.1:${port}/`, '--timeout', '1', '--retries', '0']);
+    await run.waitFor('stderr', /joined endpoint/);
+    for (const path of ['/switch', '/trickle', '/ok']) await send(`${e.url}${path}`, { method: 'POST', body: 'a' });
+    const lines = await run.waitForLines('stdout', /^#\d/, 3);
+    expect(lines[0]).toMatch(/^#1 POST \/switch → 101/);
+    expect(lines[1]).toMatch(/^#2 POST \/trickle → 200/);
+    expect(lines[2]).toMatch(/^#3 POST \/ok → 200/);
+  });
+
   it('on Ctrl-C lets the request in flight finish, then exits 0', async () => {
     const s = await server();
     const t = await target();
