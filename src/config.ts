@@ -129,7 +129,7 @@ export const settings = {
   keptCreatesPerAddress: {
     env: 'KEPT_CREATES_PER_ADDRESS',
     schema: integer(0, 100_000_000).default(30),
-    doc: 'Kept endpoints one client address may create per RATE_LIMIT_WINDOW_MS; past it 429 RATE_LIMITED. 0 turns it off.',
+    doc: 'Calls to POST /api/endpoints one client address may make per RATE_LIMIT_WINDOW_MS, counted before the body is read (so live and refused creations count too); past it 429 RATE_LIMITED. 0 turns it off.',
   },
   redactHeaders: {
     env: 'REDACT_HEADERS',

@@ -26,7 +26,12 @@ const MAX_API_BODY_BYTES = 512 * 1024;
 const POLLING_HOLDER = 'polling';
 
 const createSchema = z.strictObject({ kind: z.enum(['live', 'kept']).default('live') });
-const afterSeqSchema = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** Decimal digits only: Number() would also take `0x2`, `1e1` and an empty string. */
+const afterSeqSchema = z
+  .string()
+  .regex(/^\d{1,16}$/)
+  .transform(Number)
+  .pipe(z.number().max(Number.MAX_SAFE_INTEGER));
 
 /**
  * The endpoints API beside the socket (product.md item 12), for kept endpoints and for clients
@@ -43,9 +48,11 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
   const { config, store, bus, readingBudget } = options;
 
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
-  async function jsonBody(request: FastifyRequest): Promise<unknown> {
+  async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const body = await readBody(request.raw, { maxBodyBytes: MAX_API_BODY_BYTES, readLimitBytes: MAX_API_BODY_BYTES }, readingBudget);
     readingBudget.give(body.kept.length);
+    // Reading stopped with the rest of the body unread: the connection cannot carry another request.
+    if (body.atCapacity || body.overLimit) reply.header('connection', 'close');
     if (body.atCapacity) throw errors.AT_CAPACITY('too many request bodies are being read');
     if (body.overLimit) throw errors.INVALID_REQUEST(`the body is larger than ${MAX_API_BODY_BYTES} bytes`);
     if (body.kept.length === 0) return undefined;
@@ -79,7 +86,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
     await limitCreates?.(request, reply);
-    const parsed = createSchema.safeParse((await jsonBody(request)) ?? {});
+    const parsed = createSchema.safeParse((await jsonBody(request, reply)) ?? {});
     if (!parsed.success) throw errors.INVALID_REQUEST(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '));
     const created = await createEndpoint(store, config, parsed.data.kind);
     if (!created) throw errors.AT_CAPACITY(parsed.data.kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`);
@@ -111,9 +118,9 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
   });
 
-  app.put('/api/endpoints/:id/response', async (request: FastifyRequest) => {
+  app.put('/api/endpoints/:id/response', async (request: FastifyRequest, reply: FastifyReply) => {
     const endpoint = await owned(request);
-    const result = parseResponseConfig(await jsonBody(request));
+    const result = parseResponseConfig(await jsonBody(request, reply));
     if (!result.ok) throw errors.INVALID_RESPONSE_CONFIG(result.message);
     if (!(await store.setResponse(endpoint.id, result.value))) throw errors.ENDPOINT_NOT_FOUND();
     await bus.publish(endpoint.id, { data: responseChangedMessage(result.value) });

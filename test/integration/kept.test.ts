@@ -107,7 +107,23 @@ describe('kept endpoints over HTTP', () => {
       expect(answer.status).toBe(404);
       expect(answer.text).toBe(unknown.text);
     }
-    expect((await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=-1`, { headers: bearer(endpoint) })).status).toBe(400);
+    // afterSeq is a whole number written as one, nothing else.
+    for (const afterSeq of ['-1', '0x2', '1e1', '', '%20', '1.5']) {
+      const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=${afterSeq}`, { headers: bearer(endpoint) });
+      expect([afterSeq, answer.status]).toEqual([afterSeq, 400]);
+    }
+  });
+
+  it('closes the connection after refusing an API body over its limit, instead of leaving the rest unread', async () => {
+    const s = await server();
+    const body = `{"kind":"kept","pad":"${'x'.repeat(2_000_000)}"}`;
+    const answer = await sendRaw(
+      s.baseUrl,
+      `POST /api/endpoints HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 400 /);
+    expect(answer).toContain('"code":"INVALID_REQUEST"');
+    expect(answer.toLowerCase()).toContain('connection: close');
   });
 
   it('sets the answer, clears, and deletes over HTTP; watchers hear each, and then it is gone everywhere', async () => {
