@@ -8,7 +8,7 @@
 // Traffic goes to 127.0.0.1 only and the run stops by itself.
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { benchServerEnv, freePort } from './server-env.mjs';
+import { benchServerEnv, cpuTimes, freePort } from './server-env.mjs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,6 @@ const top = Number(option('top', '40'));
 const sockets = Number(option('sockets', '1'));
 const straceMode = process.argv.includes('--strace');
 const ioMode = process.argv.includes('--io');
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   if (checkout === resolve(root)) execFileSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
@@ -132,9 +131,8 @@ function readCounters(pid) {
       .map((line) => line.split(': '))
       .map(([name, value]) => [name, Number(value)]),
   );
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  // utime and stime are fields 14 and 15 of stat, in clock ticks.
-  return { ...io, cpuMicros: ((Number(stat[11]) + Number(stat[12])) * 1e6) / CLOCK_TICKS };
+  const { user, system } = cpuTimes(pid);
+  return { ...io, cpuMicros: (user + system) * 1e6 };
 }
 
 /** Where a frame's code lives. */

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { redisPhase, redisReport } from './redis-phase.mjs';
-import { benchServerEnv, freePort } from './server-env.mjs';
+import { benchServerEnv, cpuTimes, freePort } from './server-env.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -36,7 +36,6 @@ const CONNECTIONS = 50;
 const FAN_OUT = 100;
 const KIB = 1024;
 const MIB = 1024 * KIB;
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const children = new Set();
 const results = { commit: commitOf(root), machine: machine(), quick, rounds: ROUNDS, seconds: SECONDS };
 
@@ -126,11 +125,6 @@ function stopAll() {
 process.on('exit', stopAll);
 process.on('SIGINT', () => process.exit(130));
 
-/** A process's CPU time so far, user and system (all its threads), in seconds. */
-const cpuTimes = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
-};
 const cpuSeconds = (pid) => {
   const { user, system } = cpuTimes(pid);
   return user + system;

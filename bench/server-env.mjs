@@ -1,6 +1,18 @@
 // What the bench and the profiler both give a server they start: a free port, and settings that
-// let one machine's load through (every request and socket comes from 127.0.0.1).
+// let one machine's load through (every request and socket comes from 127.0.0.1); and how both
+// read the CPU time it spends.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** A process's CPU time so far, user and system (all its threads), in seconds. */
+export function cpuTimes(pid) {
+  // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
 
 /** A port free on 127.0.0.1 right now. */
 export function freePort() {
