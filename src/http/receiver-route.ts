@@ -67,7 +67,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
   const limited = createLimits(app, limits);
   const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
 
-  /** Both limits, each counted on every request. */
+  /** The per-address limit, then the per-endpoint one (rate-limit.ts: a refused request counts once). */
   const checkRateLimits = (request: FastifyRequest, reply: FastifyReply) => limited(request, reply, receiverHeaders);
 
   /**

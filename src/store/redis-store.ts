@@ -64,16 +64,17 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     return entry;
   };
   /** The endpoint as Redis has it now (and remembered), or undefined when it is gone. */
-  const fetchEndpoint = async (id: string): Promise<EndpointRecord | undefined> => {
+  const fetchEndpoint = async (id: string): Promise<{ record: Omit<EndpointRecord, 'response'>; seen: Known } | undefined> => {
     const found = (await run('GET', id, now())) as [string, string, string] | null;
     if (!found) {
       forget(id);
       return undefined;
     }
     const record = JSON.parse(found[0]) as Omit<EndpointRecord, 'response'>;
-    const { response } = remember(id, record.kind, found[1], found[2]);
-    return { ...record, response };
+    return { record, seen: remember(id, record.kind, found[1], found[2]) };
   };
+  /** What this instance knows of the endpoint, asking Redis only when it knows nothing. */
+  const lookUp = async (id: string): Promise<Known | undefined> => known.get(id) ?? (await fetchEndpoint(id))?.seen;
 
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
@@ -82,10 +83,13 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       return created === 1;
     },
 
-    getEndpoint: fetchEndpoint,
+    async getEndpoint(id) {
+      const fetched = await fetchEndpoint(id);
+      return fetched && { ...fetched.record, response: fetched.seen.response };
+    },
 
     async findEndpointKind(id) {
-      return known.get(id)?.kind ?? (await fetchEndpoint(id))?.kind;
+      return (await lookUp(id))?.kind;
     },
 
     async deleteEndpoint(id) {
@@ -126,17 +130,17 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     },
 
     async appendRequest(id, kind, draft, capturedAtMs) {
-      let seen = known.get(id) ?? ((await fetchEndpoint(id)) && known.get(id));
+      let seen = await lookUp(id);
       if (!seen) return undefined;
-      const append = (version: string) =>
-        run('APPEND', id, now(), draft((seen as Known).response), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
-      let reply = await append(seen.version);
+      const append = ({ response }: Known, version: string) =>
+        run('APPEND', id, now(), draft(response), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
+      let reply = await append(seen, seen.version);
       if (Array.isArray(reply)) {
         // The configuration changed since this instance saw it: build the draft again for the
         // current one. This try takes whatever is current, so a stream of changes cannot keep
         // a capture waiting.
         seen = remember(id, kind, reply[0], reply[1]);
-        reply = await append('');
+        reply = await append(seen, '');
       }
       if (reply === null || Array.isArray(reply)) {
         forget(id);
