@@ -41,9 +41,10 @@ local function backstop(id, deadline)
   end
 end
 -- The seq of the endpoint's oldest stored request (its list holds the seqs up to the last given,
--- without holes); nil when the endpoint's hash is gone.
-local function headSeq(id)
-  local last = redis.call('HGET', epKey(id), 'seq')
+-- without holes); nil when the endpoint's hash is gone. 'last': its hash's seq, when the caller
+-- has read it already.
+local function headSeq(id, last)
+  last = last or redis.call('HGET', epKey(id), 'seq')
   if not last then return nil end
   return tonumber(last) - redis.call('LLEN', P .. 'rq:' .. id) + 1
 end
@@ -58,9 +59,10 @@ end
 -- Removes every stored request of the endpoint. Without its hash (its keys expired before a
 -- sweep) the age index keeps their entries; the store-wide eviction skips those.
 local function dropAll(id)
-  local head = headSeq(id)
+  local last = redis.call('HGET', epKey(id), 'seq')
+  local head = headSeq(id, last)
   if head then
-    local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
+    last = tonumber(last)
     local members = {}
     for seq = head, last do
       table.insert(members, id .. ' ' .. seq)
@@ -188,12 +190,12 @@ export const APPEND = script(`
 local id, now = ARGV[2], tonumber(ARGV[3])
 local deadline = alive(id, now)
 if not deadline then return nil end
-local current = redis.call('HMGET', epKey(id), 'kind', 'rv')
+local ep, rq, overhead = epKey(id), P .. 'rq:' .. id, tonumber(ARGV[9])
+local current = redis.call('HMGET', ep, 'kind', 'rv')
 if current[1] ~= ARGV[10] then return nil end
 local rv = current[2] or '0'
-if ARGV[11] ~= '' and ARGV[11] ~= rv then return {redis.call('HGET', epKey(id), 'resp'), rv} end
+if ARGV[11] ~= '' and ARGV[11] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
 local draft = ARGV[4]
-local ep, rq, overhead = epKey(id), P .. 'rq:' .. id, tonumber(ARGV[9])
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
 local message
 if #draft > 2 then
@@ -253,7 +255,7 @@ if not alive(id, tonumber(ARGV[3])) then return nil end
 local counters = redis.call('HMGET', epKey(id), 'seq', 'cleared')
 local last = tonumber(counters[1])
 local result = {last, tonumber(counters[2])}
-local head = headSeq(id) or last + 1
+local head = headSeq(id, last) or last + 1
 local from = math.max(head, after + 1)
 if from <= last then
   for i, message in ipairs(redis.call('LRANGE', P .. 'rq:' .. id, from - head, -1)) do
