@@ -7,6 +7,10 @@ const MIB = 1024 * KIB;
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+const MIN_HEADER_BYTES = KIB;
+/** The fixed part of every record (an empty body, the smallest head): no budget can be below it. */
+const SMALLEST_RECORD = maxRecordBytes({ maxBodyBytes: 0, maxHeaderBytes: MIN_HEADER_BYTES });
+
 /**
  * `false` (default), `true` (trust every hop) or a comma-separated list of proxy
  * addresses/CIDRs, handed to Fastify's `trustProxy`.
@@ -74,7 +78,7 @@ export const settings = {
   },
   maxStoredBytesPerEndpoint: {
     env: 'MAX_STORED_BYTES_PER_ENDPOINT',
-    schema: integer(64 * KIB, 64 * 1024 * MIB).default(32 * MIB),
+    schema: integer(SMALLEST_RECORD, 64 * 1024 * MIB).default(32 * MIB),
     doc: 'Bytes of stored requests one endpoint holds; past it its oldest requests go first.',
   },
   maxReadingBytes: {
@@ -129,7 +133,7 @@ export const settings = {
   keptCreatesPerAddress: {
     env: 'KEPT_CREATES_PER_ADDRESS',
     schema: integer(0, 100_000_000).default(30),
-    doc: 'Calls to POST /api/endpoints one client address may make per RATE_LIMIT_WINDOW_MS, counted before the body is read (so live and refused creations count too); past it 429 RATE_LIMITED. 0 turns it off.',
+    doc: 'Endpoints one client address may create per RATE_LIMIT_WINDOW_MS: every call to POST /api/endpoints, counted before the body is read (so live and refused creations count too), and every kept endpoint a live socket creates; past it 429 RATE_LIMITED (a socket gets RATE_LIMITED and close 4029). 0 turns it off.',
   },
   redactHeaders: {
     env: 'REDACT_HEADERS',
@@ -152,8 +156,23 @@ export const settings = {
   },
   maxSocketBufferBytes: {
     env: 'MAX_SOCKET_BUFFER_BYTES',
-    schema: integer(64 * KIB, 1024 * MIB).default(16 * MIB),
+    schema: integer(2 * SMALLEST_RECORD, 1024 * MIB).default(16 * MIB),
     doc: 'Unsent bytes a watcher may fall behind before it is disconnected (it reconnects and resumes).',
+  },
+  maxApiAnswerBytes: {
+    env: 'MAX_API_ANSWER_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(32 * MIB),
+    doc: 'Bytes of endpoints-API answers written but not yet read by their clients, all together; past it a poll gets 503 AT_CAPACITY.',
+  },
+  maxApiAnswerBytesPerAddress: {
+    env: 'MAX_API_ANSWER_BYTES_PER_ADDRESS',
+    schema: integer(MIB, 64 * 1024 * MIB).default(16 * MIB),
+    doc: 'The same, per client address; past it a poll gets 429 RATE_LIMITED with Retry-After.',
+  },
+  maxResponseConfigBytes: {
+    env: 'MAX_RESPONSE_CONFIG_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(32 * MIB),
+    doc: 'What the response configurations held in this process may cost together (twice their JSON, plus 1 KiB each; the shared default costs nothing); past it setting one gets 503 AT_CAPACITY. Unused with Redis, which holds them.',
   },
   rateLimitWindowMs: {
     env: 'RATE_LIMIT_WINDOW_MS',
@@ -202,7 +221,7 @@ export const settings = {
   },
   maxHeaderBytes: {
     env: 'MAX_HEADER_BYTES',
-    schema: integer(1024, 1024 * KIB).default(16 * KIB),
+    schema: integer(MIN_HEADER_BYTES, 1024 * KIB).default(16 * KIB),
     doc: 'Largest request head (request line and headers) accepted; past it 431.',
   },
   requestTimeoutMs: {
@@ -240,6 +259,32 @@ export const settings = {
 
 type Settings = typeof settings;
 export type Config = Readonly<{ [K in keyof Settings]: z.output<Settings[K]['schema']> }>;
+type Key = keyof Config;
+
+/**
+ * Defaults that depend on another setting follow it, so only values the user set can conflict
+ * (two set values that do are still refused, naming both). Each entry gives a setting the user did
+ * not set its value from the config so far, where it and every setting not yet derived hold the
+ * user's value or the plain default. Applied in this order (a later entry sees earlier results).
+ */
+const derivedDefaults: { [K in Key]?: (config: Config, isSet: (key: Key) => boolean) => Config[K] } = {
+  // At least the stored body caps.
+  readLimitBytes: (c) => Math.max(c.readLimitBytes, c.maxBodyBytes, c.keptMaxBodyBytes),
+  // Shrinks only when the record budgets cannot hold a head this large even with the set body caps.
+  maxHeaderBytes: (c, isSet) => {
+    const bodies = Math.max(isSet('maxBodyBytes') ? c.maxBodyBytes : 0, isSet('keptMaxBodyBytes') ? c.keptMaxBodyBytes : 0);
+    return largestFitting(MIN_HEADER_BYTES, c.maxHeaderBytes, (maxHeaderBytes) => maxRecordBytes({ maxBodyBytes: bodies, maxHeaderBytes }) <= recordRoom(c));
+  },
+  // At most the read limit, and small enough for the largest record to fit the budgets.
+  maxBodyBytes: (c) => Math.min(c.readLimitBytes, bodyFitting(c, c.maxBodyBytes)),
+  keptMaxBodyBytes: (c) => Math.min(c.readLimitBytes, bodyFitting(c, c.keptMaxBodyBytes)),
+  // Holds the largest record, within the total.
+  maxStoredBytesPerEndpoint: (c) => Math.min(Math.max(c.maxStoredBytesPerEndpoint, largestRecord(c)), c.maxStoredBytes),
+  maxSocketBufferBytes: (c) => Math.max(c.maxSocketBufferBytes, 2 * largestRecord(c)),
+  maxStoredBytes: (c) => Math.max(c.maxStoredBytes, c.maxStoredBytesPerEndpoint),
+  requestTimeoutMs: (c) => Math.max(c.requestTimeoutMs, c.headersTimeoutMs),
+  headersTimeoutMs: (c) => Math.min(c.headersTimeoutMs, c.requestTimeoutMs),
+};
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -270,25 +315,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
 
   const problems: string[] = [];
   const result: Record<string, unknown> = {};
+  const set = new Set<Key>();
   for (const [key, setting] of Object.entries(settings)) {
     const flag = toFlag(setting.env);
     const raw = flags[flag] ?? emptyToUndefined(env[setting.env]);
     const parsed = (setting.schema as z.ZodType).safeParse(raw);
     if (parsed.success) {
       result[key] = parsed.data;
+      if (raw !== undefined) set.add(key as Key);
     } else {
       const source = flags[flag] !== undefined ? `--${flag}` : setting.env;
       problems.push(`${source}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
     }
   }
+  if (problems.length === 0) {
+    for (const [key, derive] of Object.entries(derivedDefaults) as [Key, (c: Config, isSet: (key: Key) => boolean) => unknown][]) {
+      if (!set.has(key)) result[key] = derive(result as Config, (other) => set.has(other));
+    }
+  }
   const config = result as Config;
+  /** `NAME (value)`, marked when the value is a default, so a conflict shows which side the user set. */
+  const show = (key: Key) => `${settings[key].env} (${String(config[key])}${set.has(key) ? '' : ', by default'})`;
   if (problems.length === 0 && config.maxBodyBytes > config.readLimitBytes) {
-    problems.push(`MAX_BODY_BYTES (${config.maxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
+    problems.push(`${show('maxBodyBytes')} must not exceed ${show('readLimitBytes')}`);
   }
   if (problems.length === 0 && config.keptMaxBodyBytes > config.readLimitBytes) {
-    problems.push(`KEPT_MAX_BODY_BYTES (${config.keptMaxBodyBytes}) must not exceed READ_LIMIT_BYTES (${config.readLimitBytes})`);
+    problems.push(`${show('keptMaxBodyBytes')} must not exceed ${show('readLimitBytes')}`);
   }
-  if (problems.length === 0) problems.push(...checkBudgets(config));
+  if (problems.length === 0) problems.push(...checkBudgets(config, show));
   if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
   }
@@ -305,22 +359,50 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
  * The budgets must fit the largest record a request can make, or one request could empty an
  * endpoint's log or force a watcher that keeps up to disconnect.
  */
-function checkBudgets(config: Config): string[] {
+function checkBudgets(config: Config, show: (key: Key) => string): string[] {
   const problems: string[] = [];
-  const largest = maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
+  const largest = largestRecord(config);
+  const allow = `the largest record ${show('maxBodyBytes')}, ${show('keptMaxBodyBytes')} and ${show('maxHeaderBytes')} allow`;
   if (config.maxStoredBytesPerEndpoint > config.maxStoredBytes) {
-    problems.push(`MAX_STORED_BYTES_PER_ENDPOINT (${config.maxStoredBytesPerEndpoint}) must not exceed MAX_STORED_BYTES (${config.maxStoredBytes})`);
+    problems.push(`${show('maxStoredBytesPerEndpoint')} must not exceed ${show('maxStoredBytes')}`);
   }
-  if (config.maxStoredBytesPerEndpoint < largest) {
-    problems.push(`MAX_STORED_BYTES_PER_ENDPOINT (${config.maxStoredBytesPerEndpoint}) must hold the largest record MAX_BODY_BYTES and MAX_HEADER_BYTES allow (${largest} bytes)`);
+  if (config.maxStoredBytes < largest) {
+    problems.push(`${show('maxStoredBytes')} must hold ${allow} (${largest} bytes)`);
+  } else if (config.maxStoredBytesPerEndpoint < largest) {
+    problems.push(`${show('maxStoredBytesPerEndpoint')} must hold ${allow} (${largest} bytes)`);
   }
   if (config.maxSocketBufferBytes < 2 * largest) {
-    problems.push(`MAX_SOCKET_BUFFER_BYTES (${config.maxSocketBufferBytes}) must be at least twice the largest record MAX_BODY_BYTES and MAX_HEADER_BYTES allow (2 × ${largest} bytes)`);
+    problems.push(`${show('maxSocketBufferBytes')} must be at least twice ${allow} (2 × ${largest} bytes)`);
   }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
-    problems.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
+    problems.push(`${show('headersTimeoutMs')} must not exceed ${show('requestTimeoutMs')}`);
   }
   return problems;
+}
+
+function largestRecord(config: Config): number {
+  return maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
+}
+
+/** What one record may take: an endpoint's budget, the total, and half a watcher's buffer. */
+function recordRoom(config: Config): number {
+  return Math.min(config.maxStoredBytesPerEndpoint, config.maxStoredBytes, Math.floor(config.maxSocketBufferBytes / 2));
+}
+
+/** The largest body cap up to `cap` whose largest record fits the record room. */
+function bodyFitting(config: Config, cap: number): number {
+  return largestFitting(0, cap, (maxBodyBytes) => maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.maxHeaderBytes }) <= recordRoom(config));
+}
+
+/** The largest n in [low, high] that `fits` (monotone: true up to some n), or `high` when none does (the check then names the conflict). */
+function largestFitting(low: number, high: number, fits: (n: number) => boolean): number {
+  if (fits(high) || !fits(low)) return high;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (fits(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
 }
 
 function emptyToUndefined(value: string | undefined): string | undefined {

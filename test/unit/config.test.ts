@@ -1,6 +1,35 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, settings, toFlag } from '../../src/config.js';
+import { z } from 'zod';
+import { maxRecordBytes } from '../../src/capture/record-bounds.js';
+import { ConfigError, loadConfig, settings, toFlag, type Config } from '../../src/config.js';
+
+const MIB = 1024 * 1024;
+
+/** The problems loadConfig reports, or [] when it starts. */
+function problemsOf(env: Record<string, string>, argv: string[] = []): string[] {
+  try {
+    loadConfig(env, argv);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+}
+
+function largestRecord(config: Config): number {
+  return maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
+}
+
+/** Every cross-setting rule loadConfig enforces, checked on a config that started. */
+function expectConsistent(config: Config): void {
+  expect(config.maxBodyBytes).toBeLessThanOrEqual(config.readLimitBytes);
+  expect(config.keptMaxBodyBytes).toBeLessThanOrEqual(config.readLimitBytes);
+  expect(config.maxStoredBytesPerEndpoint).toBeLessThanOrEqual(config.maxStoredBytes);
+  expect(config.maxStoredBytesPerEndpoint).toBeGreaterThanOrEqual(largestRecord(config));
+  expect(config.maxSocketBufferBytes).toBeGreaterThanOrEqual(2 * largestRecord(config));
+  expect(config.headersTimeoutMs).toBeLessThanOrEqual(config.requestTimeoutMs);
+}
 
 describe('config', () => {
   it('has documented defaults', () => {
@@ -47,5 +76,94 @@ describe('config', () => {
       expect(readme).toContain(`\`${setting.env}\``);
       expect(readme).toContain(`\`--${toFlag(setting.env)}\``);
     }
+  });
+
+  describe('a default that depends on another setting follows it', () => {
+    it('READ_LIMIT_BYTES alone lowers both stored body caps', () => {
+      const config = loadConfig({ READ_LIMIT_BYTES: '8192' }, []);
+      expect(config.readLimitBytes).toBe(8192);
+      expect(config.keptMaxBodyBytes).toBeLessThanOrEqual(8192);
+      expect(config.maxBodyBytes).toBeLessThanOrEqual(8192);
+      expectConsistent(config);
+    });
+
+    it('REQUEST_TIMEOUT_MS alone lowers HEADERS_TIMEOUT_MS', () => {
+      const config = loadConfig({ REQUEST_TIMEOUT_MS: '1000' }, []);
+      expect(config.requestTimeoutMs).toBe(1000);
+      expect(config.headersTimeoutMs).toBeLessThanOrEqual(1000);
+    });
+
+    it('HEADERS_TIMEOUT_MS alone raises REQUEST_TIMEOUT_MS', () => {
+      const config = loadConfig({}, ['--headers-timeout-ms', '120000']);
+      expect(config.headersTimeoutMs).toBe(120_000);
+      expect(config.requestTimeoutMs).toBeGreaterThanOrEqual(120_000);
+    });
+
+    it('MAX_BODY_BYTES or KEPT_MAX_BODY_BYTES alone raises the read limit and the budgets that must hold it', () => {
+      for (const env of [{ MAX_BODY_BYTES: String(64 * MIB) }, { KEPT_MAX_BODY_BYTES: String(20 * MIB) }]) {
+        const config = loadConfig(env, []);
+        expect(Math.max(config.maxBodyBytes, config.keptMaxBodyBytes)).toBe(Number(Object.values(env)[0]));
+        expectConsistent(config);
+      }
+    });
+
+    it('MAX_HEADER_BYTES alone raises the socket buffer', () => {
+      const config = loadConfig({ MAX_HEADER_BYTES: String(MIB) }, []);
+      expect(config.maxHeaderBytes).toBe(MIB);
+      expectConsistent(config);
+    });
+
+    it('MAX_STORED_BYTES alone lowers the per-endpoint budget (and what one record may take)', () => {
+      for (const bytes of [16 * MIB, 2 * MIB, MIB]) {
+        const config = loadConfig({ MAX_STORED_BYTES: String(bytes) }, []);
+        expect(config.maxStoredBytes).toBe(bytes);
+        expectConsistent(config);
+      }
+    });
+
+    it('MAX_STORED_BYTES_PER_ENDPOINT alone raises the total budget, or lowers what one record may take', () => {
+      for (const bytes of [512 * MIB, 2 * MIB]) {
+        const config = loadConfig({ MAX_STORED_BYTES_PER_ENDPOINT: String(bytes) }, []);
+        expect(config.maxStoredBytesPerEndpoint).toBe(bytes);
+        expectConsistent(config);
+      }
+    });
+
+    it('MAX_SOCKET_BUFFER_BYTES alone lowers what one record may take', () => {
+      const config = loadConfig({ MAX_SOCKET_BUFFER_BYTES: String(4 * MIB) }, []);
+      expect(config.maxSocketBufferBytes).toBe(4 * MIB);
+      expectConsistent(config);
+    });
+
+    it('every numeric setting alone, at either end of its range, starts', () => {
+      const failures: string[] = [];
+      for (const setting of Object.values(settings)) {
+        const schema = setting.schema instanceof z.ZodDefault ? setting.schema.def.innerType : setting.schema;
+        if (!(schema instanceof z.ZodNumber) || schema.minValue === null || schema.maxValue === null) continue;
+        for (const value of [schema.minValue, schema.maxValue]) {
+          const problems = problemsOf({ [setting.env]: String(value) });
+          if (problems.length > 0) failures.push(`${setting.env}=${value}: ${problems.join('; ')}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    });
+
+    it('still refuses two set values that conflict, naming both', () => {
+      const cases: [Record<string, string>, string[]][] = [
+        [{ READ_LIMIT_BYTES: '8192', KEPT_MAX_BODY_BYTES: '65536' }, ['READ_LIMIT_BYTES', 'KEPT_MAX_BODY_BYTES']],
+        [{ READ_LIMIT_BYTES: '8192', MAX_BODY_BYTES: '65536' }, ['READ_LIMIT_BYTES', 'MAX_BODY_BYTES']],
+        [{ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '10000' }, ['REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS']],
+        [{ MAX_STORED_BYTES: String(16 * MIB), MAX_STORED_BYTES_PER_ENDPOINT: String(32 * MIB) }, ['MAX_STORED_BYTES', 'MAX_STORED_BYTES_PER_ENDPOINT']],
+        [{ MAX_STORED_BYTES_PER_ENDPOINT: String(2 * MIB), MAX_BODY_BYTES: String(8 * MIB) }, ['MAX_STORED_BYTES_PER_ENDPOINT', 'MAX_BODY_BYTES']],
+        [{ MAX_STORED_BYTES: String(16 * MIB), MAX_BODY_BYTES: String(32 * MIB) }, ['MAX_STORED_BYTES', 'MAX_BODY_BYTES']],
+        [{ MAX_SOCKET_BUFFER_BYTES: String(16 * MIB), MAX_BODY_BYTES: String(64 * MIB) }, ['MAX_SOCKET_BUFFER_BYTES', 'MAX_BODY_BYTES']],
+      ];
+      for (const [env, names] of cases) {
+        const problems = problemsOf(env).join('\n');
+        for (const name of names) expect(problems, JSON.stringify(env)).toMatch(new RegExp(`\\b${name}\\b`));
+      }
+      // A flag counts as set just as env does.
+      expect(problemsOf({}, ['--request-timeout-ms=1000', '--headers-timeout-ms=10000']).join('\n')).toMatch(/HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
+    });
   });
 });
