@@ -18,6 +18,8 @@ import { createPublicBase } from './http/public-base.js';
 import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
 import { pageRoute } from './http/page-route.js';
+import { createUnsentAnswers } from './http/unsent-answers.js';
+import { createAddressLimit } from './http/rate-limit.js';
 import { receiverRoute, receiverTarget, type UnroutedCapture } from './http/receiver-route.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
@@ -87,6 +89,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   disableBodyParsing(app);
 
   const readingBudget = createReadingBudget(config.maxReadingBytes);
+  const unsentAnswers = createUnsentAnswers({ maxBytes: config.maxApiAnswerBytes, maxBytesPerAddress: config.maxApiAnswerBytesPerAddress });
   // The gauges read their sources only when scraped, after everything below exists.
   const metrics = createMetrics({
     countEndpoints: () => deps.store.countEndpoints(),
@@ -94,6 +97,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     storeStats: () => deps.store.stats(),
     readingBytes: () => readingBudget.held(),
     openConnections: () => openConnections(),
+    apiAnswerBytes: () => unsentAnswers.held(),
   });
   const openConnections = limitConnections(
     app.server,
@@ -172,6 +176,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redisPrefix}rl:`, skipOnError: true } : {}),
   });
 
+  // One count for every way to make a kept endpoint: the API and the live socket's `create`.
+  const countCreate =
+    config.keptCreatesPerAddress > 0
+      ? createAddressLimit(app, { name: 'endpoint-create', max: config.keptCreatesPerAddress, windowMs: config.rateLimitWindowMs, what: 'new endpoints' })
+      : undefined;
+
   // Expired endpoints are already gone for every request; this frees what they held.
   const sweeper = setInterval(() => {
     deps.store.sweepExpired().catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired endpoints failed'));
@@ -201,14 +211,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         live.websocketServer.close(() => done());
       },
     });
-    await live.register(liveRoute, { config, store: deps.store, bus: deps.bus, hub, metrics });
+    await live.register(liveRoute, { config, store: deps.store, bus: deps.bus, hub, metrics, countCreate });
     app.decorate('websocketServer', live.websocketServer);
   });
   app.addHook('onClose', async () => hub.close());
 
   await app.register(healthRoute, { store: deps.store });
   await app.register(metricsRoute, { metrics });
-  await app.register(endpointsRoute, { config, store: deps.store, bus: deps.bus, readingBudget, publicBaseFor: createPublicBase(config.publicUrl) });
+  await app.register(endpointsRoute, { config, store: deps.store, bus: deps.bus, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
   await app.register(receiverRoute, { config, store: deps.store, metrics, readingBudget, closing: closing.signal, unrouted });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;

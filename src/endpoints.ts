@@ -45,6 +45,9 @@ export async function createEndpoint(
   return (await store.createEndpoint(endpoint, { maxEndpoints, deadlineMs })) ? { endpoint, key } : undefined;
 }
 
+/** The AT_CAPACITY detail when a response configuration does not fit in its budget. */
+export const responseConfigsFull = (config: Config) => `response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.maxResponseConfigBytes} bytes)`;
+
 /** Bytes of each request's body an endpoint of this kind keeps. */
 export function maxBodyBytesFor(config: Config, kind: EndpointKind): number {
   return kind === 'kept' ? config.keptMaxBodyBytes : config.maxBodyBytes;

@@ -21,6 +21,8 @@ export interface MetricsSources {
   readingBytes: () => number;
   /** Open TCP connections to this instance. */
   openConnections: () => number;
+  /** Bytes of endpoints-API answers not yet taken by their readers. */
+  apiAnswerBytes: () => number;
 }
 
 /** One registry per app (no global default registry), so tests and several apps never collide. */
@@ -54,6 +56,14 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set((await sources.storeStats()).storedBytes);
     },
   });
+  new Gauge({
+    name: 'hookwatch_response_config_bytes',
+    help: 'Response configurations held in this process, as counted against MAX_RESPONSE_CONFIG_BYTES (0 with Redis, which holds them)',
+    registers: [registry],
+    async collect() {
+      this.set((await sources.storeStats()).responseConfigBytes ?? 0);
+    },
+  });
   new Counter({
     name: 'hookwatch_evicted_requests_total',
     help: 'Stored requests evicted to keep the stored-bytes budgets',
@@ -65,6 +75,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
   gauge('hookwatch_reading_bytes', 'Body bytes being read at this moment, as counted against MAX_READING_BYTES', sources.readingBytes);
+  gauge('hookwatch_api_answer_bytes', 'Bytes of endpoints-API answers their clients have not read yet, as counted against MAX_API_ANSWER_BYTES', sources.apiAnswerBytes);
   gauge('hookwatch_open_connections', 'Open TCP connections, as counted against MAX_CONNECTIONS', sources.openConnections);
   const rejections = new Counter({
     name: 'hookwatch_rejections_total',

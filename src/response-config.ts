@@ -7,6 +7,8 @@ import { z } from 'zod';
 export const RESPONSE_CONTENT_TYPES = ['application/json', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded'] as const;
 
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+/** Twice the body cap: room for a body of quotes or backslashes, not for one of control characters. */
+export const MAX_RESPONSE_BODY_ESCAPED_BYTES = 2 * MAX_RESPONSE_BODY_BYTES;
 export const MAX_RESPONSE_HEADERS = 10;
 export const MAX_RESPONSE_DELAY_MS = 30_000;
 
@@ -70,6 +72,8 @@ export const responseConfigSchema = z.strictObject({
   body: z
     .string()
     .refine((value) => utf8Length(value) <= MAX_RESPONSE_BODY_BYTES, `body must be at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8`)
+    // Stored and sent on as JSON, where a control character takes six bytes: bounded there too.
+    .refine((value) => JSON.stringify(value).length - 2 <= MAX_RESPONSE_BODY_ESCAPED_BYTES, `body must be at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} bytes once JSON-escaped (a control character counts 6)`)
     .default(''),
   contentType: z.enum(RESPONSE_CONTENT_TYPES, { error: `contentType must be one of ${RESPONSE_CONTENT_TYPES.join(', ')}` }).default('application/json'),
   headers: z.array(header).max(MAX_RESPONSE_HEADERS, `at most ${MAX_RESPONSE_HEADERS} headers`).default([]),

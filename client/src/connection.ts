@@ -42,6 +42,8 @@ interface PollAnswer {
   lastSeq: number;
   clearedSeq: number;
   gap: boolean;
+  /** The page was full: more requests wait, ask again at once. */
+  more?: boolean;
   expiresAt: string | null;
   requests: CapturedRequest[];
 }
@@ -247,8 +249,8 @@ export class LiveConnection {
     const run = this.run;
     const outcome = this.credentials ? await this.poll() : await this.create();
     if (run !== this.run || outcome === 'gone') return;
-    if (outcome === 'ok') this.schedulePoll(POLL_MS);
-    else this.scheduleRetry();
+    if (outcome === 'failed') this.scheduleRetry();
+    else this.schedulePoll(outcome === 'more' ? 0 : POLL_MS);
   }
 
   private async create(): Promise<'ok' | 'failed'> {
@@ -269,7 +271,7 @@ export class LiveConnection {
   }
 
   /** One poll: the requests after the last one held, and the clears and losses since the last poll. */
-  private async poll(): Promise<'ok' | 'gone' | 'failed'> {
+  private async poll(): Promise<'ok' | 'more' | 'gone' | 'failed'> {
     const { run, polling } = this;
     const credentials = this.credentials as Credentials;
     const answer = await this.http('GET', `/api/endpoints/${encodeURIComponent(credentials.endpointId)}/requests?afterSeq=${this.lastSeq}`);
@@ -298,7 +300,7 @@ export class LiveConnection {
       this.seen(request.seq);
       this.events.message({ type: 'request', request });
     }
-    return 'ok';
+    return log.more === true ? 'more' : 'ok';
   }
 
   private schedulePoll(delay: number): void {
@@ -312,7 +314,7 @@ export class LiveConnection {
         const wasFailing = this.nextAttempt !== undefined;
         this.nextAttempt = failing ? Date.now() + POLL_MS : undefined;
         if (failing || wasFailing) this.events.state(failing ? 'reconnecting' : 'polling');
-        this.schedulePoll(POLL_MS);
+        this.schedulePoll(outcome === 'more' ? 0 : POLL_MS);
       });
     }, delay);
   }

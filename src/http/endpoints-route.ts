@@ -3,25 +3,34 @@ import { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import type { Config } from '../config.js';
-import { createEndpoint, keyMatches, toEndpointInfo } from '../endpoints.js';
+import { createEndpoint, keyMatches, responseConfigsFull, toEndpointInfo } from '../endpoints.js';
 import { errors } from '../errors.js';
 import { clearedMessage, EXPIRED_MESSAGE, responseChangedMessage } from '../live/server-messages.js';
 import { parseResponseConfig } from '../response-config.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
-import { createLimits } from './rate-limit.js';
+import type { AddressLimit } from './rate-limit.js';
+import type { UnsentAnswers } from './unsent-answers.js';
 
 export interface EndpointsRouteOptions {
   config: Config;
   store: Store;
   bus: Bus;
   readingBudget: ReadingBudget;
+  unsentAnswers: UnsentAnswers;
+  /** KEPT_CREATES_PER_ADDRESS, shared with the live socket's `create` of a kept endpoint; undefined when off. */
+  countCreate: AddressLimit | undefined;
   /** `https://host` senders use, for a request (PUBLIC_URL, or the request's own origin). */
   publicBaseFor: (request: FastifyRequest) => string;
 }
 
 /** The largest API body: a response configuration (64 KiB of body, escaped) with its headers. */
 const MAX_API_BODY_BYTES = 512 * 1024;
+/**
+ * Bytes of records in one page of `GET …/requests`: a client behind asks again (`more`) rather
+ * than getting every stored byte in one answer (up to MAX_STORED_BYTES_PER_ENDPOINT).
+ */
+const PAGE_BYTES = 4 * 1024 * 1024;
 /** A polling client holds a live endpoint like a watcher does, under this holder name. */
 const POLLING_HOLDER = 'polling';
 
@@ -45,7 +54,7 @@ const afterSeqSchema = z
  * exactly as an unknown id does (404). The key is never taken from a query string.
  */
 export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
-  const { config, store, bus, readingBudget } = options;
+  const { config, store, bus, readingBudget, unsentAnswers } = options;
 
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
   async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -72,20 +81,22 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     return endpoint;
   }
 
-  const limitCreates =
-    config.keptCreatesPerAddress > 0
-      ? createLimits(app, [
-          {
-            max: config.keptCreatesPerAddress,
-            windowMs: config.rateLimitWindowMs,
-            key: (request: FastifyRequest) => `endpoint-create:${addressKey(request.ip)}`,
-            what: 'new endpoints',
-          },
-        ])
-      : undefined;
+  /** Counts an answer until its reader takes it; refused past either cap (unsent-answers.ts). */
+  function holdUnsent(request: FastifyRequest, reply: FastifyReply, bytes: number): void {
+    const held = unsentAnswers.hold(reply.raw, addressKey(request.ip), bytes);
+    if (held === 'address') {
+      reply.header('retry-after', '1');
+      throw errors.RATE_LIMITED(`(answers this address has not read yet pass ${config.maxApiAnswerBytesPerAddress} bytes)`, '1 s');
+    }
+    if (held === 'total') throw errors.AT_CAPACITY(`answers not read yet use all of MAX_API_ANSWER_BYTES (${config.maxApiAnswerBytes} bytes)`);
+  }
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
-    await limitCreates?.(request, reply);
+    const limited = await options.countCreate?.(addressKey(request.ip));
+    if (limited) {
+      reply.header('retry-after', String(limited.retryAfterSeconds));
+      throw limited.error;
+    }
     const parsed = createSchema.safeParse((await jsonBody(request, reply)) ?? {});
     if (!parsed.success) throw errors.INVALID_REQUEST(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '));
     const created = await createEndpoint(store, config, parsed.data.kind);
@@ -106,23 +117,37 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     const firstSeq = log.requests[0]?.seq;
     const since = Math.max(afterSeq.data, log.clearedSeq);
     const gap = firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since;
-    // The records as stored, joined without being parsed again.
-    const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"expiresAt":${JSON.stringify(endpoint.expiresAt ?? null)},"requests":[`;
+      // One page: the records as stored, joined without being parsed again, up to PAGE_BYTES (at
+    // least one, so a client always moves on); `more` says to ask again at once.
+    const records: Buffer[] = [];
+    let bytes = 0;
+    for (const stored of log.requests) {
+      const record = recordOf(stored.message);
+      if (records.length > 0 && bytes + record.length > PAGE_BYTES) break;
+      records.push(record);
+      bytes += record.length + 1;
+    }
+    const more = records.length < log.requests.length;
+    const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"more":${more},"expiresAt":${JSON.stringify(endpoint.expiresAt ?? null)},"requests":[`;
     const parts: Buffer[] = [Buffer.from(head)];
-    log.requests.forEach((stored, index) => {
+    records.forEach((record, index) => {
       if (index > 0) parts.push(COMMA);
-      parts.push(recordOf(stored.message));
+      parts.push(record);
     });
     parts.push(CLOSE);
+    const answer = Buffer.concat(parts);
+    holdUnsent(request, reply, answer.length);
     reply.header('cache-control', 'no-store');
-    return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
+    return reply.type('application/json; charset=utf-8').send(answer);
   });
 
   app.put('/api/endpoints/:id/response', async (request: FastifyRequest, reply: FastifyReply) => {
     const endpoint = await owned(request);
     const result = parseResponseConfig(await jsonBody(request, reply));
     if (!result.ok) throw errors.INVALID_RESPONSE_CONFIG(result.message);
-    if (!(await store.setResponse(endpoint.id, result.value))) throw errors.ENDPOINT_NOT_FOUND();
+    const set = await store.setResponse(endpoint.id, result.value);
+    if (set === undefined) throw errors.ENDPOINT_NOT_FOUND();
+    if (set === 'full') throw errors.AT_CAPACITY(responseConfigsFull(config));
     await bus.publish(endpoint.id, { data: responseChangedMessage(result.value) });
     return { response: result.value };
   });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 
 export interface RateLimitOptions {
@@ -36,5 +36,24 @@ export function createLimits(
       const what = options.what ? ` ${options.what}` : '';
       throw errors.RATE_LIMITED(`(at most ${options.max}${what} per ${options.windowMs / 1000} s)`, `${result.ttlInSeconds} s`);
     }
+  };
+}
+
+/** A count per client address through the same store, for callers that hold no HTTP request (a live socket's `create`). */
+export type AddressLimit = (addressKey: string) => Promise<{ error: FastifyError; retryAfterSeconds: number } | undefined>;
+
+/**
+ * `max` per `windowMs` per address key (address-key.ts), counted in @fastify/rate-limit's store
+ * like the limits above. Resolves to the RATE_LIMITED error to give with its Retry-After, or
+ * undefined when allowed.
+ */
+export function createAddressLimit(app: FastifyInstance, options: { name: string; max: number; windowMs: number; what: string }): AddressLimit {
+  const count = app.createRateLimit({ max: options.max, timeWindow: options.windowMs, keyGenerator: (request) => `${options.name}:${request.ip}` });
+  return async (addressKey) => {
+    // The plugin reads only these two fields of a request when our key generator is given.
+    const result = await count({ ip: addressKey, routeOptions: { config: {} } } as unknown as FastifyRequest);
+    if (result.isAllowed || !result.isExceeded) return undefined;
+    const error = errors.RATE_LIMITED(`(at most ${options.max} ${options.what} per ${options.windowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+    return { error, retryAfterSeconds: result.ttlInSeconds };
   };
 }

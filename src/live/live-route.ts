@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey, PerAddressCount } from '../http/address-key.js';
 import { createPublicBase, requestOrigin } from '../http/public-base.js';
-import { createLimits } from '../http/rate-limit.js';
+import { createLimits, type AddressLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
@@ -20,12 +20,14 @@ export interface LiveRouteOptions {
   bus: Bus;
   hub: Hub;
   metrics: Metrics;
+  /** KEPT_CREATES_PER_ADDRESS, shared with the endpoints API; undefined when off. */
+  countCreate: AddressLimit | undefined;
 }
 
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
-  const { config, store, bus, hub, metrics } = options;
+  const { config, store, bus, hub, metrics, countCreate } = options;
   const configuredOrigins = new Set([...config.allowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
 
   // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
@@ -84,6 +86,8 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     hub,
     metrics,
     log: app.log,
+    countCreate,
+    redactAlso: new Set(config.redactHeaders),
     onSlowWatcher: (watcher) => {
       metrics.reject('slow_watcher');
       app.log.warn({ endpointId: watcher.endpointId }, 'slow watcher disconnected');
@@ -122,7 +126,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     }
 
     // Listeners go on before any await, so no frame or close is missed.
-    sessions.set(socket, new LiveSession(socket, context, publicBase));
+    sessions.set(socket, new LiveSession(socket, context, publicBase, addressKey(request.ip)));
     socket.on('pong', onPong);
     socket.on('close', onClose);
     socket.on('message', onMessage);

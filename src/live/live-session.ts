@@ -4,14 +4,16 @@ import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { createEndpoint, keyMatches, toEndpointInfo } from '../endpoints.js';
+import { createEndpoint, keyMatches, responseConfigsFull, toEndpointInfo } from '../endpoints.js';
 import { parseResponseConfig } from '../response-config.js';
-import { StoreUnavailableError, type EndpointKind, type Store } from '../store/store.js';
+import { StoreUnavailableError, type EndpointKind, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
 import { CloseCode, type ClientMessage } from './protocol.js';
 import { clearedMessage, errorMessage, EXPIRED_MESSAGE, forwardedMessage, responseChangedMessage, welcomeMessage } from './server-messages.js';
 import { toFramed, Watcher, writeBounded } from './watcher.js';
+import { redactForwarded } from './redact-forwarded.js';
+import type { AddressLimit } from '../http/rate-limit.js';
 
 /** What every session shares: built once per app, not once per socket. */
 export interface SessionContext {
@@ -21,6 +23,10 @@ export interface SessionContext {
   hub: Hub;
   metrics: Metrics;
   log: FastifyBaseLogger;
+  /** KEPT_CREATES_PER_ADDRESS, counted with the endpoints API's creations; undefined when off. */
+  countCreate: AddressLimit | undefined;
+  /** Header names the operator redacts besides the built-in rule (REDACT_HEADERS), lower case. */
+  redactAlso: ReadonlySet<string>;
   /** Called when a watcher is cut for reading too slowly. */
   onSlowWatcher: (watcher: Watcher) => void;
 }
@@ -53,6 +59,8 @@ const WAITING_UPKEEP_BYTES = 512;
 export class LiveSession {
   private watcher: Watcher | undefined;
   private endpointId: string | undefined;
+  /** The endpoint stores secrets redacted (kept endpoints): so are the local app's answers relayed to its watchers. */
+  private redactsSecrets = false;
   private closed = false;
   private helloTimer: NodeJS.Timeout | undefined;
   private badRun = 0;
@@ -68,6 +76,8 @@ export class LiveSession {
     private readonly context: SessionContext,
     /** `https://host`: where senders reach this server. */
     private readonly publicBase: string,
+    /** The client's address key (address-key.ts), for per-address limits. */
+    private readonly addressKey: string,
   ) {
     this.tokens = 2 * context.config.liveMessagesPerSecond;
     this.startHelloTimer(HELLO_TIMEOUT_MS);
@@ -76,13 +86,10 @@ export class LiveSession {
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.closed) return;
     const text = isBinary ? '' : data.toString();
-    if (!this.takeToken(text.startsWith('{"type":"forwarded"') ? FORWARDED_COST : 1)) {
-      const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
-      this.reject(error);
-      this.send(errorMessage(error));
-      this.closeWith(CloseCode.TOO_MANY_MESSAGES, error.code);
-      return;
-    }
+    // Charged a forwarder report's cost before parsing (so a flood is refused before any parse
+    // work), and the rest of a whole message once parsing shows it is anything else: the text's
+    // first bytes prove nothing (`{"type":"forwarded","type":"set-response"}` is a set-response).
+    if (!this.takeToken(FORWARDED_COST)) return this.tooManyMessages();
     const bytes = text.length + WAITING_UPKEEP_BYTES;
     if (this.waitingBytes + bytes > MAX_WAITING_BYTES) {
       this.context.log.warn('a live socket\'s messages are waiting on a slow store; closing it');
@@ -93,6 +100,7 @@ export class LiveSession {
     // set-response right after create, or a corrected join right after a refused one, finds the
     // socket in the state the messages before it left.
     const parsed = parseClientMessage(text);
+    if ((!parsed.ok || parsed.message.type !== 'forwarded') && !this.takeToken(1 - FORWARDED_COST)) return this.tooManyMessages();
     if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
     this.badRun = 0;
     this.waitingBytes += bytes;
@@ -100,6 +108,13 @@ export class LiveSession {
       .then(() => (this.closed ? undefined : this.handle(parsed.message)))
       .catch((error: unknown) => this.failed(error))
       .finally(() => (this.waitingBytes -= bytes));
+  }
+
+  private tooManyMessages(): void {
+    const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
+    this.reject(error);
+    this.send(errorMessage(error));
+    this.closeWith(CloseCode.TOO_MANY_MESSAGES, error.code);
   }
 
   private failed(error: unknown): void {
@@ -189,7 +204,7 @@ export class LiveSession {
     if (!this.watcher || endpointId === undefined) return this.send(errorMessage(errors.NOT_JOINED(), message.type));
 
     if (message.type === 'forwarded') {
-      await bus.publish(endpointId, { data: forwardedMessage(message) });
+      await bus.publish(endpointId, { data: forwardedMessage(this.redactsSecrets ? redactForwarded(message, this.context.redactAlso) : message) });
       return;
     }
 
@@ -200,7 +215,13 @@ export class LiveSession {
         this.reject(error);
         return this.send(errorMessage(error, message.type));
       }
-      if (!(await store.setResponse(endpointId, result.value))) return this.expire();
+      const set = await store.setResponse(endpointId, result.value);
+      if (set === undefined) return this.expire();
+      if (set === 'full') {
+        const error = errors.AT_CAPACITY(responseConfigsFull(this.context.config));
+        this.reject(error);
+        return this.send(errorMessage(error, message.type));
+      }
       await bus.publish(endpointId, { data: responseChangedMessage(result.value) });
       return;
     }
@@ -213,6 +234,14 @@ export class LiveSession {
 
   private async create(kind: EndpointKind): Promise<void> {
     const { store, config, log } = this.context;
+    // Live endpoints are bounded by the sockets that hold them; kept ones outlive the socket.
+    const limited = kind === 'kept' ? await this.context.countCreate?.(this.addressKey) : undefined;
+    if (limited) {
+      this.reject(limited.error);
+      this.send(errorMessage(limited.error, 'create'));
+      this.closeWith(CloseCode.TOO_MANY_MESSAGES, limited.error.code);
+      return;
+    }
     const created = await createEndpoint(store, config, kind);
     if (!created) {
       const error = errors.AT_CAPACITY(kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`);
@@ -262,7 +291,17 @@ export class LiveSession {
 
     // Read after attaching, the endpoint included: anything captured or changed from here on
     // reaches the watcher, and its seq check drops what the backlog already carried.
-    const [endpoint, log] = await Promise.all([store.getEndpoint(endpointId), store.readLog(endpointId, afterSeq)]);
+    let endpoint: EndpointRecord | undefined;
+    let log: RequestLog | undefined;
+    try {
+      [endpoint, log] = await Promise.all([store.getEndpoint(endpointId), store.readLog(endpointId, afterSeq)]);
+    } catch (error) {
+      // Attached but never watching: left attached, its lease would be renewed for as long as
+      // the process lives and hold a watcher slot.
+      hub.detach(endpointId, candidate);
+      if (created) await store.deleteEndpoint(endpointId).catch(() => undefined);
+      throw error;
+    }
     if (endpoint === undefined || log === undefined) {
       hub.detach(endpointId, candidate);
       return this.expire();
@@ -277,6 +316,7 @@ export class LiveSession {
     if (this.closed) return hub.detach(endpointId, candidate);
     this.watcher = candidate;
     this.endpointId = endpointId;
+    this.redactsSecrets = endpoint.kind === 'kept';
 
     const info = toEndpointInfo(endpoint, key, this.publicBase, config);
     const firstSeq = log.requests[0]?.seq;

@@ -21,7 +21,7 @@ export const CloseCode = {
   TRY_AGAIN_LATER: 1013,
   /** A run of malformed messages (policy violation). */
   POLICY_VIOLATION: 1008,
-  /** More messages a second than LIVE_MESSAGES_PER_SECOND allows. */
+  /** More messages a second than LIVE_MESSAGES_PER_SECOND allows, or more kept endpoints than KEPT_CREATES_PER_ADDRESS. */
   TOO_MANY_MESSAGES: 4029,
   /** The endpoint does not exist, expired, or the key is wrong. */
   ENDPOINT_NOT_FOUND: 4004,

@@ -1,6 +1,6 @@
 import type { Bus } from '../bus/bus.js';
 import type { ResponseConfig } from '../response-config.js';
-import { STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -12,14 +12,21 @@ interface Entry {
   lastSeq: number;
   clearedSeq: number;
   /** Oldest first; at most `requestsPerEndpoint` long. */
-  requests: StoredRequest[];
+  requests: Held[];
   bytes: number;
+  /** What its own response configuration costs (0 for the shared default). */
+  responseBytes: number;
 }
 
-/** A stored request in the store-wide age order, for eviction across endpoints. */
-interface Aged {
+/**
+ * A stored request, also linked into the store-wide age order (oldest first, across endpoints)
+ * for eviction. A request leaves that order the moment it leaves its endpoint (trim, clear,
+ * delete, sweep), so nothing the store no longer holds stays reachable from it.
+ */
+interface Held extends StoredRequest {
   entry: Entry;
-  request: StoredRequest;
+  older: Held | undefined;
+  newer: Held | undefined;
 }
 
 export interface MemoryStoreOptions extends StoreLimits {
@@ -40,21 +47,35 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     const entry = all.get(id);
     return entry && entry.deadlineMs > now() ? entry : undefined;
   };
-  // Every stored request, oldest first, across endpoints. Requests removed otherwise (count
-  // trim, clear, purge) stay here until they reach the head, where they are skipped: each
-  // request enters and leaves once, so upkeep is O(1) per request.
-  let aged: Aged[] = [];
-  let agedHead = 0;
+  // Ends of the store-wide age order: O(1) to add, to remove from anywhere, and to find the oldest.
+  let oldest: Held | undefined;
+  let newest: Held | undefined;
   let totalBytes = 0;
   let evictedRequests = 0;
+  let responseBytes = 0;
 
-  const isStored = ({ entry, request }: Aged) => all.get(entry.endpoint.id) === entry && entry.requests[0] === request;
+  function link(held: Held): void {
+    held.older = newest;
+    if (newest) newest.newer = held;
+    else oldest = held;
+    newest = held;
+  }
 
-  function dropOldest(entry: Entry): StoredRequest {
-    const request = entry.requests.shift() as StoredRequest;
-    entry.bytes -= costOf(request);
-    totalBytes -= costOf(request);
-    return request;
+  function unlink(held: Held): void {
+    if (held.older) held.older.newer = held.newer;
+    else oldest = held.newer;
+    if (held.newer) held.newer.older = held.older;
+    else newest = held.older;
+    held.older = undefined;
+    held.newer = undefined;
+    totalBytes -= costOf(held);
+  }
+
+  function dropOldest(entry: Entry): Held {
+    const held = entry.requests.shift() as Held;
+    entry.bytes -= costOf(held);
+    unlink(held);
+    return held;
   }
 
   /** The protocol's `evicted` message (live/protocol.ts); the Redis scripts build the same. */
@@ -66,35 +87,25 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
   function evictAcrossEndpoints(): void {
     const evictedBy = new Map<Entry, number>();
     let count = 0;
-    while (totalBytes > options.maxStoredBytes && agedHead < aged.length) {
-      const oldest = aged[agedHead] as Aged;
-      aged[agedHead++] = undefined as unknown as Aged;
-      if (!isStored(oldest)) continue;
-      evictedBy.set(oldest.entry, dropOldest(oldest.entry).seq);
+    while (totalBytes > options.maxStoredBytes && oldest) {
+      const { entry } = oldest;
+      evictedBy.set(entry, dropOldest(entry).seq);
       count++;
     }
-    compactAged();
     for (const [entry, throughSeq] of evictedBy) announceEvicted(entry, throughSeq);
     evictedRequests += count;
   }
 
-  function compactAged(): void {
-    // Skipped and evicted heads leave holes; drop them once they are half the list.
-    while (agedHead < aged.length && !isStored(aged[agedHead] as Aged)) aged[agedHead++] = undefined as unknown as Aged;
-    if (agedHead > 1024 && agedHead * 2 > aged.length) {
-      aged = aged.slice(agedHead);
-      agedHead = 0;
-    }
-  }
-
   function removeAll(entry: Entry): void {
-    totalBytes -= entry.bytes;
+    for (const held of entry.requests) unlink(held);
     entry.bytes = 0;
     entry.requests = [];
   }
 
   function remove(id: string, entry: Entry): void {
     removeAll(entry);
+    responseBytes -= entry.responseBytes;
+    entry.responseBytes = 0;
     all.delete(id);
   }
 
@@ -112,7 +123,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (taken) remove(endpoint.id, taken);
       // The map may still hold expired entries the sweep has not reached: count the living.
       if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return false;
-      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0 });
+      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0 });
       return true;
     },
 
@@ -190,9 +201,13 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
 
     async setResponse(id, response: ResponseConfig) {
       const entry = alive(id);
-      if (!entry) return false;
+      if (!entry) return undefined;
+      const cost = responseConfigCost(response);
+      if (responseBytes - entry.responseBytes + cost > options.maxResponseConfigBytes) return 'full';
+      responseBytes += cost - entry.responseBytes;
+      entry.responseBytes = cost;
       entry.endpoint.response = response;
-      return true;
+      return 'set';
     },
 
     async appendRequest(id, kind, draft, capturedAtMs) {
@@ -202,11 +217,11 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // Built before the seq is taken: a draft that throws leaves no hole in the numbering.
       const json = draft(response);
       const seq = ++entry.lastSeq;
-      const request: StoredRequest = { seq, message: toRequestMessage(json, seq) };
+      const request: Held = { seq, message: toRequestMessage(json, seq), entry, older: undefined, newer: undefined };
       entry.requests.push(request);
       entry.bytes += costOf(request);
       totalBytes += costOf(request);
-      aged.push({ entry, request });
+      link(request);
       // Announced before any trim, so watchers see the request, then what left.
       await options.bus.publish(id, { seq, data: request.message, capturedAtMs });
 
@@ -222,14 +237,15 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
         announceEvicted(entry, evictedSeq);
       }
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
-      else compactAged();
       return { seq, response };
     },
 
     async readLog(id, afterSeq) {
       const entry = alive(id);
       if (!entry) return undefined;
-      return { requests: entry.requests.filter((request) => request.seq > afterSeq), lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
+      // Copies without the links: a reader holding its answer pins no other request.
+      const requests = entry.requests.filter((held) => held.seq > afterSeq).map(({ seq, message }): StoredRequest => ({ seq, message }));
+      return { requests, lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
     },
 
     async clearRequests(id) {
@@ -240,6 +256,6 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return entry.clearedSeq;
     },
 
-    stats: async () => ({ storedBytes: totalBytes, evictedRequests }),
+    stats: async () => ({ storedBytes: totalBytes, evictedRequests, responseConfigBytes: responseBytes }),
   };
 }

@@ -103,7 +103,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
     async setResponse(id, response) {
       forget(id);
-      return (await run('SET_RESPONSE', id, now(), JSON.stringify(response))) === 1;
+      return (await run('SET_RESPONSE', id, now(), JSON.stringify(response))) === 1 ? 'set' : undefined;
     },
 
     async holdEndpoints(ids, instanceId, leaseUntilMs, graceMs) {

@@ -82,7 +82,12 @@ export interface Store {
   releaseEndpoint(id: string, instanceId: string, graceMs: number): Promise<void>;
   /** Removes endpoints past their deadline, with their requests; returns how many. */
   sweepExpired(): Promise<number>;
-  setResponse(id: string, response: ResponseConfig): Promise<boolean>;
+  /**
+   * Replaces the endpoint's response configuration: 'set', undefined when there is no endpoint,
+   * or 'full' (nothing changed) when the configurations this store holds in the process would
+   * pass `maxResponseConfigBytes`.
+   */
+  setResponse(id: string, response: ResponseConfig): Promise<'set' | 'full' | undefined>;
   /**
    * Gives the request the endpoint's next sequence number, stores it, and announces it on the
    * bus, in one step, so announcements of one endpoint go out in seq order. Then trims: past
@@ -112,6 +117,8 @@ export interface StoreStats {
   storedBytes: number;
   /** Requests evicted to keep a byte budget, since the store began. */
   evictedRequests: number;
+  /** Response configurations held in this process, as counted against MAX_RESPONSE_CONFIG_BYTES (memory store only). */
+  responseConfigBytes?: number;
 }
 
 /**
@@ -130,6 +137,11 @@ export interface StoreLimits {
   /** Bytes of stored requests in the whole store. */
   maxStoredBytes: number;
   maxStoredBytesPerEndpoint: number;
+  /**
+   * What response configurations held in this process may cost together (`responseConfigCost`).
+   * A store that keeps them elsewhere (Redis) holds only a bounded cache and ignores it.
+   */
+  maxResponseConfigBytes: number;
 }
 
 export function storeLimits(config: StoreLimits): StoreLimits {
@@ -137,8 +149,18 @@ export function storeLimits(config: StoreLimits): StoreLimits {
     requestsPerEndpoint: config.requestsPerEndpoint,
     maxStoredBytes: config.maxStoredBytes,
     maxStoredBytesPerEndpoint: config.maxStoredBytesPerEndpoint,
+    maxResponseConfigBytes: config.maxResponseConfigBytes,
   };
 }
+
+/**
+ * What a response configuration costs held in memory: its JSON, twice (a parsed string may be
+ * held as two bytes a character), plus the objects around it. Measured in docs/deploy.md#sizing.
+ */
+export function responseConfigCost(response: ResponseConfig): number {
+  return 2 * JSON.stringify(response).length + RESPONSE_CONFIG_OVERHEAD_BYTES;
+}
+const RESPONSE_CONFIG_OVERHEAD_BYTES = 1024;
 
 const MESSAGE_PREFIX = '{"type":"request","request":{"seq":';
 

@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 const MIB = 1024 * 1024;
-const LIMITS: StoreLimits = { requestsPerEndpoint: 50, maxStoredBytes: 64 * MIB, maxStoredBytesPerEndpoint: 16 * MIB };
+const LIMITS: StoreLimits = { requestsPerEndpoint: 50, maxStoredBytes: 64 * MIB, maxStoredBytesPerEndpoint: 16 * MIB, maxResponseConfigBytes: 64 * MIB };
 // Real time: the Redis backend also sets key expiry (a backstop), which Redis judges by its own clock.
 const T0 = Date.now();
 const HOUR = 60 * 60 * 1000;
@@ -146,9 +146,9 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     const { store, create } = make();
     await create('a');
     const response = { status: 503, body: 'boom', contentType: 'text/plain' as const, headers: [['Retry-After', '5']] as Array<[string, string]>, delayMs: 100 };
-    expect(await store.setResponse('a', response)).toBe(true);
+    expect(await store.setResponse('a', response)).toBe('set');
     expect((await store.getEndpoint('a'))?.response).toEqual(response);
-    expect(await store.setResponse('missing', response)).toBe(false);
+    expect(await store.setResponse('missing', response)).toBeUndefined();
   });
 
   it('does not let a caller mutate stored endpoints through returned objects', async () => {

@@ -429,7 +429,7 @@ describe('live protocol', () => {
     const bus = createMemoryBus();
     const memory = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
     // A store whose configuration writes never finish.
-    const stuck: Store = { ...memory, setResponse: () => new Promise<boolean>(() => undefined) };
+    const stuck: Store = { ...memory, setResponse: () => new Promise<'set'>(() => undefined) };
     const started = await startServer({}, { store: stuck, bus });
     cleanups.push(started.close);
     const a = track(await LiveClient.create(started.wsUrl));
