@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
-import { redactHeaders } from './redact.js';
+import { redactHeaders, redactTarget } from './redact.js';
 
 /** A query string or form body: repeated names become lists, in the order received. */
 export type ParamMap = Record<string, string | string[]>;
@@ -13,7 +13,10 @@ export interface CapturedRequest {
   /** Per-endpoint sequence number, from 1, never reused while the endpoint lives. */
   seq: number;
   method: string;
-  /** Raw request target as received: path under the receiver URL plus query string. */
+  /**
+   * Raw request target as received: path under the receiver URL plus query string. Kept endpoints
+   * store it with its secrets (user-info, secret query values) as `%5Bredacted%5D` (redact.ts).
+   */
   url: string;
   /** The part of the path after `/api/webhook-tester/<id>`, "" when none. */
   subPath: string;
@@ -46,6 +49,8 @@ export interface CapturedRequest {
   answer: { status: number; delayMs: number };
   /** Kept endpoints: the headers whose values were replaced by `[redacted]` before storage. */
   redacted?: string[];
+  /** Kept endpoints: the query parameters (names as in `query`) whose values were replaced by `[redacted]`. */
+  redactedQuery?: string[];
 }
 
 /** One part of a multipart body. A file's bytes are `body` bytes [offset, offset + size). */
@@ -82,7 +87,10 @@ export interface RawCapture {
   answer: { status: number; delayMs: number };
   /** Parsed multipart parts, when the body is multipart (parsed beforehand: it is async). */
   parts?: MultipartPart[] | null;
-  /** Kept endpoints: redact secret header values, these names (lower case) included (redact.ts). */
+  /**
+   * Kept endpoints: redact secret header values, these names (lower case) included, secret query
+   * values and the user-info of an absolute-form target (redact.ts).
+   */
   redact?: ReadonlySet<string>;
 }
 
@@ -124,7 +132,8 @@ function recordJson(draft: RequestDraft, quotedBody: string, lean: boolean): str
     `"parts":${lean ? 'null' : JSON.stringify(draft.parts)},"omitted":${lean ? '["query","form","parts"]' : JSON.stringify(draft.omitted)},` +
     `"size":${draft.size},"storedSize":${draft.storedSize},"truncated":${draft.truncated},"remoteAddress":${JSON.stringify(draft.remoteAddress)},` +
     `"receivedAt":${JSON.stringify(draft.receivedAt)},"answer":{"status":${answer.status},"delayMs":${answer.delayMs}}` +
-    `${draft.redacted === undefined ? '' : `,"redacted":${JSON.stringify(draft.redacted)}`}}`
+    `${draft.redacted === undefined ? '' : `,"redacted":${JSON.stringify(draft.redacted)}`}` +
+    `${draft.redactedQuery === undefined ? '' : `,"redactedQuery":${JSON.stringify(draft.redactedQuery)}`}}`
   );
 }
 
@@ -139,16 +148,19 @@ function draftOf(raw: RawCapture, options: CaptureOptions): { draft: RequestDraf
   }
 
   const stored = encodeBody(raw.body, raw.truncated);
-  const queryStart = raw.url.indexOf('?');
+  // Kept endpoints: the target's secrets go before anything is derived from it.
+  const target = raw.redact ? redactTarget(raw.url) : undefined;
+  const url = target?.url ?? raw.url;
+  const queryStart = url.indexOf('?');
   const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
   const isForm = stored.text !== undefined && mediaType === 'application/x-www-form-urlencoded';
   const formTooLarge = isForm && stored.storedSize > FORM_PARSE_MAX_BYTES;
 
   const draft: RequestDraft = {
     method: raw.method,
-    url: raw.url,
-    subPath: subPathOf(raw.url, raw.endpointPath),
-    query: queryStart === -1 ? {} : parseParams(raw.url.slice(queryStart + 1)),
+    url,
+    subPath: subPathOf(url, raw.endpointPath),
+    query: queryStart === -1 ? {} : parseParams(url.slice(queryStart + 1)),
     headers,
     contentType,
     body: stored.body,
@@ -165,6 +177,7 @@ function draftOf(raw: RawCapture, options: CaptureOptions): { draft: RequestDraf
     answer: raw.answer,
   };
   if (raw.redact) draft.redacted = redactHeaders(headers, raw.redact);
+  if (target) draft.redactedQuery = target.queryNames;
   return { draft, quotedBody: stored.quoted };
 }
 

@@ -81,6 +81,32 @@ describe('kept endpoints over HTTP', () => {
     for (const secret of secrets) expect(everything).not.toContain(secret.split('=').at(-1));
   });
 
+  it('redacts more secret headers, secret query values and the user-info of an absolute-form target', async () => {
+    const s = await server();
+    const endpoint = await createKept(s);
+    const path = new URL(endpoint.url).pathname;
+    const secretHeaders = ['X-Authorization', 'Authentication', 'Apikey', 'X-Apikey', 'Api_Key', 'X-Secret-Key', 'X-Access-Key', 'X-Auth', 'X-Password', 'Token', 'Secret', 'Ocp-Apim-Subscription-Key', 'X-Functions-Key'];
+    const plainHeaders = ['Idempotency-Key', 'X-GitHub-Delivery', 'X-Request-Id'];
+    const headerLines = [...secretHeaders.map((name, i) => `${name}: h-s3cret-${i}`), ...plainHeaders.map((name) => `${name}: visible`)].join('\r\n');
+    const target = `http://someone:pw-s3cret@x${path}/hook?page=2&token=q-s3cret-1&api_key=q-s3cret-2&access_token=q-s3cret-3&sig=q-s3cret-4&hub.mode=subscribe&hub.challenge=ch-1&hub.verify_token=q-s3cret-5`;
+    await sendRaw(s.baseUrl, `POST ${target} HTTP/1.1\r\nHost: x\r\n${headerLines}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok`);
+    const polled = await poll(s.baseUrl, endpoint);
+    const [request] = polled.requests;
+    expect(request?.url).toBe(
+      `http://%5Bredacted%5D@x${path}/hook?page=2&token=%5Bredacted%5D&api_key=%5Bredacted%5D&access_token=%5Bredacted%5D&sig=%5Bredacted%5D` +
+        '&hub.mode=subscribe&hub.challenge=ch-1&hub.verify_token=%5Bredacted%5D',
+    );
+    expect(request?.subPath).toBe('/hook');
+    expect(request?.query).toEqual({ page: '2', token: '[redacted]', api_key: '[redacted]', access_token: '[redacted]', sig: '[redacted]', 'hub.mode': 'subscribe', 'hub.challenge': 'ch-1', 'hub.verify_token': '[redacted]' });
+    expect(request?.redactedQuery).toEqual(['token', 'api_key', 'access_token', 'sig', 'hub.verify_token']);
+    const values = Object.fromEntries(request?.headers ?? []);
+    for (const name of secretHeaders) expect(values[name], name).toBe('[redacted]');
+    for (const name of plainHeaders) expect(values[name], name).toBe('visible');
+    expect(request?.redacted).toEqual(secretHeaders);
+    const everything = JSON.stringify(polled) + s.logs();
+    expect(everything).not.toContain('s3cret');
+  });
+
   it('keeps 64 KB of a body, truncated and flagged as on live endpoints', async () => {
     const s = await server();
     const endpoint = await createKept(s);

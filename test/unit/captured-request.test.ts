@@ -182,6 +182,7 @@ describe('toRecordJson', () => {
     ['a body just under the escape-first bound that escaping makes too large', { ...base, body: Buffer.alloc(64 * KIB, 0x0a), size: 64 * KIB }],
     ['a 413 answer', { ...base, answer: { status: 413, delayMs: 0 } }],
     ['a kept endpoint\'s request, its secrets redacted', { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Internal', 'a', 'X-Plain', 'b'], redact: new Set(['x-internal']) }],
+    ['a kept endpoint\'s absolute-form target, its user-info and secret query values redacted', { ...base, url: 'http://u:p@h.example/api/webhook-tester/abc/s?token=t&a=1&api_key=k', redact: new Set<string>() }],
   ];
 
   it.each(cases)('writes %s exactly as JSON.stringify of the draft', (_name, raw) => {
