@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { CapturedRequest } from '../capture/captured-request.js';
 
 /** Where `forward --to` sends: the URL split into what node:http needs. */
@@ -48,6 +49,27 @@ export interface PreparedRequest {
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 /**
+ * Headers a proxy sets to say who the client was, which host and scheme it asked for, or which
+ * path it meant. Coming from the sender they are whatever it chose: `X-Forwarded-For: 127.0.0.1`
+ * would make the developer's app, which trusts its own loopback, take the request for a local
+ * one. So the sender's values are dropped, and one X-Forwarded-For names the address the server
+ * saw (any other `X-Forwarded-*` name goes too, see isForwardingHeader).
+ */
+const FORWARDING = new Set([
+  'forwarded',
+  'x-real-ip',
+  'x-client-ip',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+  'x-cluster-client-ip',
+  'client-ip',
+  'x-original-forwarded-for',
+  'x-original-url',
+  'x-rewrite-url',
+]);
+
+/**
  * Methods node:http sends without chunked framing when no length is given. For any other method
  * it would add `Transfer-Encoding: chunked`, so an empty body gets `Content-Length: 0` instead.
  */
@@ -56,8 +78,9 @@ const UNFRAMED_BY_DEFAULT = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE'
 /**
  * The captured request as it should reach the target: same method, the target's path plus the
  * captured sub-path and raw query, every header pair in order with its case and duplicates
- * (Host rewritten in place, hop-by-hop ones dropped, Content-Length made exact) and the same
- * body bytes. Pure.
+ * (Host rewritten in place, hop-by-hop and the sender's forwarding ones dropped, Content-Length
+ * made exact, one X-Forwarded-For with the sender's address added last) and the same body
+ * bytes. Pure. Throws PathRefusal when the sub-path would leave `--to`'s path.
  */
 export function prepareForward(request: CapturedRequest, target: ForwardTarget): PreparedRequest {
   const body = Buffer.from(request.body, request.bodyEncoding === 'base64' ? 'base64' : 'utf8');
@@ -76,13 +99,21 @@ export function prepareForward(request: CapturedRequest, target: ForwardTarget):
       // repeated Content-Length is refused by strict parsers.
       if (!sawLength) headers.push(name, String(body.length));
       sawLength = true;
-    } else if (!dropped.has(lower)) {
+    } else if (!dropped.has(lower) && !isForwardingHeader(lower)) {
       headers.push(name, value);
     }
   }
   if (!sawHost) headers.unshift('Host', target.host);
   if (!sawLength && (body.length > 0 || !UNFRAMED_BY_DEFAULT.has(request.method))) headers.push('Content-Length', String(body.length));
+  // Only an IP address: the record comes from the server, and a header value must not carry
+  // anything else (an empty or odd one is left out rather than sent).
+  if (isIP(request.remoteAddress) !== 0) headers.push('X-Forwarded-For', request.remoteAddress);
   return { method: request.method, path: targetPath(request, target), headers, body };
+}
+
+/** A header that says who or where the request came through (lower-case name). */
+function isForwardingHeader(lower: string): boolean {
+  return FORWARDING.has(lower) || lower.startsWith('x-forwarded-');
 }
 
 /** Hop-by-hop names plus any a Connection header lists; never Host or Content-Length, which framing needs. */
@@ -98,8 +129,38 @@ function droppedHeaderNames(headers: ReadonlyArray<readonly [string, string]>): 
   return dropped;
 }
 
-/** `--to` path, then the captured sub-path (one slash where they meet), then the raw query byte for byte. */
+/** A captured request that is not forwarded: its sub-path would leave `--to`'s path. */
+export class PathRefusal extends Error {}
+
+/**
+ * Where a server may split a path: `/`, and `\` (WHATWG URL parsing and some servers read it
+ * as `/`), plain or percent-encoded, once or more (`%2F`, `%252F`: an app or framework that
+ * decodes before it resolves turns `..%2F` into `../`).
+ */
+const SEPARATOR = /\/|\\|%(?:25)*(?:2f|5c)/i;
+/** A `.` percent-encoded once or more: `%2e`, `%2E`, `%252e`. */
+const ENCODED_DOT = /%(?:25)*2e/gi;
+
+/**
+ * True when a segment of `subPath` is `.` or `..`, read as generously as any server might:
+ * split at every separator above, each `%2e` taken as `.`, and anything from `;` on left off
+ * (Tomcat and Spring resolve `/..;x/` as `/../`). Such a sub-path, resolved by the target,
+ * would climb out of `--to`'s path (`/hook/../admin` is `/admin`). Pure.
+ */
+export function hasDotSegment(subPath: string): boolean {
+  return subPath.split(SEPARATOR).some((segment) => {
+    const name = segment.replace(ENCODED_DOT, '.').split(';', 1)[0];
+    return name === '.' || name === '..';
+  });
+}
+
+/**
+ * `--to` path, then the captured sub-path (one slash where they meet), then the raw query byte
+ * for byte. Throws PathRefusal for a sub-path with a dot-segment: the sender must not steer the
+ * request outside `--to`'s path into the rest of the developer's app.
+ */
 export function targetPath(request: Pick<CapturedRequest, 'url' | 'subPath'>, target: Pick<ForwardTarget, 'basePath' | 'baseQuery'>): string {
+  if (hasDotSegment(request.subPath)) throw new PathRefusal(`the path ${request.subPath} has a dot-segment and would leave --to's path`);
   const base = target.basePath.endsWith('/') && request.subPath.startsWith('/') ? target.basePath.slice(0, -1) : target.basePath;
   const queryStart = request.url.indexOf('?');
   const query = queryStart === -1 ? undefined : request.url.slice(queryStart + 1);

@@ -4,16 +4,19 @@ import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type Comm
 import type { ForwardedMessage } from '../live/protocol.js';
 import { displayPath, formatForwardLine, toPrintable } from './format.js';
 import { buildForwardedMessage, type ForwardResult } from './forward-report.js';
-import { parseTarget, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
+import { parseTarget, PathRefusal, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
 import { LiveFollower } from './live-follower.js';
 import { TargetClient } from './send-request.js';
-import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type VerifySpec } from './verify.js';
+import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type SignatureDisplay, type VerifySpec } from './verify.js';
 
 export const FORWARD_USAGE = `Usage: hookwatch forward <share-link> --to <url> [options]
 
 Replays every new request captured at the endpoint to <url>, byte for byte: same method,
 headers (order, case, duplicates; Host set to the target; hop-by-hop ones dropped) and body.
-The path sent is <url>'s path + the captured sub-path + the raw query.
+The path sent is <url>'s path + the captured sub-path + the raw query. A sub-path with a
+dot-segment (., .., %2e%2e, ...) would leave <url>'s path: that request is refused, not sent.
+The sender's forwarding headers (X-Forwarded-*, Forwarded, X-Real-IP, ...) are dropped and
+X-Forwarded-For is set to the address the server saw it come from.
 
   <share-link>          the page's link, http(s)://host/#<endpointId>.<key>; - reads it from stdin
   --to <url>            where to send, e.g. http://localhost:3000/webhook (required)
@@ -26,6 +29,8 @@ The path sent is <url>'s path + the captured sub-path + the raw query.
                         <sender>: github, stripe, slack, shopify, standard-webhooks, or auto
                         (guess from the headers). <sender>:env:<NAME> reads the secret from
                         the environment variable NAME, which keeps it out of ps.
+  --show-expected       on a mismatch, print the whole expected signature, not its first 12
+                        characters: it is a valid signature of the body (docs/signatures.md).
   -h, --help            this text
 
 Request lines go to stdout, status and warnings to stderr. Each result (status, time, the
@@ -56,6 +61,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
       retries: { type: 'string' },
       timeout: { type: 'string' },
       verify: { type: 'string' },
+      'show-expected': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -76,6 +82,8 @@ export async function runForward(args: string[], context: CommandContext): Promi
   const retries = parseInteger(values.retries ?? '5', '--retries', 0, 100);
   const timeoutMs = parseInteger(values.timeout ?? '30', '--timeout', 1, 3600) * 1000;
   const verify = values.verify === undefined ? undefined : parseVerifyOption(values.verify);
+  if (values['show-expected'] && verify === undefined) throw new UsageError('--show-expected goes with --verify');
+  const display: SignatureDisplay = { showExpected: values['show-expected'] === true };
   const link = await resolveShareLink(positionals, context);
   if (verify?.source === 'inline') warnInlineSecret(context);
 
@@ -102,7 +110,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
     },
   });
   const reporter = new ResultReporter((message) => follower.send(message), context);
-  const forwarder = new Forwarder(client, target, { concurrency, retries, verify }, context, reporter, {
+  const forwarder = new Forwarder(client, target, { concurrency, retries, verify, display }, context, reporter, {
     onBacklogged: () => follower.pause(),
     onCaughtUp: () => follower.resume(),
   });
@@ -186,7 +194,7 @@ class Forwarder {
   constructor(
     private readonly client: TargetClient,
     private readonly target: ForwardTarget,
-    private readonly options: { concurrency: number; retries: number; verify: VerifySpec | undefined },
+    private readonly options: { concurrency: number; retries: number; verify: VerifySpec | undefined; display: SignatureDisplay },
     private readonly context: CommandContext,
     private readonly reporter: ResultReporter,
     private readonly flow: FlowControl,
@@ -245,11 +253,22 @@ class Forwarder {
   }
 
   private async deliver(request: CapturedRequest): Promise<void> {
-    const prepared: PreparedRequest = prepareForward(request, this.target);
     const label = `#${request.seq} ${toPrintable(request.method)} ${displayPath(request)}`;
     // Checked beside the forward (it needs only the stored bytes); printed under the request's line.
     const signature = this.options.verify === undefined ? undefined : checkSignature(this.options.verify, request);
-    const print = async (line: string) => this.context.out(await withSignature(line, signature));
+    const print = async (line: string) => this.context.out(await withSignature(line, signature, this.options.display));
+    let prepared: PreparedRequest;
+    try {
+      prepared = prepareForward(request, this.target);
+    } catch (error) {
+      if (!(error instanceof PathRefusal)) throw error;
+      // Nothing is sent. Reported like any request not delivered, on its line and to the tabs,
+      // with --to's own path as the target: the path it would have gone to is the problem.
+      const reason = `refused: ${error.message}`;
+      this.reporter.report(buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${this.target.basePath}`, { ok: false, error: reason, ms: 0 }));
+      await print(formatForwardLine(request, { delivered: false, reason: toPrintable(reason) }));
+      return;
+    }
     const report = (result: ForwardResult) => this.reporter.report(buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${prepared.path}`, result));
     for (let attempt = 0; ; attempt++) {
       const result = await this.client.send(prepared, this.cutInFlight.signal);
@@ -300,6 +319,6 @@ class Forwarder {
 }
 
 /** The request's line, and the signature verdict on its own line under it when one was asked for. */
-async function withSignature(line: string, signature: Promise<SignatureCheck> | undefined): Promise<string> {
-  return signature === undefined ? line : `${line}\n${formatSignatureLine(await signature)}`;
+async function withSignature(line: string, signature: Promise<SignatureCheck> | undefined, display: SignatureDisplay): Promise<string> {
+  return signature === undefined ? line : `${line}\n${formatSignatureLine(await signature, display)}`;
 }

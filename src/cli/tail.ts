@@ -2,7 +2,7 @@ import type { CapturedRequest } from '../capture/captured-request.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { formatTailLine, formatVerbose } from './format.js';
 import { LiveFollower } from './live-follower.js';
-import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck } from './verify.js';
+import { checkSignature, formatSignatureLine, parseVerifyOption, shownCheck, warnInlineSecret, type SignatureCheck, type SignatureDisplay } from './verify.js';
 
 export const TAIL_USAGE = `Usage: hookwatch tail <share-link> [options]
 
@@ -19,6 +19,8 @@ Keeps following across dropped connections without losing or repeating a request
                     stripe, slack, shopify, standard-webhooks, or auto (guess from the headers).
                     <sender>:env:<NAME> reads the secret from the environment variable NAME,
                     which keeps it out of ps.
+  --show-expected   on a mismatch, print the whole expected signature, not its first 12
+                    characters: it is a valid signature of the body (docs/signatures.md).
   -h, --help        this text`;
 
 export async function runTail(args: string[], context: CommandContext): Promise<number> {
@@ -30,6 +32,7 @@ export async function runTail(args: string[], context: CommandContext): Promise<
       json: { type: 'boolean' },
       'from-seq': { type: 'string' },
       verify: { type: 'string' },
+      'show-expected': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -40,6 +43,8 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   if (values.verbose && values.json) throw new UsageError('choose one of -v and --json');
   const fromSeq = values['from-seq'] === undefined ? undefined : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
   const verify = values.verify === undefined ? undefined : parseVerifyOption(values.verify);
+  if (values['show-expected'] && verify === undefined) throw new UsageError('--show-expected goes with --verify');
+  const display: SignatureDisplay = { showExpected: values['show-expected'] === true };
   const link = await resolveShareLink(positionals, context);
   if (verify?.source === 'inline') warnInlineSecret(context);
   const format = values.json ? formatJson : values.verbose ? formatVerboseWith : formatLineWith;
@@ -48,7 +53,7 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   const print = (request: CapturedRequest) => {
     if (verify === undefined) return context.out(format(request));
     const signature = checkSignature(verify, request);
-    printed = printed.then(async () => context.out(format(request, await signature)));
+    printed = printed.then(async () => context.out(format(request, await signature, display)));
   };
 
   const follower: LiveFollower = new LiveFollower({
@@ -81,17 +86,17 @@ export async function runTail(args: string[], context: CommandContext): Promise<
 }
 
 /** The request's line, and the verdict on its own indented line under it. */
-function formatLineWith(request: CapturedRequest, signature?: SignatureCheck): string {
-  return signature === undefined ? formatTailLine(request) : `${formatTailLine(request)}\n${formatSignatureLine(signature)}`;
+function formatLineWith(request: CapturedRequest, signature?: SignatureCheck, display?: SignatureDisplay): string {
+  return signature === undefined ? formatTailLine(request) : `${formatTailLine(request)}\n${formatSignatureLine(signature, display)}`;
 }
 
 /** `-v`: the verdict goes right under the request's line, before its headers. */
-function formatVerboseWith(request: CapturedRequest, signature?: SignatureCheck): string {
+function formatVerboseWith(request: CapturedRequest, signature?: SignatureCheck, display?: SignatureDisplay): string {
   const [first = '', ...rest] = formatVerbose(request).split('\n');
-  return signature === undefined ? [first, ...rest].join('\n') : [first, formatSignatureLine(signature), ...rest].join('\n');
+  return signature === undefined ? [first, ...rest].join('\n') : [first, formatSignatureLine(signature, display), ...rest].join('\n');
 }
 
-/** One line for jq: the captured record, plus the verdict as `signature` when one was asked for. */
-function formatJson(request: CapturedRequest, signature?: SignatureCheck): string {
-  return JSON.stringify(signature === undefined ? request : { ...request, signature });
+/** One line for jq: the captured record, plus the verdict as `signature` (shown as on the terminal) when one was asked for. */
+function formatJson(request: CapturedRequest, signature?: SignatureCheck, display?: SignatureDisplay): string {
+  return JSON.stringify(signature === undefined ? request : { ...request, signature: shownCheck(signature, display) });
 }

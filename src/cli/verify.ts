@@ -59,16 +59,39 @@ export async function checkSignature(spec: VerifySpec, request: CapturedRequest)
   return verifySignature(provider, { headers: request.headers, body, truncated: request.truncated }, spec.secret, { nowMs: Date.parse(request.receivedAt) });
 }
 
+/** How a verdict is shown: the expected signature in full only when asked (`--show-expected`). */
+export interface SignatureDisplay {
+  showExpected?: boolean;
+}
+
+/** Characters of the expected signature shown by default: enough to tell it from the received one. */
+const EXPECTED_PREFIX = 12;
+
+/**
+ * A computed signature as it is shown: its first EXPECTED_PREFIX characters and "…" unless the
+ * whole was asked for. The whole value is a valid signature of the stored body (for GitHub and
+ * Shopify with no time limit), so anyone who reads it can replay that body to the reader's app;
+ * the start is enough to compare by eye.
+ */
+function shownExpected(expected: string, display: SignatureDisplay): string {
+  return display.showExpected || expected.length <= EXPECTED_PREFIX ? expected : `${expected.slice(0, EXPECTED_PREFIX)}…`;
+}
+
+/** The verdict as it is shown (for `--json`): a mismatch's `expected` cut as on the terminal. */
+export function shownCheck(check: SignatureCheck, display: SignatureDisplay = {}): SignatureCheck {
+  return check.reason === 'unknown-sender' || check.expected === undefined ? check : { ...check, expected: shownExpected(check.expected, display) };
+}
+
 /**
  * `  signature: valid (github)`, or the reason with the verdict's own message. The verdict never
  * holds the secret; what it quotes from the request's headers is escaped like any captured data.
  */
-export function formatSignatureLine(check: SignatureCheck): string {
+export function formatSignatureLine(check: SignatureCheck, display: SignatureDisplay = {}): string {
   if (check.reason === 'unknown-sender') return `  signature: not checked: ${check.message}`;
   if (check.ok) return `  signature: valid (${check.provider})`;
   if (check.reason === 'mismatch') {
     const received = (check.received ?? []).join(' or ');
-    return toPrintable(`  signature: mismatch (${check.provider}): expected ${check.expected ?? '?'}, got ${received} — ${check.message}`);
+    return toPrintable(`  signature: mismatch (${check.provider}): expected ${check.expected === undefined ? '?' : shownExpected(check.expected, display)}, got ${received} — ${check.message}`);
   }
   return toPrintable(`  signature: ${check.reason} (${check.provider}): ${check.message}`);
 }

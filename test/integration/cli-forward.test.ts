@@ -100,6 +100,8 @@ describe('hookwatch forward', () => {
       ['X-MiXeD-CaSe', 'Value With Spaces'],
       ['Content-Type', 'application/json'],
       ['Content-Length', String(json.length)],
+      // The captured sender's address, set by forward (the sender's own forwarding headers are dropped).
+      ['X-Forwarded-For', captured[0]?.remoteAddress],
       // node:http's own, for its connection to the target (hop-by-hop, like the one dropped).
       ['Connection', 'keep-alive'],
     ]);
@@ -108,16 +110,18 @@ describe('hookwatch forward', () => {
       ['Host', targetHost],
       ['X-Keep', 'kept'],
       ['Content-Length', '11'],
+      ['X-Forwarded-For', captured[2]?.remoteAddress],
       ['Connection', 'keep-alive'],
     ]);
     expect(received[4]?.headers).toContainEqual(['Content-Length', '0']);
 
     // In general: every captured pair but Host and hop-by-hop ones, in order, reaches the target.
     const endToEnd = (headers: Array<[string, string]>, extraDropped: string[] = []) =>
-      headers.filter(([name]) => ![...HOP_BY_HOP, 'host', 'content-length', ...extraDropped].includes(name.toLowerCase()));
+      headers.filter(([name]) => ![...HOP_BY_HOP, 'host', 'content-length', 'x-forwarded-for', ...extraDropped].includes(name.toLowerCase()));
     captured.forEach((request, i) => {
       const got = received[i]!;
       expect(endToEnd(got.headers)).toEqual(endToEnd(request.headers, i === 2 ? ['x-hop'] : []));
+      expect(got.headers.filter(([name]) => name.toLowerCase() === 'x-forwarded-for')).toEqual([['X-Forwarded-For', request.remoteAddress]]);
       expect(got.headers.filter(([name]) => name.toLowerCase() === 'host')).toEqual([['Host', targetHost]]);
       expect(got.headers.some(([name]) => name.toLowerCase() === 'transfer-encoding')).toBe(false);
     });
@@ -247,6 +251,52 @@ describe('hookwatch forward', () => {
       'received /one c',
       'answered /one c',
     ]);
+  });
+
+  it('refuses a sub-path with a dot-segment, so a sender cannot leave --to\'s path; and sets X-Forwarded-For to the real sender', async () => {
+    const s = await server();
+    const t = await target();
+    const e = await endpoint(s);
+    const run = cli(['forward', e.link, '--to', t.url('/hook'), '--retries', '0']);
+    await run.waitFor('stderr', /joined endpoint/);
+
+    const host = new URL(s.baseUrl).host;
+    const base = `/api/webhook-tester/${e.id}`;
+    // What a sender adds to pose as someone else (loopback, say) or as another host.
+    const forged = 'X-Forwarded-For: 10.1.2.3\r\nX-Real-IP: 10.1.2.3\r\nForwarded: for=10.1.2.3;proto=https\r\nX-Forwarded-Host: admin.internal\r\nTrue-Client-IP: 10.1.2.3\r\n';
+    const escapes = ['/../admin/users', '/%2e%2e/admin/users', '/%2E%2E/admin/users', '/.%2e/admin/users', '/x/..%2f..%2fadmin/users', '/./admin/users'];
+    for (const path of [...escapes, '/ok']) {
+      const answer = await sendRaw(s.baseUrl, `POST ${base}${path}?q=1 HTTP/1.1\r\nHost: ${host}\r\n${forged}Content-Length: 2\r\nConnection: close\r\n\r\nhi`);
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    }
+    const captured: CapturedRequest[] = await e.client.requests(escapes.length + 1);
+    expect(captured.map((request) => request.subPath)).toEqual([...escapes, '/ok']);
+
+    // One at a time, in seq order: once #7's line is out, the refused ones were all handled.
+    const lines = await run.waitForLines('stdout', /^#\d/, escapes.length + 1);
+    escapes.forEach((path, i) => {
+      expect(lines[i]).toBe(`#${i + 1} POST ${path}?q=1 → not delivered (refused: the path ${path} has a dot-segment and would leave --to's path)`);
+    });
+    expect(lines[escapes.length]).toMatch(/^#7 POST \/ok\?q=1 → 200 in \d+ ms$/);
+    expect(t.requests.map((request) => request.target)).toEqual(['/hook/ok?q=1']);
+
+    // The one delivered: the sender's forwarding headers are gone, and one X-Forwarded-For names
+    // the address the server saw.
+    const [got] = await t.waitForRequests(1);
+    const names = got!.headers.map(([name]) => name.toLowerCase());
+    for (const name of ['x-real-ip', 'forwarded', 'x-forwarded-host', 'true-client-ip']) expect(names).not.toContain(name);
+    expect(got!.headers.filter(([name]) => name.toLowerCase() === 'x-forwarded-for')).toEqual([['X-Forwarded-For', captured[escapes.length]!.remoteAddress]]);
+    expect(got!.raw.toString('latin1')).not.toContain('10.1.2.3');
+
+    // Tabs see each refusal as a failed forward, with the reason.
+    for (let seq = 1; seq <= escapes.length; seq++) {
+      const report: ForwardedMessage = await e.client.next('forwarded');
+      expect(report).toMatchObject({ seq, target: t.url('/hook'), headers: [], body: '' });
+      expect(report.status).toBeUndefined();
+      expect(report.error).toBe(`refused: the path ${escapes[seq - 1]} has a dot-segment and would leave --to's path`);
+    }
+    expect((await e.client.next('forwarded')).status).toBe(200);
+    expect(run.stderr()).not.toMatch(/server error/);
   });
 
   it('retries a target that is down, and delivers once it is up', async () => {
@@ -434,12 +484,12 @@ describe('hookwatch forward', () => {
     expect(failure.error).toMatch(/ECONNREFUSED/);
   });
 
-  it('--verify prints each request\'s signature verdict under its line, reading the secret from the environment', async () => {
+  it('--verify prints each request\'s signature verdict under its line, reading the secret from the environment (the whole expected signature with --show-expected)', async () => {
     const s = await server();
     const t = await target();
     const e = await endpoint(s);
     const secret = 'forward-secret-123';
-    const run = cli(['forward', e.link, '--to', t.url('/'), '--verify', 'github:env:HOOK_SECRET'], { env: { HOOK_SECRET: secret } });
+    const run = cli(['forward', e.link, '--to', t.url('/'), '--verify', 'github:env:HOOK_SECRET', '--show-expected'], { env: { HOOK_SECRET: secret } });
     await run.waitFor('stderr', /joined endpoint/);
     const body = '{"action":"opened"}';
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;

@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/capture/captured-request.js';
 import { UsageError } from '../../src/cli/command.js';
-import { checkSignature, formatSignatureLine, parseVerifyOption } from '../../src/cli/verify.js';
+import { checkSignature, formatSignatureLine, parseVerifyOption, shownCheck, type SignatureCheck } from '../../src/cli/verify.js';
+import type { Provider } from '../../src/signatures/index.js';
 import { capturedRequest } from '../helpers/captured.js';
 
 const SECRET = 'It\'s a Secret to Everybody';
@@ -66,12 +67,35 @@ describe('checkSignature and its line', () => {
     expect(check.ok).toBe(true);
   });
 
-  it('on a mismatch gives the expected and received signatures and the reason, never the secret', async () => {
+  it('on a mismatch gives the start of the expected signature, the received ones and the reason, never the secret', async () => {
     const received = githubSignature('{"zen":"tampered"}');
     const check = await checkSignature({ provider: 'github', secret: SECRET, source: 'env' }, captured([['X-Hub-Signature-256', received]]));
     const line = formatSignatureLine(check);
+    // The whole expected value is a signature of the stored body, good for replaying it: only its first 12 characters show.
+    const expected = githubSignature(BODY);
+    expect(line.startsWith(`  signature: mismatch (github): expected ${expected.slice(0, 12)}…, got ${received} — The signature in X-Hub-Signature-256 does not match`)).toBe(true);
+    expect(line).not.toContain(expected);
+    expect(line).not.toContain(SECRET);
+  });
+
+  it('prints the whole expected signature when asked (--show-expected)', async () => {
+    const received = githubSignature('{"zen":"tampered"}');
+    const check = await checkSignature({ provider: 'github', secret: SECRET, source: 'env' }, captured([['X-Hub-Signature-256', received]]));
+    const line = formatSignatureLine(check, { showExpected: true });
     expect(line.startsWith(`  signature: mismatch (github): expected ${githubSignature(BODY)}, got ${received} — The signature in X-Hub-Signature-256 does not match`)).toBe(true);
     expect(line).not.toContain(SECRET);
+    expect(formatSignatureLine(check, { showExpected: false })).toBe(formatSignatureLine(check));
+  });
+
+  it('shortens the expected value of every sender the same way, and leaves other verdicts alone', () => {
+    const mismatch = (provider: Provider, expected: string): SignatureCheck => ({ provider, ok: false, reason: 'mismatch', message: 'm', expected, received: ['r'] });
+    expect(formatSignatureLine(mismatch('stripe', `v1=${'ab'.repeat(32)}`))).toBe('  signature: mismatch (stripe): expected v1=ababababa…, got r — m');
+    expect(formatSignatureLine(mismatch('standard-webhooks', `v1,${'A'.repeat(44)}`))).toBe('  signature: mismatch (standard-webhooks): expected v1,AAAAAAAAA…, got r — m');
+    expect(formatSignatureLine(mismatch('shopify', 'short'))).toBe('  signature: mismatch (shopify): expected short, got r — m');
+    expect(shownCheck(mismatch('slack', `v0=${'c'.repeat(64)}`))).toEqual(mismatch('slack', 'v0=ccccccccc…'));
+    expect(shownCheck(mismatch('slack', `v0=${'c'.repeat(64)}`), { showExpected: true })).toEqual(mismatch('slack', `v0=${'c'.repeat(64)}`));
+    const valid: SignatureCheck = { provider: 'github', ok: true, reason: 'valid', message: 'm' };
+    expect(shownCheck(valid)).toBe(valid);
   });
 
   it('judges a signed timestamp at the capture time, not now', async () => {
