@@ -48,14 +48,42 @@ function writeStored(provider: Provider, secret: string | undefined): void {
 
 let nextId = 0;
 
+/** Characters of the expected signature shown until the reader asks for all of it. */
+const EXPECTED_PREFIX = 12;
+
+/**
+ * The expected signature, cut to its start with a "Show full" toggle. The whole value is a valid
+ * signature of this body (for GitHub and Shopify with no time limit): a screenshot or a pasted
+ * bug report holding it lets anyone replay the body to the reader's app.
+ */
+function expectedCell(expected: string): HTMLElement {
+  const short = `${expected.slice(0, EXPECTED_PREFIX)}…`;
+  const value = h('span', { class: 'signature', text: expected.length > EXPECTED_PREFIX ? short : expected, attrs: { id: `verify-expected-${++nextId}` } });
+  if (expected.length <= EXPECTED_PREFIX) return h('td', {}, value);
+  const toggle: HTMLButtonElement = h('button', {
+    class: 'link-button',
+    text: 'Show full',
+    attrs: { type: 'button', 'aria-expanded': 'false', 'aria-controls': value.id },
+    on: {
+      click: () => {
+        const open = toggle.getAttribute('aria-expanded') !== 'true';
+        toggle.setAttribute('aria-expanded', String(open));
+        value.textContent = open ? expected : short;
+        toggle.textContent = open ? 'Show less' : 'Show full';
+      },
+    },
+  });
+  return h('td', {}, value, ' ', toggle);
+}
+
 function renderVerdict(verdict: Verdict): HTMLElement[] {
   const parts: HTMLElement[] = [
     h('p', { class: `verdict-title ${verdict.ok ? 'verdict-ok' : 'verdict-bad'}`, text: `${TITLES[verdict.reason]} (${LABELS[verdict.provider]})` }),
     h('p', { class: 'verdict-message', text: verdict.message }),
   ];
   const rows: HTMLElement[] = [];
-  if (verdict.expected !== undefined) rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Expected' }), h('td', { text: verdict.expected })));
-  for (const received of verdict.received ?? []) rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Received' }), h('td', { text: received })));
+  if (verdict.expected !== undefined) rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Expected' }), expectedCell(verdict.expected)));
+  for (const received of verdict.received ?? []) rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Received' }), h('td', {}, h('span', { class: 'signature', text: received }))));
   if (rows.length > 0) {
     parts.push(h('table', { class: 'pairs verdict-signatures' }, h('caption', { class: 'offscreen', text: 'Signatures compared' }), h('tbody', {}, ...rows)));
   }

@@ -79,8 +79,22 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     await panel.getByRole('button', { name: 'Verify' }).click();
     await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Mismatch (GitHub)');
     expect(await verdict.textContent()).toContain('The signature in x-hub-signature-256 does not match the one computed from the stored body with this secret.');
-    const compared = await verdict.locator('tr').evaluateAll((trs) => trs.map((tr) => `${tr.querySelector('th')?.textContent}: ${tr.querySelector('td')?.textContent}`));
-    expect(compared).toEqual([`Expected: ${githubSignature(secret, tampered)}`, `Received: ${signature}`]);
+    // The expected signature is good for replaying this body to the reader's app: only its start shows until asked.
+    const expected = githubSignature(secret, tampered);
+    const compared = () => verdict.locator('tr').evaluateAll((trs) => trs.map((tr) => `${tr.querySelector('th')?.textContent}: ${tr.querySelector('td .signature')?.textContent}`));
+    expect(await verdict.textContent()).not.toContain(expected);
+    expect(await compared()).toEqual([`Expected: ${expected.slice(0, 12)}…`, `Received: ${signature}`]);
+    const showFull = verdict.getByRole('button', { name: 'Show full' });
+    expect(await showFull.getAttribute('aria-expanded')).toBe('false');
+    await showFull.focus();
+    await page.keyboard.press('Enter');
+    expect(await compared()).toEqual([`Expected: ${expected}`, `Received: ${signature}`]);
+    const showLess = verdict.getByRole('button', { name: 'Show less' });
+    expect(await showLess.getAttribute('aria-expanded')).toBe('true');
+    expect(await showLess.evaluate((button) => button === document.activeElement)).toBe(true);
+    await showLess.click();
+    expect(await compared()).toEqual([`Expected: ${expected.slice(0, 12)}…`, `Received: ${signature}`]);
+    expect(await verdict.getByRole('button', { name: 'Show full' }).getAttribute('aria-expanded')).toBe('false');
     expect(await verdict.textContent()).not.toContain(secret);
 
     // Unticking "remember" forgets it at once.
