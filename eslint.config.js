@@ -14,6 +14,22 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: "AssignmentExpression[left.property.name='innerHTML']", message: 'Never innerHTML: captured data is rendered as text only.' }],
     },
   },
+  // What the page and the CLI share with the server runs in a browser too: no Node built-ins, and
+  // nothing from the server's own folders.
+  {
+    files: ['src/shared/**', 'client/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^node:', message: 'src/shared and the page run in browsers: no Node built-ins.' },
+            { regex: '^\\.\\./(\\.\\./src/)?(capture|store|bus|http|live|cli|endpoints)(/|\\.js)', message: 'The page and src/shared import only src/shared.' },
+          ],
+        },
+      ],
+    },
+  },
   // Programs of their own (the entry point, benchmark processes) may exit.
   { files: ['src/main.ts', 'bench/**'], rules: { 'no-restricted-properties': 'off' } },
 );

@@ -24,7 +24,7 @@ import { receiverRoute, receiverTarget, type UnroutedCapture } from './http/rece
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
-import { CloseCode, SUBPROTOCOL } from './live/protocol.js';
+import { CloseCode, SUBPROTOCOL } from './shared/protocol.js';
 import { createMetrics } from './metrics.js';
 import { StoreUnavailableError, type Store } from './store/store.js';
 

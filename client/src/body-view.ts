@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { h } from './dom.js';
 import { bodyBytes, formatBytes, hexDump } from './format.js';
 import { jsonTree } from './json-tree.js';

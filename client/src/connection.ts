@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import {
   LIVE_PATH,
   RECEIVER_PREFIXES,
@@ -9,7 +9,7 @@ import {
   type ServerMessage,
   type SetResponseMessage,
   type WelcomeMessage,
-} from '../../src/live/protocol.js';
+} from '../../src/shared/protocol.js';
 
 /** `polling`: no socket, the page asks the HTTP API every few seconds instead. */
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'polling' | 'expired';

@@ -1,6 +1,6 @@
-import type { CapturedRequest, MultipartPart, ParamMap } from '../../src/capture/captured-request.js';
-import { REDACTED } from '../../src/capture/redact.js';
-import { replayUrl } from '../../src/capture/to-curl.js';
+import type { CapturedRequest, MultipartPart, ParamMap } from '../../src/shared/captured-request.js';
+import { REDACTED } from '../../src/shared/redact.js';
+import { replayUrl } from '../../src/shared/to-curl.js';
 import { bodySection, type BodyActions } from './body-view.js';
 import { download, h } from './dom.js';
 import { bodyBytes, formatBytes, localDateTime, utc } from './format.js';

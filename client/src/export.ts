@@ -1,5 +1,5 @@
-import { replayUrl } from '../../src/capture/to-curl.js';
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import { replayUrl } from '../../src/shared/to-curl.js';
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
 
 /**
  * The log as HAR 1.2. Hookwatch answers senders itself: each entry's response carries the status

@@ -1,5 +1,5 @@
 // Kept apart from the rendering (no DOM here), so the bounds can be tested without a browser.
-import type { ForwardedMessage } from '../../src/live/protocol.js';
+import type { ForwardedMessage } from '../../src/shared/protocol.js';
 
 /** Results kept per request: several forwarders (or a replay) may each report one. */
 export const RESULTS_PER_SEQ = 5;

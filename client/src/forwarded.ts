@@ -1,6 +1,6 @@
 // What forwarders (`hookwatch forward`) got from their targets, per captured request. Everything in
 // a result comes from a forwarder and its target: it is shown as text only, like captured data.
-import type { ForwardedMessage } from '../../src/live/protocol.js';
+import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { h } from './dom.js';
 import { formatBytes } from './format.js';
 

@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { h } from './dom.js';
 import { ago, formatBytes, localTime, shortPath, utc } from './format.js';
 

@@ -1,8 +1,8 @@
 // The Hookwatch page: creates or joins a live endpoint, shows requests as they arrive, and
 // drives the endpoint's actions. Captured content is only ever set as text.
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
-import { replayUrl, toCurl } from '../../src/capture/to-curl.js';
-import type { ForwardedMessage, ServerMessage, WelcomeMessage } from '../../src/live/protocol.js';
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import { replayUrl, toCurl } from '../../src/shared/to-curl.js';
+import type { ForwardedMessage, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
 import { LiveConnection, POLL_MS, type ConnectionState, type Credentials, type EndpointKind, type PageEndpoint } from './connection.js';
 import { renderDetail } from './detail.js';
 import { byId, confirmAction, copyText, download, h, narrowScreen, toast } from './dom.js';

@@ -1,4 +1,4 @@
-import type { ResponseConfig } from '../../src/response-config.js';
+import type { ResponseConfig } from '../../src/shared/response-config.js';
 import { byId } from './dom.js';
 
 /**

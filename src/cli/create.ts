@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
+import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { ForwardedMessage } from '../live/protocol.js';
+import type { ForwardedMessage } from '../shared/protocol.js';
 
 /** What the page is shown of an answer: the limits the server checks a `forwarded` message against. */
 export const REPORT_LIMITS = {

@@ -1,7 +1,7 @@
-import type { CapturedRequest } from '../capture/captured-request.js';
+import type { CapturedRequest } from '../shared/captured-request.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
-import type { ForwardedMessage } from '../live/protocol.js';
+import type { ForwardedMessage } from '../shared/protocol.js';
 import { displayPath, formatForwardLine, toPrintable } from './format.js';
 import { buildForwardedMessage, type ForwardResult } from './forward-report.js';
 import { parseTarget, PathRefusal, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import type { CapturedRequest } from '../capture/captured-request.js';
-import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../live/protocol.js';
+import type { CapturedRequest } from '../shared/captured-request.js';
+import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';

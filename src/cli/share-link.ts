@@ -1,4 +1,4 @@
-import { LIVE_PATH } from '../live/protocol.js';
+import { LIVE_PATH } from '../shared/protocol.js';
 
 /** What a page share link (`http(s)://host[:port]/#<endpointId>.<key>`) holds. */
 export interface ShareLink {

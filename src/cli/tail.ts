@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../capture/captured-request.js';
+import type { CapturedRequest } from '../shared/captured-request.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { formatTailLine, formatVerbose } from './format.js';
 import { LiveFollower } from './live-follower.js';

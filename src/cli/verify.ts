@@ -1,5 +1,5 @@
-import type { CapturedRequest } from '../capture/captured-request.js';
-import { detectProvider, PROVIDERS, verifySignature, type Provider, type Verdict } from '../signatures/index.js';
+import type { CapturedRequest } from '../shared/captured-request.js';
+import { detectProvider, PROVIDERS, verifySignature, type Provider, type Verdict } from '../shared/signatures/index.js';
 import { UsageError, type CommandContext } from './command.js';
 import { toPrintable } from './format.js';
 

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { createEndpoint, keyMatches, responseConfigsFull, toEndpointInfo } from '../endpoints.js';
 import { errors } from '../errors.js';
 import { clearedMessage, EXPIRED_MESSAGE, responseChangedMessage } from '../live/server-messages.js';
-import { parseResponseConfig } from '../response-config.js';
+import { parseResponseConfig } from '../shared/response-config.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
 import type { AddressLimit } from './rate-limit.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClientMessage } from './protocol.js';
+import type { ClientMessage } from '../shared/protocol.js';
 
 const clientMessageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('create'), kind: z.enum(['live', 'kept']).optional() }),

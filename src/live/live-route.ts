@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
 import { LiveSession, type SessionContext } from './live-session.js';
-import { CloseCode, LIVE_PATH, SUBPROTOCOL } from './protocol.js';
+import { CloseCode, LIVE_PATH, SUBPROTOCOL } from '../shared/protocol.js';
 
 export interface LiveRouteOptions {
   config: Config;

@@ -1,5 +1,5 @@
-import { redactHeaders } from '../capture/redact.js';
-import type { ForwardedMessage } from './protocol.js';
+import { redactHeaders } from '../shared/redact.js';
+import type { ForwardedMessage } from '../shared/protocol.js';
 
 /** Answer headers that carry a credential beyond the request-side rule: a cookie being set. */
 const ANSWER_SECRETS = ['set-cookie', 'set-cookie2'];

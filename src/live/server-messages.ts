@@ -2,7 +2,7 @@
  * Every message the server sends on a live socket, built in one place so each has its
  * protocol type (protocol.ts) and is serialised once.
  */
-import type { ResponseConfig } from '../response-config.js';
+import type { ResponseConfig } from '../shared/response-config.js';
 import type {
   ClearedMessage,
   EndpointInfo,
@@ -12,7 +12,7 @@ import type {
   ResponseChangedMessage,
   WatchersMessage,
   WelcomeMessage,
-} from './protocol.js';
+} from '../shared/protocol.js';
 
 const json = <T>(message: T): string => JSON.stringify(message);
 

@@ -3,7 +3,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors } from '../errors.js';
 import { refuseHandedOver } from '../http/answers.js';
-import { LIVE_PATH } from './protocol.js';
+import { LIVE_PATH } from '../shared/protocol.js';
 
 /**
  * Lets WebSocket upgrades through to the live route only. Returns an emitter that sees the

@@ -1,5 +1,6 @@
 import type { Bus } from '../bus/bus.js';
-import type { ResponseConfig } from '../response-config.js';
+import { evictedMessage } from '../shared/protocol.js';
+import type { ResponseConfig } from '../shared/response-config.js';
 import { responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
@@ -78,9 +79,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     return held;
   }
 
-  /** The protocol's `evicted` message (live/protocol.ts); the Redis scripts build the same. */
   function announceEvicted(entry: Entry, throughSeq: number): void {
-    void options.bus.publish(entry.endpoint.id, { data: `{"type":"evicted","throughSeq":${throughSeq}}` });
+    void options.bus.publish(entry.endpoint.id, { data: evictedMessage(throughSeq) });
   }
 
   /** Keeps the store-wide budget: the oldest requests of any endpoint go first. */

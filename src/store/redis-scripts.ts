@@ -24,6 +24,11 @@
  * after the deadline, as a backstop for a deployment where no instance sweeps any more.
  */
 
+import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
+
+/** A Lua string literal of `text` (JSON's escapes are Lua's too). */
+const lua = (text: string): string => JSON.stringify(text);
+
 const PRELUDE = `
 local P = ARGV[1]
 local BACKSTOP_MS = 3600000
@@ -82,7 +87,7 @@ local function purge(id)
   redis.call('ZREM', P .. 'kept', id)
 end
 local function announceEvicted(id, throughSeq)
-  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n{"type":"evicted","throughSeq":' .. throughSeq .. '}')
+  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ${lua(EVICTED_MESSAGE_HEAD)} .. throughSeq .. '}')
 end
 `;
 
@@ -199,9 +204,9 @@ local draft = ARGV[4]
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
 local message
 if #draft > 2 then
-  message = '{"type":"request","request":{"seq":' .. seq .. ',' .. string.sub(draft, 2) .. '}'
+  message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',' .. string.sub(draft, 2) .. '}'
 else
-  message = '{"type":"request","request":{"seq":' .. seq .. '}}'
+  message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. '}}'
 end
 local cost = #message + overhead
 local count = redis.call('RPUSH', rq, message)

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ResponseConfig } from '../response-config.js';
+import type { ResponseConfig } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
 import { STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
 import * as scripts from './redis-scripts.js';

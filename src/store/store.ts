@@ -1,4 +1,5 @@
-import type { ResponseConfig } from '../response-config.js';
+import { REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
+import type { ResponseConfig } from '../shared/response-config.js';
 
 export type EndpointKind = 'live' | 'kept';
 
@@ -162,20 +163,18 @@ export function responseConfigCost(response: ResponseConfig): number {
 }
 const RESPONSE_CONFIG_OVERHEAD_BYTES = 1024;
 
-const MESSAGE_PREFIX = '{"type":"request","request":{"seq":';
-
 /**
  * `{"a":1}` + 7 -> the `request` message `{"type":"request","request":{"seq":7,"a":1}}`, as
  * bytes. Shared by every backend. Built from the draft's string in one encoding pass: a large
  * record costs one buffer of its size, not a copy per step.
  */
 export function toRequestMessage(draftJson: string, seq: number): Buffer {
-  return Buffer.from(draftJson.length > 2 ? `${MESSAGE_PREFIX}${seq},${draftJson.slice(1)}}` : `${MESSAGE_PREFIX}${seq}}}`);
+  return Buffer.from(draftJson.length > 2 ? `${REQUEST_MESSAGE_HEAD}${seq},${draftJson.slice(1)}}` : `${REQUEST_MESSAGE_HEAD}${seq}}}`);
 }
 
 /** The record (`{"seq":…}`) inside a stored `request` message, without copying it. */
 export function recordOf(message: Buffer): Buffer {
-  return message.subarray(MESSAGE_PREFIX.length - '{"seq":'.length, message.length - 1);
+  return message.subarray(REQUEST_MESSAGE_HEAD.length - '{"seq":'.length, message.length - 1);
 }
 
 /** What a stored request costs beyond its message bytes (objects, list slots), measured: docs/deploy.md#sizing. */

@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { createRedisBus } from '../../src/bus/redis-bus.js';
-import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/response-config.js';
+import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/response-config.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';

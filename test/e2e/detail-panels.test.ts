@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ForwardedMessage } from '../../src/live/protocol.js';
+import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';

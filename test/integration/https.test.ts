@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIVE_PATH, SUBPROTOCOL, type ServerMessage } from '../../src/live/protocol.js';
+import { LIVE_PATH, SUBPROTOCOL, type ServerMessage } from '../../src/shared/protocol.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /** A throwaway self-signed certificate for 127.0.0.1, made by openssl for this run. */

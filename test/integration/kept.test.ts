@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/capture/captured-request.js';
-import type { EndpointInfo } from '../../src/live/protocol.js';
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { EndpointInfo } from '../../src/shared/protocol.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startInstance } from '../helpers/instances.js';
 import { LiveClient } from '../helpers/live-client.js';

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LIVE_PATH, SUBPROTOCOL } from '../../src/live/protocol.js';
+import { LIVE_PATH, SUBPROTOCOL } from '../../src/shared/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';

@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tcpSocketOf } from '../../src/live/frame.js';
 import { FLUSH_AFTER_MESSAGES } from '../../src/live/hub.js';
-import { LIVE_PATH } from '../../src/live/protocol.js';
+import { LIVE_PATH } from '../../src/shared/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';

@@ -5,7 +5,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIVE_PATH, SUBPROTOCOL, type ServerMessage, type WelcomeMessage } from '../../src/live/protocol.js';
+import { LIVE_PATH, SUBPROTOCOL, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
 
 /**

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIVE_PATH, SUBPROTOCOL } from '../../src/live/protocol.js';
+import { LIVE_PATH, SUBPROTOCOL } from '../../src/shared/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toRequestDraft, type RawCapture } from '../../src/capture/captured-request.js';
-import { replayUrl, toCurl } from '../../src/capture/to-curl.js';
+import { toRequestDraft, type RawCapture } from '../../src/capture/to-record-json.js';
+import { replayUrl, toCurl } from '../../src/shared/to-curl.js';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
 
 const options = { maxJsonDepth: 64, formatTime: createUtcTimeFormatter() };

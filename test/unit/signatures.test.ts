@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { detectProvider, PROVIDERS, verifySignature, type Provider, type SignedRequest, type Verdict } from '../../src/signatures/index.js';
+import { detectProvider, PROVIDERS, verifySignature, type Provider, type SignedRequest, type Verdict } from '../../src/shared/signatures/index.js';
 
 type Headers = SignedRequest['headers'];
 

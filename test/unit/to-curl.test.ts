@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { replayUrl, shellQuote, toCurl } from '../../src/capture/to-curl.js';
+import { replayUrl, shellQuote, toCurl } from '../../src/shared/to-curl.js';
 import { capturedRequest } from '../helpers/captured.js';
 
 const base = capturedRequest({

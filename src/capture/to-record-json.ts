@@ -1,75 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
-import { redactHeaders, redactTarget } from './redact.js';
-
-/** A query string or form body: repeated names become lists, in the order received. */
-export type ParamMap = Record<string, string | string[]>;
-
-/**
- * One captured request, exactly as it is stored and sent to watchers (docs/protocol.md).
- * Headers are `[name, value]` pairs in arrival order, original case, duplicates kept.
- */
-export interface CapturedRequest {
-  /** Per-endpoint sequence number, from 1, never reused while the endpoint lives. */
-  seq: number;
-  method: string;
-  /**
-   * Raw request target as received: path under the receiver URL plus query string. Kept endpoints
-   * store it with its secrets (user-info, secret query values) as `%5Bredacted%5D` (redact.ts).
-   */
-  url: string;
-  /** The part of the path after `/api/webhook-tester/<id>`, "" when none. */
-  subPath: string;
-  query: ParamMap;
-  headers: Array<[string, string]>;
-  contentType: string | null;
-  /**
-   * Stored body: UTF-8 text when the bytes are valid UTF-8 and JSON escaping adds no more than
-   * base64 would (a third); otherwise base64, so a stored body never costs more than 4/3 of its bytes.
-   */
-  body: string;
-  bodyEncoding: 'utf8' | 'base64';
-  /** True when the stored body is complete, valid UTF-8 and parses as JSON, whatever the content type. */
-  isJson: boolean;
-  /** Fields of an `application/x-www-form-urlencoded` body of at most 64 KiB, else null. */
-  form: ParamMap | null;
-  /** Parts of a `multipart/form-data` body, else null (see multipart.ts). */
-  parts: MultipartPart[] | null;
-  /** Derived views left out to keep the record bounded: `form` (body over 64 KiB), `parts`, `query`. */
-  omitted: Array<'form' | 'parts' | 'query'>;
-  /** Bytes the sender sent (or, past the read limit, read before stopping). */
-  size: number;
-  /** Bytes held in `body` (after base64 decoding). */
-  storedSize: number;
-  truncated: boolean;
-  remoteAddress: string;
-  /** Capture time, ISO 8601 UTC with milliseconds. */
-  receivedAt: string;
-  /** The answer the sender got: its status, and the delay before it. */
-  answer: { status: number; delayMs: number };
-  /** Kept endpoints: the headers whose values were replaced by `[redacted]` before storage. */
-  redacted?: string[];
-  /** Kept endpoints: the query parameters (names as in `query`) whose values were replaced by `[redacted]`. */
-  redactedQuery?: string[];
-}
-
-/** One part of a multipart body. A file's bytes are `body` bytes [offset, offset + size). */
-export interface MultipartPart {
-  name: string;
-  filename: string | null;
-  contentType: string | null;
-  /** Bytes of the part's content that were stored. */
-  size: number;
-  /** Where the content starts in the stored body bytes; null when it could not be located. */
-  offset: number | null;
-  /** The text of a field part (not a file), at most 64 KiB for all fields together. */
-  text: string | null;
-  /** The stored body (or a parser limit) cut this part short. */
-  truncated: boolean;
-}
-
-/** A captured request before the store numbers it. */
-export type RequestDraft = Omit<CapturedRequest, 'seq'>;
+import type { MultipartPart, ParamMap, RequestDraft } from '../shared/captured-request.js';
+import { redactHeaders, redactTarget } from '../shared/redact.js';
 
 export interface RawCapture {
   method: string;

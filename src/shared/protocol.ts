@@ -3,8 +3,8 @@
  * WebSocket at `/api/live`, negotiated with the subprotocol `hookwatch.v1`. The browser page
  * imports these types; nothing here depends on Node.
  */
-import type { CapturedRequest } from '../capture/captured-request.js';
-import type { ResponseConfig } from '../response-config.js';
+import type { CapturedRequest } from './captured-request.js';
+import type { ResponseConfig } from './response-config.js';
 
 export const SUBPROTOCOL = 'hookwatch.v1';
 export const LIVE_PATH = '/api/live';
@@ -171,3 +171,14 @@ export type ServerMessage =
   | WatchersMessage
   | ForwardedMessage
   | ErrorMessage;
+
+// ---- messages the stores write around stored bytes ----
+
+/**
+ * Every `request` message starts with this, then its seq, then the rest of its record: the
+ * stores build it around a stored record without parsing it (store.ts, and the Redis scripts).
+ */
+export const REQUEST_MESSAGE_HEAD = '{"type":"request","request":{"seq":';
+/** The `evicted` message up to its number, for the Redis scripts; elsewhere `evictedMessage`. */
+export const EVICTED_MESSAGE_HEAD = '{"type":"evicted","throughSeq":';
+export const evictedMessage = (throughSeq: number): string => `${EVICTED_MESSAGE_HEAD}${throughSeq}}`;
