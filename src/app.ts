@@ -21,6 +21,7 @@ import { pageRoute } from './http/page-route.js';
 import { createUnsentAnswers } from './http/unsent-answers.js';
 import { createAddressLimit } from './http/rate-limit.js';
 import { receiverRoute, receiverTarget, type UnroutedCapture } from './http/receiver-route.js';
+import { createEndpointService } from './endpoints/endpoint-service.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
@@ -115,6 +116,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onDelivered: (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000),
   });
   app.decorate('hub', hub);
+  const service = createEndpointService({ store: deps.store, bus: deps.bus, config });
   const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
 
   const sendError = (error: { code: string; message: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
@@ -211,14 +213,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         live.websocketServer.close(() => done());
       },
     });
-    await live.register(liveRoute, { config, store: deps.store, bus: deps.bus, hub, metrics, countCreate });
+    await live.register(liveRoute, { config, store: deps.store, service, hub, metrics, countCreate });
     app.decorate('websocketServer', live.websocketServer);
   });
   app.addHook('onClose', async () => hub.close());
 
   await app.register(healthRoute, { store: deps.store });
   await app.register(metricsRoute, { metrics });
-  await app.register(endpointsRoute, { config, store: deps.store, bus: deps.bus, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
+  await app.register(endpointsRoute, { config, store: deps.store, service, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
   await app.register(receiverRoute, { config, store: deps.store, metrics, readingBudget, closing: closing.signal, unrouted });
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;

@@ -9,6 +9,8 @@ export interface BusMessage {
   data: Buffer | string;
   /** Capture time (ms since epoch) of the request it carries, for the delivery-lag metric. */
   capturedAtMs?: number;
+  /** The endpoint is gone: after this message its watchers are closed (4004). */
+  ends?: boolean;
 }
 
 export type BusHandler = (endpointId: string, message: BusMessage) => void;

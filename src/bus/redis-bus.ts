@@ -13,12 +13,13 @@ export interface RedisBusOptions {
 const NEWLINE = 0x0a;
 
 /**
- * `R <seq> <capturedAtMs>\n<message>` for a captured request, `E\n<message>` for any other
- * event: the request's numbers ride in front of the protocol message, which is passed on as the
- * same bytes without being parsed. The store's scripts publish requests in this form too.
+ * `R <seq> <capturedAtMs>\n<message>` for a captured request, `X\n<message>` for the last
+ * message of an endpoint that is gone, `E\n<message>` for any other event: what the hub needs
+ * rides in front of the protocol message, which is passed on as the same bytes without being
+ * parsed. The store's scripts publish in this form too.
  */
 export function encodeBusMessage(message: BusMessage): Buffer | string {
-  const head = message.seq === undefined ? 'E\n' : `R ${message.seq} ${message.capturedAtMs ?? 0}\n`;
+  const head = message.seq !== undefined ? `R ${message.seq} ${message.capturedAtMs ?? 0}\n` : message.ends ? 'X\n' : 'E\n';
   return typeof message.data === 'string' ? head + message.data : Buffer.concat([Buffer.from(head), message.data]);
 }
 
@@ -26,6 +27,7 @@ export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
   const newline = payload.indexOf(NEWLINE);
   if (newline === -1) return undefined;
   const data = payload.subarray(newline + 1);
+  if (payload[0] === 0x58 /* X */) return { data, ends: true };
   if (payload[0] !== 0x52 /* R */) return { data };
   const [, seq, capturedAtMs] = payload.toString('latin1', 0, newline).split(' ');
   return { seq: Number(seq), capturedAtMs: Number(capturedAtMs), data };

@@ -1,12 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Bus } from '../bus/bus.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import type { Config } from '../config.js';
-import { createEndpoint, keyMatches, responseConfigsFull, toEndpointInfo } from '../endpoints.js';
+import { toEndpointInfo } from '../endpoints/endpoint-records.js';
+import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-service.js';
 import { errors } from '../errors.js';
-import { clearedMessage, EXPIRED_MESSAGE, responseChangedMessage } from '../live/server-messages.js';
-import { parseResponseConfig } from '../shared/response-config.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
 import type { AddressLimit } from './rate-limit.js';
@@ -15,7 +13,7 @@ import type { UnsentAnswers } from './unsent-answers.js';
 export interface EndpointsRouteOptions {
   config: Config;
   store: Store;
-  bus: Bus;
+  service: EndpointService;
   readingBudget: ReadingBudget;
   unsentAnswers: UnsentAnswers;
   /** KEPT_CREATES_PER_ADDRESS, shared with the live socket's `create` of a kept endpoint; undefined when off. */
@@ -54,7 +52,7 @@ const afterSeqSchema = z
  * exactly as an unknown id does (404). The key is never taken from a query string.
  */
 export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
-  const { config, store, bus, readingBudget, unsentAnswers } = options;
+  const { config, store, service, readingBudget, unsentAnswers } = options;
 
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
   async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -76,9 +74,8 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
   async function owned(request: FastifyRequest): Promise<EndpointRecord> {
     const { id } = request.params as { id: string };
     const match = /^Bearer ([A-Za-z0-9]{1,128})$/.exec(request.headers.authorization ?? '');
-    const endpoint = match ? await store.getEndpoint(id) : undefined;
-    if (!endpoint || !match || !keyMatches(match[1] as string, endpoint.keyHash)) throw errors.ENDPOINT_NOT_FOUND();
-    return endpoint;
+    if (!match) throw errors.ENDPOINT_NOT_FOUND();
+    return valueOf(await service.authorize(id, match[1] as string));
   }
 
   /** Counts an answer until its reader takes it; refused past either cap (unsent-answers.ts). */
@@ -99,8 +96,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     }
     const parsed = createSchema.safeParse((await jsonBody(request, reply)) ?? {});
     if (!parsed.success) throw errors.INVALID_REQUEST(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '));
-    const created = await createEndpoint(store, config, parsed.data.kind);
-    if (!created) throw errors.AT_CAPACITY(parsed.data.kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`);
+    const created = valueOf(await service.create(parsed.data.kind));
     reply.header('cache-control', 'no-store');
     return reply.code(201).send(toEndpointInfo(created.endpoint, created.key, options.publicBaseFor(request), config));
   });
@@ -112,30 +108,8 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     if (!afterSeq.success) throw errors.INVALID_REQUEST('afterSeq must be a whole number of at least 0');
     // Polling is watching: it keeps a live endpoint alive as a socket would.
     if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], POLLING_HOLDER, Date.now() + config.leaseMs, config.graceMs);
-    const log = await store.readLog(endpoint.id, afterSeq.data);
-    if (!log) throw errors.ENDPOINT_NOT_FOUND();
-    const firstSeq = log.requests[0]?.seq;
-    const since = Math.max(afterSeq.data, log.clearedSeq);
-    const gap = firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since;
-      // One page: the records as stored, joined without being parsed again, up to PAGE_BYTES (at
-    // least one, so a client always moves on); `more` says to ask again at once.
-    const records: Buffer[] = [];
-    let bytes = 0;
-    for (const stored of log.requests) {
-      const record = recordOf(stored.message);
-      if (records.length > 0 && bytes + record.length > PAGE_BYTES) break;
-      records.push(record);
-      bytes += record.length + 1;
-    }
-    const more = records.length < log.requests.length;
-    const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"more":${more},"expiresAt":${JSON.stringify(endpoint.expiresAt ?? null)},"requests":[`;
-    const parts: Buffer[] = [Buffer.from(head)];
-    records.forEach((record, index) => {
-      if (index > 0) parts.push(COMMA);
-      parts.push(record);
-    });
-    parts.push(CLOSE);
-    const answer = Buffer.concat(parts);
+    const since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
+    const answer = toPollAnswer(since, endpoint.expiresAt);
     holdUnsent(request, reply, answer.length);
     reply.header('cache-control', 'no-store');
     return reply.type('application/json; charset=utf-8').send(answer);
@@ -143,30 +117,49 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   app.put('/api/endpoints/:id/response', async (request: FastifyRequest, reply: FastifyReply) => {
     const endpoint = await owned(request);
-    const result = parseResponseConfig(await jsonBody(request, reply));
-    if (!result.ok) throw errors.INVALID_RESPONSE_CONFIG(result.message);
-    const set = await store.setResponse(endpoint.id, result.value);
-    if (set === undefined) throw errors.ENDPOINT_NOT_FOUND();
-    if (set === 'full') throw errors.AT_CAPACITY(responseConfigsFull(config));
-    await bus.publish(endpoint.id, { data: responseChangedMessage(result.value) });
-    return { response: result.value };
+    return { response: valueOf(await service.setResponse(endpoint.id, await jsonBody(request, reply))) };
   });
 
   app.delete('/api/endpoints/:id/requests', async (request: FastifyRequest) => {
     const endpoint = await owned(request);
-    const clearedSeq = await store.clearRequests(endpoint.id);
-    if (clearedSeq === undefined) throw errors.ENDPOINT_NOT_FOUND();
-    await bus.publish(endpoint.id, { data: clearedMessage(clearedSeq) });
-    return { clearedSeq };
+    return { clearedSeq: valueOf(await service.clear(endpoint.id)) };
   });
 
   app.delete('/api/endpoints/:id', async (request: FastifyRequest, reply: FastifyReply) => {
     const endpoint = await owned(request);
-    await store.deleteEndpoint(endpoint.id);
-    // Every instance's watchers are told, and their sockets closed (4004).
-    await bus.publish(endpoint.id, { data: EXPIRED_MESSAGE });
+    valueOf(await service.remove(endpoint.id));
     return reply.code(204).send();
   });
+}
+
+/** The value of an endpoint action, or its error thrown for the error handler to answer. */
+function valueOf<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+/**
+ * One page of a poll: the records as stored, joined without being parsed again, up to
+ * PAGE_BYTES (at least one, so a client always moves on); `more` says to ask again at once.
+ */
+function toPollAnswer({ log, gap }: LogSince, expiresAt: string | undefined): Buffer {
+  const records: Buffer[] = [];
+  let bytes = 0;
+  for (const stored of log.requests) {
+    const record = recordOf(stored.message);
+    if (records.length > 0 && bytes + record.length > PAGE_BYTES) break;
+    records.push(record);
+    bytes += record.length + 1;
+  }
+  const more = records.length < log.requests.length;
+  const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"more":${more},"expiresAt":${JSON.stringify(expiresAt ?? null)},"requests":[`;
+  const parts: Buffer[] = [Buffer.from(head)];
+  records.forEach((record, index) => {
+    if (index > 0) parts.push(COMMA);
+    parts.push(record);
+  });
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
 }
 
 const COMMA = Buffer.from(',');

@@ -4,7 +4,7 @@ import { toRecordJson } from '../capture/to-record-json.js';
 import type { MultipartPart } from '../shared/captured-request.js';
 import { isMultipartFormData, parseMultipart } from '../capture/multipart.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
-import { maxBodyBytesFor } from '../endpoints.js';
+import { maxBodyBytesFor } from '../endpoints/endpoint-records.js';
 import { maxRecordBytes } from '../capture/record-bounds.js';
 import { createUtcTimeFormatter } from '../capture/utc-time.js';
 import type { Config } from '../config.js';

@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { tcpSocketOf } from './frame.js';
-import { EXPIRED_MESSAGE, watchersMessage } from './server-messages.js';
+import { EXPIRED_MESSAGE, watchersMessage } from '../shared/server-messages.js';
 import { toFramed, type Framed, type Watcher } from './watcher.js';
 
 export interface HubOptions {
@@ -103,8 +103,8 @@ export function createHub(options: HubOptions): Hub {
   bus.onMessage((endpointId, message) => {
     const channel = channels.get(endpointId);
     if (!channel) return;
-    // Deleted (on any instance): tell the watchers and close their sockets now.
-    if (message.seq === undefined && String(message.data) === EXPIRED_MESSAGE) return expireLocal(endpointId);
+    // Gone (deleted on any instance): tell the watchers why and close their sockets now.
+    if (message.ends) return expireLocal(endpointId, message.data);
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
     deliver(endpointId, channel, toFramed(message.data, message.seq));
     if (++queuedMessages >= FLUSH_AFTER_MESSAGES && queuedMessages >= corked.size) flush();
@@ -132,12 +132,12 @@ export function createHub(options: HubOptions): Hub {
     }
   }
 
-  /** Tells every local watcher of a gone endpoint (4004); their sockets then close. */
-  function expireLocal(endpointId: string): void {
+  /** Tells every local watcher of a gone endpoint (4004) with `message`; their sockets then close. */
+  function expireLocal(endpointId: string, message: Buffer | string = EXPIRED_MESSAGE): void {
     const channel = channels.get(endpointId);
     if (!channel) return;
     closeChannel(endpointId, channel, false);
-    const expired = toFramed(EXPIRED_MESSAGE);
+    const expired = toFramed(message);
     for (const watcher of channel.watchers) watcher.expire(expired);
     watcherTotal -= channel.watchers.size;
     channel.watchers.clear();

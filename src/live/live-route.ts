@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Bus } from '../bus/bus.js';
+import type { EndpointService } from '../endpoints/endpoint-service.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey, PerAddressCount } from '../http/address-key.js';
@@ -17,7 +17,7 @@ import { CloseCode, LIVE_PATH, SUBPROTOCOL } from '../shared/protocol.js';
 export interface LiveRouteOptions {
   config: Config;
   store: Store;
-  bus: Bus;
+  service: EndpointService;
   hub: Hub;
   metrics: Metrics;
   /** KEPT_CREATES_PER_ADDRESS, shared with the endpoints API; undefined when off. */
@@ -27,7 +27,7 @@ export interface LiveRouteOptions {
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
-  const { config, store, bus, hub, metrics, countCreate } = options;
+  const { config, store, service, hub, metrics, countCreate } = options;
   const configuredOrigins = new Set([...config.allowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
 
   // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
@@ -82,12 +82,11 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   const context: SessionContext = {
     config,
     store,
-    bus,
+    service,
     hub,
     metrics,
     log: app.log,
     countCreate,
-    redactAlso: new Set(config.redactHeaders),
     onSlowWatcher: (watcher) => {
       metrics.reject('slow_watcher');
       app.log.warn({ endpointId: watcher.endpointId }, 'slow watcher disconnected');

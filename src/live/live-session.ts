@@ -1,38 +1,35 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
+import { toEndpointInfo } from '../endpoints/endpoint-records.js';
+import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js';
 import { errors, rejectionReasonOf } from '../errors.js';
+import type { AddressLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
-import { createEndpoint, keyMatches, responseConfigsFull, toEndpointInfo } from '../endpoints.js';
-import { parseResponseConfig } from '../shared/response-config.js';
-import { StoreUnavailableError, type EndpointKind, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
+import { CloseCode, type ClientMessage } from '../shared/protocol.js';
+import { errorMessage, EXPIRED_MESSAGE, welcomeMessage } from '../shared/server-messages.js';
+import { StoreUnavailableError, type EndpointKind, type EndpointRecord, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
-import { CloseCode, type ClientMessage } from '../shared/protocol.js';
-import { clearedMessage, errorMessage, EXPIRED_MESSAGE, forwardedMessage, responseChangedMessage, welcomeMessage } from './server-messages.js';
+import { MessageBudget } from './message-budget.js';
 import { toFramed, Watcher, writeBounded } from './watcher.js';
-import { redactForwarded } from './redact-forwarded.js';
-import type { AddressLimit } from '../http/rate-limit.js';
 
 /** What every session shares: built once per app, not once per socket. */
 export interface SessionContext {
   config: Config;
   store: Store;
-  bus: Bus;
+  service: EndpointService;
   hub: Hub;
   metrics: Metrics;
   log: FastifyBaseLogger;
   /** KEPT_CREATES_PER_ADDRESS, counted with the endpoints API's creations; undefined when off. */
   countCreate: AddressLimit | undefined;
-  /** Header names the operator redacts besides the built-in rule (REDACT_HEADERS), lower case. */
-  redactAlso: ReadonlySet<string>;
   /** Called when a watcher is cut for reading too slowly. */
   onSlowWatcher: (watcher: Watcher) => void;
 }
 
 /** A socket must say create or join within this time, so idle sockets cannot pile up unowned. */
-const HELLO_TIMEOUT_MS = 10_000;
+export const HELLO_TIMEOUT_MS = 10_000;
 /**
  * What a `forwarded` message costs in the socket's message budget: a forwarder reports every
  * captured request, so it may send ten times the rate of a tab's own messages.
@@ -51,24 +48,36 @@ const MAX_WAITING_BYTES = 1024 * 1024;
 const WAITING_UPKEEP_BYTES = 512;
 
 /**
- * One live socket's side of the protocol: create or join, then set-response and clear. A class
- * rather than a closure per handler, because thousands of sockets may stay open for hours.
- * Everything it sends goes through `send`, which checks the socket's backlog first, and what a
- * socket may send is bounded: a message rate (token bucket, no timer) and a run of bad messages.
+ * Where a socket is in its life. `hello`: it must send create or join before its timer runs out.
+ * `joining`: a create or join is under way (the timer waits; a join that ends without watching
+ * goes back to `hello` with what was left of the time). `watching`: it watches one endpoint.
+ * `closed`: nothing more is handled. Changed only by `enter`.
+ */
+type State =
+  | { name: 'hello'; timer: NodeJS.Timeout }
+  | { name: 'joining' }
+  | { name: 'watching'; watcher: Watcher; endpoint: EndpointRecord }
+  | { name: 'closed' };
+
+/** How a refused message is answered: the error, for which message type, and whether the socket closes. */
+interface Refusal {
+  forType?: string | undefined;
+  close?: number;
+}
+
+/**
+ * One live socket's side of the protocol: create or join, then set-response, clear and
+ * forwarder reports. A class rather than a closure per handler, because thousands of sockets may
+ * stay open for hours. Everything it sends goes through `send`, which checks the socket's backlog
+ * first, and what a socket may send is bounded: a message rate, the bytes waiting their turn, and
+ * a run of bad messages. Messages are parsed at once and handled one at a time, in the order sent.
  */
 export class LiveSession {
-  private watcher: Watcher | undefined;
-  private endpointId: string | undefined;
-  /** The endpoint stores secrets redacted (kept endpoints): so are the local app's answers relayed to its watchers. */
-  private redactsSecrets = false;
-  private closed = false;
-  private helloTimer: NodeJS.Timeout | undefined;
+  private state: State;
+  private readonly budget: MessageBudget;
   private badRun = 0;
-  /** The messages before the newest one, handled one at a time; and their size while they wait. */
+  /** The messages before the newest one, handled one at a time. */
   private inOrder: Promise<void> = Promise.resolve();
-  private waitingBytes = 0;
-  private tokens: number;
-  private refilledAtMs = Date.now();
   private readonly openedAtMs = Date.now();
 
   constructor(
@@ -79,42 +88,117 @@ export class LiveSession {
     /** The client's address key (address-key.ts), for per-address limits. */
     private readonly addressKey: string,
   ) {
-    this.tokens = 2 * context.config.liveMessagesPerSecond;
-    this.startHelloTimer(HELLO_TIMEOUT_MS);
+    this.budget = new MessageBudget(context.config.liveMessagesPerSecond);
+    this.state = { name: 'hello', timer: this.helloTimer() };
+  }
+
+  /** A method, not a field test: the state changes across the awaits of a join. */
+  private isClosed(): boolean {
+    return this.state.name === 'closed';
+  }
+
+  /** The state's name, for tests and logs. */
+  get stateName(): State['name'] {
+    return this.state.name;
   }
 
   onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
-    if (this.closed) return;
+    if (this.state.name === 'closed') return;
     const text = isBinary ? '' : data.toString();
     // Charged a forwarder report's cost before parsing (so a flood is refused before any parse
     // work), and the rest of a whole message once parsing shows it is anything else: the text's
     // first bytes prove nothing (`{"type":"forwarded","type":"set-response"}` is a set-response).
-    if (!this.takeToken(FORWARDED_COST)) return this.tooManyMessages();
+    if (!this.budget.take(FORWARDED_COST)) return this.tooManyMessages();
     const bytes = text.length + WAITING_UPKEEP_BYTES;
-    if (this.waitingBytes + bytes > MAX_WAITING_BYTES) {
-      this.context.log.warn('a live socket\'s messages are waiting on a slow store; closing it');
+    if (this.budget.waitingBytes + bytes > MAX_WAITING_BYTES) {
+      this.context.log.warn("a live socket's messages are waiting on a slow store; closing it");
       return this.storeUnavailable();
     }
     if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
-    // Parsed at once (a malformed message is answered at once), handled in the order sent: a
-    // set-response right after create, or a corrected join right after a refused one, finds the
-    // socket in the state the messages before it left.
     const parsed = parseClientMessage(text);
-    if ((!parsed.ok || parsed.message.type !== 'forwarded') && !this.takeToken(1 - FORWARDED_COST)) return this.tooManyMessages();
+    if ((!parsed.ok || parsed.message.type !== 'forwarded') && !this.budget.take(1 - FORWARDED_COST)) return this.tooManyMessages();
     if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
     this.badRun = 0;
-    this.waitingBytes += bytes;
+    // Handled in the order sent: a set-response right after create, or a corrected join right
+    // after a refused one, finds the socket in the state the messages before it left.
+    this.budget.waitingBytes += bytes;
     this.inOrder = this.inOrder
-      .then(() => (this.closed ? undefined : this.handle(parsed.message)))
+      .then(() => (this.state.name === 'closed' ? undefined : this.handle(parsed.message)))
       .catch((error: unknown) => this.failed(error))
-      .finally(() => (this.waitingBytes -= bytes));
+      .finally(() => (this.budget.waitingBytes -= bytes));
+  }
+
+  onClose(): void {
+    this.enter({ name: 'closed' });
+  }
+
+  // ---- the one place the state changes ----
+
+  private enter(next: State): void {
+    const previous = this.state;
+    if (previous.name === 'closed') return;
+    if (previous.name === 'hello') clearTimeout(previous.timer);
+    if (previous.name === 'watching' && next.name === 'closed') this.context.hub.detach(previous.watcher.endpointId, previous.watcher);
+    this.state = next;
+  }
+
+  /** Back to waiting for a create or join, with what is left of the socket's first 10 s. */
+  private enterHello(): void {
+    this.enter({ name: 'hello', timer: this.helloTimer(Math.max(0, this.openedAtMs + HELLO_TIMEOUT_MS - Date.now())) });
+  }
+
+  private helloTimer(ms = HELLO_TIMEOUT_MS): NodeJS.Timeout {
+    const timer = setTimeout(() => this.closeWith(CloseCode.HELLO_TIMEOUT, 'send create or join first'), ms);
+    timer.unref();
+    return timer;
+  }
+
+  private closeWith(code: number, reason: string): void {
+    this.enter({ name: 'closed' });
+    this.socket.close(code, reason);
+  }
+
+  // ---- answering ----
+
+  /** Every reply goes through here: bounded like request delivery, so no reply can grow memory. */
+  private send(data: string): void {
+    if (this.state.name === 'watching') return this.state.watcher.send(data);
+    writeBounded(this.socket, toFramed(data).frame, this.context.config.maxSocketBufferBytes, () => this.socket.terminate());
+  }
+
+  /** The one way a message is refused: counted, answered with its error, and the socket closed when asked. */
+  private refuse(error: { code: string; message: string }, how: Refusal = {}): void {
+    const reason = rejectionReasonOf(error.code);
+    if (reason) this.context.metrics.reject(reason);
+    this.send(errorMessage(error, how.forType));
+    if (how.close !== undefined) this.closeWith(how.close, error.code);
   }
 
   private tooManyMessages(): void {
-    const error = errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond);
-    this.reject(error);
-    this.send(errorMessage(error));
-    this.closeWith(CloseCode.TOO_MANY_MESSAGES, error.code);
+    this.refuse(errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond), { close: CloseCode.TOO_MANY_MESSAGES });
+  }
+
+  private badMessage(problem: string, forType: string | undefined): void {
+    const close = ++this.badRun >= BAD_MESSAGE_RUN ? CloseCode.POLICY_VIOLATION : undefined;
+    this.refuse(errors.BAD_MESSAGE(problem), { forType });
+    if (close !== undefined) this.closeWith(close, `${BAD_MESSAGE_RUN} malformed messages in a row`);
+  }
+
+  /** Nothing this socket can do until the store is back: says so, and lets it reconnect. */
+  private storeUnavailable(): void {
+    this.refuse(errors.STORE_UNAVAILABLE(), { close: CloseCode.TRY_AGAIN_LATER });
+  }
+
+  /** The endpoint is gone: the client shows it as expired and offers a new URL. */
+  private expire(): void {
+    this.send(EXPIRED_MESSAGE);
+    this.closeWith(CloseCode.ENDPOINT_NOT_FOUND, errors.ENDPOINT_NOT_FOUND().code);
+  }
+
+  /** An endpoint action's error: a gone endpoint ends the socket; anything else is answered and the socket stays. */
+  private refuseOutcome(outcome: Outcome<unknown> & { ok: false }, forType: string): void {
+    if (outcome.error.code === 'ENDPOINT_NOT_FOUND') return this.expire();
+    this.refuse(outcome.error, { forType });
   }
 
   private failed(error: unknown): void {
@@ -126,186 +210,86 @@ export class LiveSession {
     this.send(errorMessage(errors.INTERNAL()));
   }
 
-  /** Nothing this socket can do until the store is back: says so, and lets it reconnect. */
-  private storeUnavailable(): void {
-    const unavailable = errors.STORE_UNAVAILABLE();
-    this.reject(unavailable);
-    this.send(errorMessage(unavailable));
-    this.closeWith(CloseCode.TRY_AGAIN_LATER, unavailable.code);
-  }
-
-  onClose(): void {
-    this.closed = true;
-    this.stopHelloTimer();
-    if (this.watcher && this.endpointId !== undefined) this.context.hub.detach(this.endpointId, this.watcher);
-  }
-
-  /** Every reply goes through here: bounded like request delivery, so no reply can grow memory. */
-  private send(data: string): void {
-    if (this.watcher) return this.watcher.send(data);
-    writeBounded(this.socket, toFramed(data).frame, this.context.config.maxSocketBufferBytes, () => this.socket.terminate());
-  }
-
-  private closeWith(code: number, reason: string): void {
-    this.closed = true;
-    this.socket.close(code, reason);
-  }
-
-  private reject(error: { code: string }): void {
-    const reason = rejectionReasonOf(error.code);
-    if (reason) this.context.metrics.reject(reason);
-  }
-
-  private takeToken(cost: number): boolean {
-    const now = Date.now();
-    const perSecond = this.context.config.liveMessagesPerSecond;
-    this.tokens = Math.min(2 * perSecond, this.tokens + ((now - this.refilledAtMs) / 1000) * perSecond);
-    this.refilledAtMs = now;
-    if (this.tokens < cost) return false;
-    this.tokens -= cost;
-    return true;
-  }
-
-  private badMessage(problem: string, type: string | undefined): void {
-    const error = errors.BAD_MESSAGE(problem);
-    this.reject(error);
-    this.send(errorMessage(error, type));
-    if (++this.badRun >= BAD_MESSAGE_RUN) this.closeWith(CloseCode.POLICY_VIOLATION, `${BAD_MESSAGE_RUN} malformed messages in a row`);
-  }
-
-  private startHelloTimer(ms: number): void {
-    this.helloTimer = setTimeout(() => this.closeWith(CloseCode.HELLO_TIMEOUT, 'send create or join first'), ms);
-    this.helloTimer.unref();
-  }
-
-  private stopHelloTimer(): void {
-    clearTimeout(this.helloTimer);
-    this.helloTimer = undefined;
-  }
+  // ---- the messages ----
 
   private async handle(message: ClientMessage | { type: 'set-response'; response: unknown }): Promise<void> {
-    const { store, bus } = this.context;
-
     if (message.type === 'create' || message.type === 'join') {
-      if (this.watcher) return this.send(errorMessage(errors.ALREADY_JOINED(), message.type));
-      // A create or join in progress is not cut by the timer; one that ends without watching
-      // anything (a refused join, the socket still open) leaves what was left of the 10 s.
-      this.stopHelloTimer();
+      if (this.state.name === 'watching') return this.refuse(errors.ALREADY_JOINED(), { forType: message.type });
+      this.enter({ name: 'joining' });
       try {
         if (message.type === 'create') await this.create(message.kind ?? 'live');
         else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
       } finally {
-        if (!this.watcher && !this.closed) this.startHelloTimer(Math.max(0, this.openedAtMs + HELLO_TIMEOUT_MS - Date.now()));
+        if (this.state.name === 'joining') this.enterHello();
       }
       return;
     }
 
-    const endpointId = this.endpointId;
-    if (!this.watcher || endpointId === undefined) return this.send(errorMessage(errors.NOT_JOINED(), message.type));
-
-    if (message.type === 'forwarded') {
-      await bus.publish(endpointId, { data: forwardedMessage(this.redactsSecrets ? redactForwarded(message, this.context.redactAlso) : message) });
-      return;
-    }
-
-    if (message.type === 'set-response') {
-      const result = parseResponseConfig(message.response);
-      if (!result.ok) {
-        const error = errors.INVALID_RESPONSE_CONFIG(result.message);
-        this.reject(error);
-        return this.send(errorMessage(error, message.type));
-      }
-      const set = await store.setResponse(endpointId, result.value);
-      if (set === undefined) return this.expire();
-      if (set === 'full') {
-        const error = errors.AT_CAPACITY(responseConfigsFull(this.context.config));
-        this.reject(error);
-        return this.send(errorMessage(error, message.type));
-      }
-      await bus.publish(endpointId, { data: responseChangedMessage(result.value) });
-      return;
-    }
-
-    // clear
-    const clearedSeq = await store.clearRequests(endpointId);
-    if (clearedSeq === undefined) return this.expire();
-    await bus.publish(endpointId, { data: clearedMessage(clearedSeq) });
+    if (this.state.name !== 'watching') return this.refuse(errors.NOT_JOINED(), { forType: message.type });
+    const { service } = this.context;
+    const { endpoint } = this.state;
+    if (message.type === 'forwarded') return service.relayForwarded(endpoint, message);
+    const outcome = message.type === 'set-response' ? await service.setResponse(endpoint.id, message.response) : await service.clear(endpoint.id);
+    // Applied: every watcher, this one included, hears of it from the store's announcement.
+    if (!outcome.ok) this.refuseOutcome(outcome, message.type);
   }
 
   private async create(kind: EndpointKind): Promise<void> {
-    const { store, config, log } = this.context;
     // Live endpoints are bounded by the sockets that hold them; kept ones outlive the socket.
     const limited = kind === 'kept' ? await this.context.countCreate?.(this.addressKey) : undefined;
-    if (limited) {
-      this.reject(limited.error);
-      this.send(errorMessage(limited.error, 'create'));
-      this.closeWith(CloseCode.TOO_MANY_MESSAGES, limited.error.code);
-      return;
-    }
-    const created = await createEndpoint(store, config, kind);
-    if (!created) {
-      const error = errors.AT_CAPACITY(kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`);
-      this.reject(error);
-      this.send(errorMessage(error, 'create'));
-      this.closeWith(CloseCode.AT_CAPACITY, error.code);
-      return;
-    }
-    log.debug({ endpointId: created.endpoint.id, kind }, 'endpoint created');
-    await this.watch(created.endpoint.id, created.key, 0, true);
+    if (limited) return this.refuse(limited.error, { forType: 'create', close: CloseCode.TOO_MANY_MESSAGES });
+    const created = await this.context.service.create(kind);
+    if (!created.ok) return this.refuse(created.error, { forType: 'create', close: CloseCode.AT_CAPACITY });
+    this.context.log.debug({ endpointId: created.value.endpoint.id, kind }, 'endpoint created');
+    await this.watch(created.value.endpoint.id, created.value.key, 0, true);
   }
 
   private async join(id: string, key: string, afterSeq: number): Promise<void> {
-    const endpoint = await this.context.store.getEndpoint(id);
+    const authorized = await this.context.service.authorize(id, key);
     // Same answer for a wrong key as for no endpoint: the socket learns nothing about ids.
-    if (!endpoint || !keyMatches(key, endpoint.keyHash)) {
-      const error = errors.ENDPOINT_NOT_FOUND();
-      this.reject(error);
-      this.send(errorMessage(error, 'join'));
-      this.closeWith(CloseCode.ENDPOINT_NOT_FOUND, error.code);
-      return;
-    }
-    await this.watch(endpoint.id, key, afterSeq, false);
+    if (!authorized.ok) return this.refuse(authorized.error, { forType: 'join', close: CloseCode.ENDPOINT_NOT_FOUND });
+    await this.watch(authorized.value.id, key, afterSeq, false);
   }
 
+  /**
+   * Attaches a watcher, then reads the endpoint and its backlog: anything captured or changed
+   * from the attach on reaches the watcher, and its seq check drops what the backlog already
+   * carried. A watcher attached but never watching (the socket closed meanwhile, or a read
+   * failed) is detached at once: left attached, its lease would be renewed for as long as the
+   * process lives and hold a watcher slot.
+   */
   private async watch(endpointId: string, key: string, afterSeq: number, created: boolean): Promise<void> {
-    const { store, hub, config } = this.context;
+    const { store, hub, config, service } = this.context;
     const forType = created ? 'create' : 'join';
-    if (this.closed) {
-      if (created) await store.deleteEndpoint(endpointId);
-      return;
-    }
+    const forgetCreated = () => (created ? store.deleteEndpoint(endpointId).catch(() => false) : undefined);
+    if (this.isClosed()) return void (await forgetCreated());
+
     const candidate = new Watcher(this.socket, endpointId, config.maxSocketBufferBytes, this.context.onSlowWatcher);
     candidate.lastSeq = afterSeq;
     const attached = await hub.attach(endpointId, candidate);
     if (attached === 'gone') return this.expire();
     if (attached !== 'attached') {
-      if (created) await store.deleteEndpoint(endpointId).catch(() => undefined);
+      await forgetCreated();
       // 'failed': the bus or the store could not be reached; the client retries later.
-      const error = attached === 'full' ? errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint) : errors.STORE_UNAVAILABLE();
-      this.reject(error);
-      this.send(errorMessage(error, forType));
-      this.closeWith(attached === 'full' ? CloseCode.AT_CAPACITY : CloseCode.TRY_AGAIN_LATER, error.code);
-      return;
+      if (attached === 'full') return this.refuse(errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint), { forType, close: CloseCode.AT_CAPACITY });
+      return this.refuse(errors.STORE_UNAVAILABLE(), { forType, close: CloseCode.TRY_AGAIN_LATER });
     }
-    if (this.closed) return hub.detach(endpointId, candidate);
 
-    // Read after attaching, the endpoint included: anything captured or changed from here on
-    // reaches the watcher, and its seq check drops what the backlog already carried.
     let endpoint: EndpointRecord | undefined;
-    let log: RequestLog | undefined;
+    let since: Awaited<ReturnType<EndpointService['readSince']>>;
     try {
-      [endpoint, log] = await Promise.all([store.getEndpoint(endpointId), store.readLog(endpointId, afterSeq)]);
+      if (this.isClosed()) return hub.detach(endpointId, candidate);
+      [endpoint, since] = await Promise.all([store.getEndpoint(endpointId), service.readSince(endpointId, afterSeq)]);
     } catch (error) {
-      // Attached but never watching: left attached, its lease would be renewed for as long as
-      // the process lives and hold a watcher slot.
       hub.detach(endpointId, candidate);
-      if (created) await store.deleteEndpoint(endpointId).catch(() => undefined);
+      await forgetCreated();
       throw error;
     }
-    if (endpoint === undefined || log === undefined) {
+    if (endpoint === undefined || !since.ok) {
       hub.detach(endpointId, candidate);
       return this.expire();
     }
+    const { log, gap } = since.value;
     if (afterSeq > log.lastSeq) {
       // A resume from a number this endpoint never gave (another endpoint's, or a lost store):
       // accepting it would silently hold back every request up to it.
@@ -313,30 +297,13 @@ export class LiveSession {
       return this.badMessage(`afterSeq ${afterSeq} is past this endpoint's last request (${log.lastSeq})`, forType);
     }
     // Closed while reading: onClose had no watcher to detach, so it is done here.
-    if (this.closed) return hub.detach(endpointId, candidate);
-    this.watcher = candidate;
-    this.endpointId = endpointId;
-    this.redactsSecrets = endpoint.kind === 'kept';
+    if (this.isClosed()) return hub.detach(endpointId, candidate);
+    this.enter({ name: 'watching', watcher: candidate, endpoint });
 
     const info = toEndpointInfo(endpoint, key, this.publicBase, config);
-    const firstSeq = log.requests[0]?.seq;
-    candidate.send(
-      welcomeMessage({
-        endpoint: info,
-        created,
-        backlog: log.requests.length,
-        clearedSeq: log.clearedSeq,
-        lastSeq: log.lastSeq,
-        gap: firstSeq !== undefined ? firstSeq > Math.max(afterSeq, log.clearedSeq) + 1 : log.lastSeq > Math.max(afterSeq, log.clearedSeq),
-      }),
-    );
+    candidate.send(welcomeMessage({ endpoint: info, created, backlog: log.requests.length, clearedSeq: log.clearedSeq, lastSeq: log.lastSeq, gap }));
     // Not awaited: the backlog is paced by the socket's drain, and the socket's next messages
     // (set-response, clear) should not wait for it.
     candidate.replay(log.requests.map((stored) => toFramed(stored.message, stored.seq))).catch((error: unknown) => this.failed(error));
-  }
-
-  private expire(): void {
-    this.send(EXPIRED_MESSAGE);
-    this.closeWith(CloseCode.ENDPOINT_NOT_FOUND, errors.ENDPOINT_NOT_FOUND().code);
   }
 }

@@ -11,6 +11,9 @@ export const LIVE_PATH = '/api/live';
 /** Receiver URL paths, `<prefix><id>`: live endpoints (spec Variant B) and kept ones (Variant A). */
 export const RECEIVER_PREFIXES = { live: '/api/webhook-tester/', kept: '/api/webhook-endpoint/' } as const;
 
+/** How many of the newest requests an endpoint keeps when the server does not say (`maxRequests`). */
+export const DEFAULT_MAX_REQUESTS = 50;
+
 /** WebSocket close codes the server uses (4000-4999 are ours, RFC 6455 section 7.4.2). */
 export const CloseCode = {
   /** Server shutting down: reconnect to another instance or later. */
@@ -99,6 +102,8 @@ export interface EndpointInfo {
   graceSeconds: number;
   /** How many of the newest requests the endpoint keeps. */
   requestsKept: number;
+  /** The same as `requestsKept`, under its new name; sent alongside it for one release. */
+  maxRequests?: number;
   /** Bytes of each request's body it keeps (the rest is counted, and the request flagged truncated). */
   maxBodyBytes: number;
 }
@@ -135,8 +140,10 @@ export interface ClearedMessage {
   clearedSeq: number;
 }
 
+/** The endpoint is gone: its lifetime ended (`expired`), or its owner deleted it (`deleted`). */
 export interface ExpiredMessage {
   type: 'expired';
+  reason: 'expired' | 'deleted';
 }
 
 /** How many sockets (tabs, CLIs) watch the endpoint now, on every instance; sent when it changes. */

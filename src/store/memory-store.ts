@@ -1,5 +1,6 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
+import { clearedMessage, DELETED_MESSAGE, responseChangedMessage } from '../shared/server-messages.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import { responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
@@ -140,7 +141,9 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       const entry = all.get(id);
       if (!entry) return false;
       remove(id, entry);
-      return entry.deadlineMs > now();
+      if (entry.deadlineMs <= now()) return false;
+      await options.bus.publish(id, { data: DELETED_MESSAGE, ends: true });
+      return true;
     },
 
     async countEndpoints() {
@@ -207,6 +210,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       responseBytes += cost - entry.responseBytes;
       entry.responseBytes = cost;
       entry.endpoint.response = response;
+      await options.bus.publish(id, { data: responseChangedMessage(response) });
       return 'set';
     },
 
@@ -253,6 +257,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (!entry) return undefined;
       removeAll(entry);
       entry.clearedSeq = entry.lastSeq;
+      await options.bus.publish(id, { data: clearedMessage(entry.clearedSeq) });
       return entry.clearedSeq;
     },
 

@@ -25,6 +25,7 @@
  */
 
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
+import { CLEARED_MESSAGE_HEAD } from '../shared/server-messages.js';
 
 /** A Lua string literal of `text` (JSON's escapes are Lua's too). */
 const lua = (text: string): string => JSON.stringify(text);
@@ -116,11 +117,12 @@ found[3] = found[3] or '0'
 return found
 `);
 
-/** ARGV: P, id, now -> 1 when it was alive, 0 otherwise (removed either way). */
+/** ARGV: P, id, now, deletedMessage -> 1 when it was alive (its watchers told), 0 otherwise (removed either way). */
 export const DELETE = script(`
 local id = ARGV[2]
 local was = alive(id, tonumber(ARGV[3]))
 purge(id)
+if was then redis.call('PUBLISH', P .. 'ch:' .. id, 'X\\n' .. ARGV[4]) end
 return was and 1 or 0
 `);
 
@@ -129,11 +131,12 @@ export const COUNT = script(`
 return redis.call('ZCOUNT', P .. 'index', '(' .. ARGV[2], '+inf')
 `);
 
-/** ARGV: P, id, now, responseJson -> 1 set, 0 no endpoint. */
+/** ARGV: P, id, now, responseJson, responseMessage -> 1 set (and announced), 0 no endpoint. */
 export const SET_RESPONSE = script(`
 if not alive(ARGV[2], tonumber(ARGV[3])) then return 0 end
 redis.call('HSET', epKey(ARGV[2]), 'resp', ARGV[4])
 redis.call('HINCRBY', epKey(ARGV[2]), 'rv', 1)
+redis.call('PUBLISH', P .. 'ch:' .. ARGV[2], 'E\\n' .. ARGV[5])
 return 1
 `);
 
@@ -270,13 +273,14 @@ if from <= last then
 end
 return result
 `);
-/** ARGV: P, id, now -> the new clearedSeq, or nil. */
+/** ARGV: P, id, now -> the new clearedSeq (announced), or nil. */
 export const CLEAR = script(`
 local id = ARGV[2]
 if not alive(id, tonumber(ARGV[3])) then return nil end
 dropAll(id)
 local seq = redis.call('HGET', epKey(id), 'seq')
 redis.call('HSET', epKey(id), 'cleared', seq)
+redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ${lua(CLEARED_MESSAGE_HEAD)} .. seq .. '}')
 return tonumber(seq)
 `);
 

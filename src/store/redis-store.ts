@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { ResponseConfig } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
 import { STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
+import { DELETED_MESSAGE, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
 
 export interface RedisStoreOptions extends StoreLimits {
@@ -94,7 +95,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
     async deleteEndpoint(id) {
       forget(id);
-      return (await run('DELETE', id, now())) === 1;
+      return (await run('DELETE', id, now(), DELETED_MESSAGE)) === 1;
     },
 
     async countEndpoints() {
@@ -103,7 +104,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
     async setResponse(id, response) {
       forget(id);
-      return (await run('SET_RESPONSE', id, now(), JSON.stringify(response))) === 1 ? 'set' : undefined;
+      return (await run('SET_RESPONSE', id, now(), JSON.stringify(response), responseChangedMessage(response))) === 1 ? 'set' : undefined;
     },
 
     async holdEndpoints(ids, instanceId, leaseUntilMs, graceMs) {

@@ -64,7 +64,10 @@ export interface Store {
    * is gone. A living endpoint is never reported missing.
    */
   findEndpointKind(id: string): Promise<EndpointKind | undefined>;
-  /** Removes the endpoint and its requests; false when there was none. */
+  /**
+   * Removes the endpoint and its requests; false when there was none. A living one's watchers,
+   * on every instance, get `expired` (reason `deleted`) in the same step, and are closed.
+   */
   deleteEndpoint(id: string): Promise<boolean>;
   /** Endpoints alive now, of every kind, across every instance. */
   countEndpoints(): Promise<number>;
@@ -84,9 +87,9 @@ export interface Store {
   /** Removes endpoints past their deadline, with their requests; returns how many. */
   sweepExpired(): Promise<number>;
   /**
-   * Replaces the endpoint's response configuration: 'set', undefined when there is no endpoint,
-   * or 'full' (nothing changed) when the configurations this store holds in the process would
-   * pass `maxResponseConfigBytes`.
+   * Replaces the endpoint's response configuration and announces it (`response`) in the same
+   * step: 'set', undefined when there is no endpoint, or 'full' (nothing changed) when the
+   * configurations this store holds in the process would pass `maxResponseConfigBytes`.
    */
   setResponse(id: string, response: ResponseConfig): Promise<'set' | 'full' | undefined>;
   /**
@@ -102,7 +105,7 @@ export interface Store {
   appendRequest(id: string, kind: EndpointKind, draft: (response: ResponseConfig) => string, capturedAtMs: number): Promise<Appended | undefined>;
   /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
-  /** Deletes every stored request; returns the new `clearedSeq` (the last seq given). */
+  /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
   clearRequests(id: string): Promise<number | undefined>;
   /** Bytes of stored requests (as counted against the budget) and requests evicted so far, for metrics. */
   stats(): Promise<StoreStats>;

@@ -159,6 +159,29 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect((await store.getEndpoint('a'))?.keyHash).toBe('ab'.repeat(32));
   });
 
+  it('announces every change of stored state in the same step as the change: response, cleared, and deleted (which ends the endpoint)', async () => {
+    const { store, heard, events, create, watch } = make();
+    await create('a');
+    await watch('a');
+    const response = { ...DEFAULT_RESPONSE, status: 418 };
+    await store.setResponse('a', response);
+    await append(store, 'a', '{}', 0);
+    await store.clearRequests('a');
+    expect(await store.deleteEndpoint('a')).toBe(true);
+    await expect.poll(() => heard.length).toBe(4);
+    expect(events()).toEqual([
+      ['a', { type: 'response', response }],
+      ['a', { type: 'cleared', clearedSeq: 1 }],
+      ['a', { type: 'expired', reason: 'deleted' }],
+    ]);
+    expect(heard.map(([, message]) => message.ends === true)).toEqual([false, false, false, true]);
+    // Nothing to announce for what is not there.
+    expect(await store.deleteEndpoint('a')).toBe(false);
+    expect(await store.setResponse('a', response)).toBeUndefined();
+    expect(await store.clearRequests('a')).toBeUndefined();
+    expect(heard.length).toBe(4);
+  });
+
   it("keeps an endpoint's byte budget: its oldest requests go, and its watchers are told", async () => {
     const body = `{"pad":"${'x'.repeat(100 * 1024)}"}`;
     const cost = body.length + 40 + STORED_REQUEST_OVERHEAD_BYTES;

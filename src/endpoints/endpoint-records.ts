@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { customAlphabet, nanoid } from 'nanoid';
-import type { Config } from './config.js';
-import { RECEIVER_PREFIXES, type EndpointInfo } from './shared/protocol.js';
-import { DEFAULT_RESPONSE } from './shared/response-config.js';
-import type { EndpointKind, EndpointRecord, Store } from './store/store.js';
+import type { Config } from '../config.js';
+import { RECEIVER_PREFIXES, type EndpointInfo } from '../shared/protocol.js';
+import { DEFAULT_RESPONSE } from '../shared/response-config.js';
+import type { EndpointKind, EndpointRecord, Store } from '../store/store.js';
 
 /** 21 URL-safe characters: 126 random bits (product.md: at least 120). */
 const newEndpointId = () => nanoid();
@@ -44,9 +44,6 @@ export async function createEndpoint(
   const maxEndpoints = kind === 'kept' ? config.maxKeptEndpoints : config.maxEndpoints;
   return (await store.createEndpoint(endpoint, { maxEndpoints, deadlineMs })) ? { endpoint, key } : undefined;
 }
-
-/** The AT_CAPACITY detail when a response configuration does not fit in its budget. */
-export const responseConfigsFull = (config: Config) => `response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.maxResponseConfigBytes} bytes)`;
 
 /** Bytes of each request's body an endpoint of this kind keeps. */
 export function maxBodyBytesFor(config: Config, kind: EndpointKind): number {

@@ -2,9 +2,8 @@
  * Every message the server sends on a live socket, built in one place so each has its
  * protocol type (protocol.ts) and is serialised once.
  */
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { ResponseConfig } from './response-config.js';
 import type {
-  ClearedMessage,
   EndpointInfo,
   ErrorMessage,
   ExpiredMessage,
@@ -12,7 +11,7 @@ import type {
   ResponseChangedMessage,
   WatchersMessage,
   WelcomeMessage,
-} from '../shared/protocol.js';
+} from './protocol.js';
 
 const json = <T>(message: T): string => JSON.stringify(message);
 
@@ -24,9 +23,12 @@ export function errorMessage(error: { code: string; message: string }, forType?:
   return json(message);
 }
 
-export const EXPIRED_MESSAGE = json<ExpiredMessage>({ type: 'expired' });
+export const EXPIRED_MESSAGE = json<ExpiredMessage>({ type: 'expired', reason: 'expired' });
+export const DELETED_MESSAGE = json<ExpiredMessage>({ type: 'expired', reason: 'deleted' });
 
-export const clearedMessage = (clearedSeq: number): string => json<ClearedMessage>({ type: 'cleared', clearedSeq });
+/** The `cleared` message up to its number, for the Redis scripts; elsewhere `clearedMessage`. */
+export const CLEARED_MESSAGE_HEAD = '{"type":"cleared","clearedSeq":';
+export const clearedMessage = (clearedSeq: number): string => `${CLEARED_MESSAGE_HEAD}${clearedSeq}}`;
 
 export const responseChangedMessage = (response: ResponseConfig): string => json<ResponseChangedMessage>({ type: 'response', response });
 

@@ -1,0 +1,96 @@
+import type { FastifyError } from 'fastify';
+import type { Bus } from '../bus/bus.js';
+import type { Config } from '../config.js';
+import { errors } from '../errors.js';
+import type { ForwardedMessage } from '../shared/protocol.js';
+import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
+import { forwardedMessage } from '../shared/server-messages.js';
+import type { EndpointKind, EndpointRecord, RequestLog, Store } from '../store/store.js';
+import { createEndpoint, keyMatches } from './endpoint-records.js';
+import { redactForwarded } from './redact-forwarded.js';
+
+/** What an action gives: its value, or the error (from the errors table) a transport turns into a status or a close code. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: FastifyError };
+
+const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
+const refused = (error: FastifyError): Outcome<never> => ({ ok: false, error });
+const notFound = () => refused(errors.ENDPOINT_NOT_FOUND());
+
+/** An endpoint's log since a seq, with whether requests after that seq were lost (evicted or cleared). */
+export interface LogSince {
+  log: RequestLog;
+  gap: boolean;
+}
+
+/**
+ * Every action on an endpoint, the one way the HTTP API and the live socket both take. State
+ * changes are announced to every watcher by the store, in the same step as the change
+ * (store.ts), so an announcement is never lost or overtaken; what is not stored, a forwarder's
+ * report, is announced here.
+ */
+export interface EndpointService {
+  /** A new endpoint of `kind` and its watch key; AT_CAPACITY when its kind's cap is reached. */
+  create(kind: EndpointKind): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
+  /** The endpoint when `key` is its watch key; ENDPOINT_NOT_FOUND otherwise, the same for a wrong key as for no endpoint. */
+  authorize(id: string, key: string): Promise<Outcome<EndpointRecord>>;
+  /** Validates and sets the response configuration: INVALID_RESPONSE_CONFIG naming each bad field, AT_CAPACITY, or ENDPOINT_NOT_FOUND. */
+  setResponse(id: string, input: unknown): Promise<Outcome<ResponseConfig>>;
+  /** Deletes the stored requests; the new clearedSeq. */
+  clear(id: string): Promise<Outcome<number>>;
+  /** Deletes the endpoint: its watchers everywhere are told and closed. */
+  remove(id: string): Promise<Outcome<void>>;
+  /** The stored requests after `afterSeq`, and whether some after it are no longer stored. */
+  readSince(id: string, afterSeq: number): Promise<Outcome<LogSince>>;
+  /** Passes a forwarder's report to every watcher, with the endpoint's redaction applied to the local app's answer. */
+  relayForwarded(endpoint: EndpointRecord, report: ForwardedMessage): Promise<void>;
+}
+
+export function createEndpointService(options: { store: Store; bus: Bus; config: Config }): EndpointService {
+  const { store, bus, config } = options;
+  const redactAlso = new Set(config.redactHeaders);
+
+  return {
+    async create(kind) {
+      const created = await createEndpoint(store, config, kind);
+      if (created) return done(created);
+      return refused(errors.AT_CAPACITY(kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`));
+    },
+
+    async authorize(id, key) {
+      const endpoint = await store.getEndpoint(id);
+      return endpoint && keyMatches(key, endpoint.keyHash) ? done(endpoint) : notFound();
+    },
+
+    async setResponse(id, input) {
+      const parsed = parseResponseConfig(input);
+      if (!parsed.ok) return refused(errors.INVALID_RESPONSE_CONFIG(parsed.message));
+      const set = await store.setResponse(id, parsed.value);
+      if (set === undefined) return notFound();
+      if (set === 'full') return refused(errors.AT_CAPACITY(`response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.maxResponseConfigBytes} bytes)`));
+      return done(parsed.value);
+    },
+
+    async clear(id) {
+      const clearedSeq = await store.clearRequests(id);
+      return clearedSeq === undefined ? notFound() : done(clearedSeq);
+    },
+
+    async remove(id) {
+      return (await store.deleteEndpoint(id)) ? done(undefined) : notFound();
+    },
+
+    async readSince(id, afterSeq) {
+      const log = await store.readLog(id, afterSeq);
+      if (!log) return notFound();
+      const since = Math.max(afterSeq, log.clearedSeq);
+      const firstSeq = log.requests[0]?.seq;
+      return done({ log, gap: firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since });
+    },
+
+    async relayForwarded(endpoint, report) {
+      // Kept endpoints store secrets redacted; the local app's answer to one of their requests is shown the same way.
+      const shown = endpoint.kind === 'kept' ? redactForwarded(report, redactAlso) : report;
+      await bus.publish(endpoint.id, { data: forwardedMessage(shown) });
+    },
+  };
+}
