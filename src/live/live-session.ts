@@ -296,8 +296,12 @@ export class LiveSession {
       hub.detach(endpointId, candidate);
       return this.badMessage(`afterSeq ${afterSeq} is past this endpoint's last request (${log.lastSeq})`, forType);
     }
-    // Closed while reading: onClose had no watcher to detach, so it is done here.
-    if (this.isClosed()) return hub.detach(endpointId, candidate);
+    // Closed while reading: onClose had no watcher to detach, so it is done here; an endpoint
+    // made for this socket is deleted, since no one else holds its key.
+    if (this.isClosed()) {
+      hub.detach(endpointId, candidate);
+      return void (await forgetCreated());
+    }
     this.enter({ name: 'watching', watcher: candidate, endpoint });
 
     const info = toEndpointInfo(endpoint, key, this.publicBase, config);
