@@ -32,7 +32,7 @@ export function createReadingBudget(maxBytes: number): ReadingBudget {
 
 export interface ReadBody {
   /** The first `maxBodyBytes` bytes. Counted in the reading budget until the caller gives them back. */
-  kept: Buffer;
+  bytes: Buffer;
   /** Bytes read (all of the body unless `overLimit` or `atCapacity`). */
   size: number;
   truncated: boolean;
@@ -49,7 +49,7 @@ export class SenderGoneError extends Error {
   }
 }
 
-const EMPTY: ReadBody = Object.freeze({ kept: Buffer.alloc(0), size: 0, truncated: false, overLimit: false, atCapacity: false });
+const EMPTY: ReadBody = Object.freeze({ bytes: Buffer.alloc(0), size: 0, truncated: false, overLimit: false, atCapacity: false });
 
 /**
  * Reads a request body as it streams in, keeping at most `maxBodyBytes` and stopping at
@@ -90,9 +90,9 @@ export function readBody(stream: Readable, limits: BodyLimits, budget: ReadingBu
         chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
         kept += take;
       }
-      if (size > limits.readLimitBytes) stop({ kept: concat(chunks, kept), size, truncated: true, overLimit: true, atCapacity: false });
+      if (size > limits.readLimitBytes) stop({ bytes: concat(chunks, kept), size, truncated: true, overLimit: true, atCapacity: false });
     };
-    const onEnd = () => finish({ kept: concat(chunks, kept), size, truncated: size > kept, overLimit: false, atCapacity: false });
+    const onEnd = () => finish({ bytes: concat(chunks, kept), size, truncated: size > kept, overLimit: false, atCapacity: false });
     const onError = () => finish(new SenderGoneError());
     const onClose = () => finish(new SenderGoneError());
 

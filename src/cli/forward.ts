@@ -99,10 +99,10 @@ export async function runForward(args: string[], context: CommandContext): Promi
           const what = fromSeq === undefined ? 'new requests' : `requests after #${fromSeq}`;
           context.err(`joined endpoint ${link.endpointId} (receiver ${welcome.endpoint.url}); forwarding ${what} to ${targetText}`);
           if (fromSeq === undefined && welcome.backlog > 0) context.err(`skipping ${welcome.backlog} stored request(s); --from-seq 0 forwards them`);
-          if (fromSeq !== undefined && welcome.gap) context.err(`warning: some requests after #${fromSeq} were already dropped by the server (it keeps the newest ${welcome.endpoint.requestsKept})`);
+          if (fromSeq !== undefined && welcome.gap) context.err(`warning: some requests after #${fromSeq} were already dropped by the server (it keeps the newest ${welcome.endpoint.maxRequests})`);
         } else {
           context.err(`rejoined endpoint ${link.endpointId}; resuming after #${follower.lastSeq}`);
-          if (welcome.gap) context.err(`warning: requests were dropped while away (the server keeps the newest ${welcome.endpoint.requestsKept}); they were not forwarded`);
+          if (welcome.gap) context.err(`warning: requests were dropped while away (the server keeps the newest ${welcome.endpoint.maxRequests}); they were not forwarded`);
         }
       },
       onRequest: (request) => forwarder.add(request),

@@ -68,7 +68,7 @@ export async function runTail(args: string[], context: CommandContext): Promise<
           context.err(`rejoined endpoint ${link.endpointId}; resuming after #${follower.lastSeq}`);
         }
         if (welcome.gap && (resumed || fromSeq !== undefined)) {
-          context.err(`warning: some requests were dropped by the server before we saw them (it keeps the newest ${welcome.endpoint.requestsKept})`);
+          context.err(`warning: some requests were dropped by the server before we saw them (it keeps the newest ${welcome.endpoint.maxRequests})`);
         }
       },
       onRequest: print,

@@ -61,6 +61,7 @@ export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase
     ...(endpoint.expiresAt === undefined ? {} : { expiresAt: endpoint.expiresAt }),
     response: endpoint.response,
     graceSeconds: config.graceMs / 1000,
+    maxRequests: config.requestsPerEndpoint,
     requestsKept: config.requestsPerEndpoint,
     maxBodyBytes: maxBodyBytesFor(config, endpoint.kind),
   };

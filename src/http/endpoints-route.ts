@@ -57,14 +57,14 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
   async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const body = await readBody(request.raw, { maxBodyBytes: MAX_API_BODY_BYTES, readLimitBytes: MAX_API_BODY_BYTES }, readingBudget);
-    readingBudget.give(body.kept.length);
+    readingBudget.give(body.bytes.length);
     // Reading stopped with the rest of the body unread: the connection cannot carry another request.
     if (body.atCapacity || body.overLimit) reply.header('connection', 'close');
     if (body.atCapacity) throw errors.AT_CAPACITY('too many request bodies are being read');
     if (body.overLimit) throw errors.INVALID_REQUEST(`the body is larger than ${MAX_API_BODY_BYTES} bytes`);
-    if (body.kept.length === 0) return undefined;
+    if (body.bytes.length === 0) return undefined;
     try {
-      return JSON.parse(body.kept.toString('utf8')) as unknown;
+      return JSON.parse(body.bytes.toString('utf8')) as unknown;
     } catch {
       throw errors.INVALID_REQUEST('the body is not JSON');
     }

@@ -113,18 +113,18 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     try {
       const contentType = headerValue(request.raw.rawHeaders, 'content-type');
       let parts: MultipartPart[] | null = null;
-      if (isMultipartFormData(contentType)) parts = await parseMultipart(body.kept, contentType, body.truncated);
+      if (isMultipartFormData(contentType)) parts = await parseMultipart(body.bytes, contentType, body.truncated);
       // The record says how the sender was answered: the configuration in force when it is
       // stored. (An object literal here, not a spread of a prepared one: that made every later
       // property read of the capture slower, 4 µs a request in all.)
-      const draft = (response: ResponseConfig) =>
+      const recordFor = (response: ResponseConfig) =>
         toRecordJson(
           {
             method: request.method,
             url: request.raw.url ?? '',
             endpointPath: RECEIVER_PREFIXES[kind] + endpointId,
             rawHeaders: request.raw.rawHeaders,
-            body: body.kept,
+            body: body.bytes,
             size: body.size,
             truncated: body.truncated,
             remoteAddress: request.ip,
@@ -137,9 +137,9 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
           captureOptions,
           perKind[kind].maxRecord,
         );
-      appended = await store.appendRequest(endpointId, kind, draft, receivedAtMs);
+      appended = await store.appendRequest(endpointId, kind, recordFor, receivedAtMs);
     } finally {
-      readingBudget.give(body.kept.length);
+      readingBudget.give(body.bytes.length);
     }
     if (appended === undefined) throw errors.ENDPOINT_NOT_FOUND();
     const { seq, response } = appended;

@@ -101,9 +101,13 @@ export interface EndpointInfo {
   /** Seconds a live endpoint outlives its last watcher. */
   graceSeconds: number;
   /** How many of the newest requests the endpoint keeps. */
-  requestsKept: number;
-  /** The same as `requestsKept`, under its new name; sent alongside it for one release. */
-  maxRequests?: number;
+  maxRequests: number;
+  /**
+   * `maxRequests` under its old name ("kept" names an endpoint kind), sent alongside it for one
+   * release so older pages and CLIs keep working; read `maxRequests`.
+   * @deprecated
+   */
+  requestsKept?: number;
   /** Bytes of each request's body it keeps (the rest is counted, and the request flagged truncated). */
   maxBodyBytes: number;
 }

@@ -150,7 +150,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return countAlive();
     },
 
-    async holdEndpoints(ids, instanceId, leaseUntilMs, graceMs) {
+    async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
       const gone: string[] = [];
       for (const id of ids) {
         const entry = alive(id);
@@ -159,29 +159,29 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
           continue;
         }
         if (entry.endpoint.kind !== 'live') continue;
-        entry.leases.set(instanceId, leaseUntilMs);
+        entry.leases.set(holderId, leaseUntilMs);
         entry.deadlineMs = Math.max(entry.deadlineMs, leaseUntilMs + graceMs);
       }
       return gone;
     },
 
-    async countWatchers(id, instanceId, localCount) {
+    async countWatchers(id, holderId, localCount) {
       const entry = alive(id);
       if (!entry) return undefined;
-      if (localCount > 0) entry.watchers.set(instanceId, localCount);
-      else entry.watchers.delete(instanceId);
+      if (localCount > 0) entry.watchers.set(holderId, localCount);
+      else entry.watchers.delete(holderId);
       const at = now();
       let total = 0;
       for (const [holder, count] of entry.watchers) {
-        if (holder === instanceId || (entry.leases.get(holder) ?? 0) > at) total += count;
+        if (holder === holderId || (entry.leases.get(holder) ?? 0) > at) total += count;
       }
       return total;
     },
 
-    async releaseEndpoint(id, instanceId, graceMs) {
+    async releaseEndpoint(id, holderId, graceMs) {
       const entry = alive(id);
       if (!entry || entry.endpoint.kind !== 'live') return;
-      entry.leases.delete(instanceId);
+      entry.leases.delete(holderId);
       const at = now();
       let lastLease = at;
       for (const [holder, until] of entry.leases) {
@@ -214,12 +214,12 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return 'set';
     },
 
-    async appendRequest(id, kind, draft, capturedAtMs) {
+    async appendRequest(id, kind, recordFor, capturedAtMs) {
       const entry = alive(id);
       if (!entry || entry.endpoint.kind !== kind) return undefined;
       const { response } = entry.endpoint;
-      // Built before the seq is taken: a draft that throws leaves no hole in the numbering.
-      const json = draft(response);
+      // Built before the seq is taken: a record that throws leaves no hole in the numbering.
+      const json = recordFor(response);
       const seq = ++entry.lastSeq;
       const request: Held = { seq, message: toRequestMessage(json, seq), entry, older: undefined, newer: undefined };
       entry.requests.push(request);

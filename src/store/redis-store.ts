@@ -107,18 +107,18 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       return (await run('SET_RESPONSE', id, now(), JSON.stringify(response), responseChangedMessage(response))) === 1 ? 'set' : undefined;
     },
 
-    async holdEndpoints(ids, instanceId, leaseUntilMs, graceMs) {
+    async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
       if (ids.length === 0) return [];
-      return (await run('HOLD', now(), instanceId, leaseUntilMs, graceMs, ...ids)) as string[];
+      return (await run('HOLD', now(), holderId, leaseUntilMs, graceMs, ...ids)) as string[];
     },
 
-    async countWatchers(id, instanceId, localCount) {
-      const total = await run('COUNT_WATCHERS', id, now(), instanceId, localCount);
+    async countWatchers(id, holderId, localCount) {
+      const total = await run('COUNT_WATCHERS', id, now(), holderId, localCount);
       return total === null ? undefined : Number(total);
     },
 
-    async releaseEndpoint(id, instanceId, graceMs) {
-      await run('RELEASE', id, now(), instanceId, graceMs);
+    async releaseEndpoint(id, holderId, graceMs) {
+      await run('RELEASE', id, now(), holderId, graceMs);
     },
 
     async sweepExpired() {
@@ -130,11 +130,11 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       }
     },
 
-    async appendRequest(id, kind, draft, capturedAtMs) {
+    async appendRequest(id, kind, recordFor, capturedAtMs) {
       let seen = await lookUp(id);
       if (!seen) return undefined;
       const append = ({ response }: Known, version: string) =>
-        run('APPEND', id, now(), draft(response), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
+        run('APPEND', id, now(), recordFor(response), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
       let reply = await append(seen, seen.version);
       if (Array.isArray(reply)) {
         // The configuration changed since this instance saw it: build the draft again for the

@@ -72,18 +72,19 @@ export interface Store {
   /** Endpoints alive now, of every kind, across every instance. */
   countEndpoints(): Promise<number>;
   /**
-   * Renews `instanceId`'s lease on each live endpoint until `leaseUntilMs` (its deadline becomes
+   * Renews `holderId`'s lease (a holder is an instance with watchers, or the endpoints API for
+   * its polling clients) on each live endpoint until `leaseUntilMs` (its deadline becomes
    * at least that plus `graceMs`). Returns the ids that no longer exist (expired or deleted,
    * kept ones past their deadline included), so the caller can tell their watchers.
    */
-  holdEndpoints(ids: string[], instanceId: string, leaseUntilMs: number, graceMs: number): Promise<string[]>;
+  holdEndpoints(ids: string[], holderId: string, leaseUntilMs: number, graceMs: number): Promise<string[]>;
   /**
-   * Records how many sockets watch the endpoint on `instanceId` (0 forgets it) and returns how
+   * Records how many sockets watch the endpoint on `holderId` (0 forgets it) and returns how
    * many watch it on every instance that still holds a lease; undefined when it is gone.
    */
-  countWatchers(id: string, instanceId: string, localCount: number): Promise<number | undefined>;
-  /** Gives back `instanceId`'s lease: with no other lease left, the endpoint lives `graceMs` more. */
-  releaseEndpoint(id: string, instanceId: string, graceMs: number): Promise<void>;
+  countWatchers(id: string, holderId: string, localCount: number): Promise<number | undefined>;
+  /** Gives back `holderId`'s lease: with no other lease left, the endpoint lives `graceMs` more. */
+  releaseEndpoint(id: string, holderId: string, graceMs: number): Promise<void>;
   /** Removes endpoints past their deadline, with their requests; returns how many. */
   sweepExpired(): Promise<number>;
   /**
@@ -97,12 +98,12 @@ export interface Store {
    * bus, in one step, so announcements of one endpoint go out in seq order. Then trims: past
    * the per-endpoint count or byte budget the endpoint's oldest requests go; past the store's
    * byte budget the oldest requests of any endpoint go, and their watchers get `evicted`.
-   * `draft` gives the record's JSON without `seq`, for the endpoint's response configuration
+   * `recordFor` gives the record's JSON without `seq`, for the endpoint's response configuration
    * as it is at the moment of storing: the stored record and the sender's answer both follow
    * the configuration in force then, on whichever instance it was set. Returns the seq given
    * and that configuration, or undefined when no endpoint of `kind` exists.
    */
-  appendRequest(id: string, kind: EndpointKind, draft: (response: ResponseConfig) => string, capturedAtMs: number): Promise<Appended | undefined>;
+  appendRequest(id: string, kind: EndpointKind, recordFor: (response: ResponseConfig) => string, capturedAtMs: number): Promise<Appended | undefined>;
   /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */

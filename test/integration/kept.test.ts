@@ -41,7 +41,7 @@ describe('kept endpoints over HTTP', () => {
     const s = await server();
     const before = Date.now();
     const endpoint = await createKept(s);
-    expect(endpoint).toMatchObject({ kind: 'kept', url: `${s.baseUrl}/api/webhook-endpoint/${endpoint.id}`, maxBodyBytes: 65_536, requestsKept: 50 });
+    expect(endpoint).toMatchObject({ kind: 'kept', url: `${s.baseUrl}/api/webhook-endpoint/${endpoint.id}`, maxBodyBytes: 65_536, maxRequests: 50, requestsKept: 50 });
     expect(endpoint.key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(endpoint.response).toMatchObject({ status: 200 });
     const lives = Date.parse(endpoint.expiresAt ?? '') - Date.parse(endpoint.createdAt);
