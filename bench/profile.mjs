@@ -1,3 +1,4 @@
+// @ts-check
 // node bench/profile.mjs [--server=hookwatch|lean-relay|naive-relay] [--seconds=N] [--interval=µs] [--checkout=DIR] [--sockets=N] [--strace | --io]
 // Profiles one server (pinned to core 0) with `node --cpu-prof` under the bench's capture load
 // (1 KB JSON POSTs, 50 connections, one watcher or --sockets=N on one endpoint; load and watcher on core 1), then prints the
@@ -66,7 +67,7 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.add(watcher);
-  const { url } = await new Promise((done) => watcher.on('message', (message) => message.ready && done(message)));
+  const { url } = await new Promise((done) => watcher.on('message', (/** @type {any} */ message) => message.ready && done(message)));
   console.error(`${sockets} watcher socket(s) open`);
   const target = url ?? `http://127.0.0.1:${port}/hook`;
   const pad = `,"pad":"${'x'.repeat(1024 - 40)}"}`;

@@ -1,3 +1,4 @@
+// @ts-check
 // What the bench and the profiler both give a server they start: a free port, and settings that
 // let one machine's load through (every request and socket comes from 127.0.0.1); and how both
 // read the CPU time it spends.
@@ -7,24 +8,33 @@ import { createServer } from 'node:net';
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** A process's CPU time so far, user and system (all its threads), in seconds. */
+/**
+ * A process's CPU time so far, user and system (all its threads), in seconds.
+ * @param {number} pid
+ */
 export function cpuTimes(pid) {
   // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
 }
 
-/** A port free on 127.0.0.1 right now. */
+/**
+ * A port free on 127.0.0.1 right now.
+ * @returns {Promise<number>}
+ */
 export function freePort() {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
       server.close(() => resolve(port));
     });
   });
 }
 
-/** The environment of a measured server on `port`: rate limits off, per-address caps out of the way. */
+/**
+ * The environment of a measured server on `port`: rate limits off, per-address caps out of the way.
+ * @param {number} port
+ */
 export function benchServerEnv(port) {
   return {
     ...process.env,

@@ -1,3 +1,4 @@
+// @ts-check
 // A watcher process, separate from the load generator: opens sockets to Hookwatch (creating or
 // joining an endpoint) or to the naive relay, and measures delivery latency from the send time
 // the load generator put in each body (`"t":<epoch ms with µs>`), against its own clock.

@@ -1,3 +1,4 @@
+// @ts-check
 // Baseline 1, the HTTP ceiling: Fastify answering 200 once it has read the body. No capture.
 import Fastify from 'fastify';
 

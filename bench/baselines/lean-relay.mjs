@@ -1,3 +1,4 @@
+// @ts-check
 // Baseline 3, the leanest relay: the least a Fastify server can do to forward each POST body to
 // WebSocket subscribers. Raw ws (no plugin, no route for the upgrade) on the HTTP server's
 // 'upgrade' event, a string body parser, an empty 200, and one ws.send(body) per subscriber.

@@ -1,3 +1,4 @@
+// @ts-check
 // Baseline 2, the relay ceiling: Fastify + ws forwarding each POST body as-is to the connected
 // sockets. No capture, no storage, no protocol.
 import websocket from '@fastify/websocket';
