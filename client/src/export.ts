@@ -5,7 +5,7 @@ import type { CapturedRequest } from '../../src/shared/captured-request.js';
  * The log as HAR 1.2. Hookwatch answers senders itself: each entry's response carries the status
  * the sender got (0 when the server did not record it) and no content.
  */
-export function toHar(requests: CapturedRequest[], receiverUrl: string): string {
+export function toHar(requests: readonly CapturedRequest[], receiverUrl: string): string {
   const entries = requests.map((request) => {
     const queryString = Object.entries(request.query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => ({ name, value: v })));
     return {

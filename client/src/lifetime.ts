@@ -1,5 +1,5 @@
 // What the page says about an endpoint's lifetime and limits, and about the kinds a new one can be.
-import type { PageEndpoint } from './connection.js';
+import { maxRequests, type PageEndpoint } from './endpoint.js';
 
 /** A limit in bytes, round when it is: `1 MB`, `64 KB`, `1.5 MB`. */
 export function formatLimit(bytes: number): string {
@@ -54,5 +54,5 @@ export function lifetimeText(endpoint: PageEndpoint, nowMs: number): string {
     life = `lives while a tab watches it${grace}`;
   }
   if (endpoint.partial) return life;
-  return `${life} · keeps the newest ${endpoint.requestsKept} requests · bodies up to ${formatLimit(endpoint.maxBodyBytes)}`;
+  return `${life} · keeps the newest ${maxRequests(endpoint)} requests · bodies up to ${formatLimit(endpoint.maxBodyBytes)}`;
 }

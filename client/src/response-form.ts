@@ -1,4 +1,5 @@
 import type { ResponseConfig } from '../../src/shared/response-config.js';
+import { DEFAULT_RESPONSE, MAX_RESPONSE_DELAY_MS, MAX_RESPONSE_HEADERS } from '../../src/shared/response-limits.js';
 import { byId } from './dom.js';
 
 /**
@@ -19,6 +20,9 @@ export class ResponseForm {
   private applied: ResponseConfig | undefined;
 
   constructor(apply: (response: ResponseConfig) => void) {
+    // The server's limits, so the form says them as the server has them.
+    this.delay.max = String(MAX_RESPONSE_DELAY_MS);
+    byId('response-headers-max').textContent = String(MAX_RESPONSE_HEADERS);
     this.form.addEventListener('input', () => this.markEdits());
     this.form.addEventListener('change', () => this.markEdits());
     this.revert.addEventListener('click', () => this.applied && this.fill(this.applied));
@@ -42,7 +46,7 @@ export class ResponseForm {
 
   /** The endpoint's answer is not known (joined over HTTP without a socket): the default to start from, said to be unknown. */
   unknown(): void {
-    this.fill({ status: 200, body: '{"ok":true}', contentType: 'application/json', headers: [], delayMs: 0 });
+    this.fill(DEFAULT_RESPONSE);
     this.applied = undefined;
     this.current.textContent = 'Without a live connection the answer senders get now is not known here: Apply sets it for every tab.';
     this.markEdits();

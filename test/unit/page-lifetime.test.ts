@@ -11,7 +11,7 @@ const base: PageEndpoint = {
   createdAt,
   response: { status: 200, body: '', contentType: 'application/json', headers: [], delayMs: 0 },
   graceSeconds: 30,
-  requestsKept: 50,
+  maxRequests: 50,
   maxBodyBytes: 1024 * 1024,
 };
 const kept: PageEndpoint = { ...base, kind: 'kept', expiresAt: '2026-11-22T18:00:00.000Z', maxBodyBytes: 64 * 1024 };

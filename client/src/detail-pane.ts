@@ -1,0 +1,92 @@
+// The detail pane: the selected request, rendered from the request log; on narrow screens it takes
+// the screen in place of the list.
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import { renderDetail, type DetailActions } from './detail.js';
+import { byId, h } from './dom.js';
+import type { PageEndpoint } from './endpoint.js';
+import { ForwardedView } from './forwarded.js';
+import type { RequestLog } from './request-log.js';
+import { renderVerifyPanel } from './verify-panel.js';
+
+export interface DetailPaneSource {
+  endpoint(): PageEndpoint | undefined;
+  /** Whether the filter lets the request through. */
+  matches(request: CapturedRequest): boolean;
+  /** The Back button. */
+  back(): void;
+}
+
+export class DetailPane {
+  private readonly pane = byId('detail');
+  private readonly content = byId('detail-content');
+  private readonly back = byId<HTMLButtonElement>('back-to-list');
+  private readonly layout = byId('layout');
+  /** Narrow screens: the detail is shown instead of the list. */
+  open = false;
+  /** What the pane shows now (-1: nothing rendered yet), and for which endpoint. */
+  private renderedSeq: number | undefined = -1;
+  private renderedEndpoint: string | undefined;
+  /** The open detail's "Forwarded" section, updated as results come in. */
+  private forwardedView: ForwardedView | undefined;
+  private timer: number | undefined;
+
+  constructor(
+    private readonly log: RequestLog,
+    private readonly source: DetailPaneSource,
+    private readonly actions: DetailActions,
+  ) {
+    this.back.addEventListener('click', () => source.back());
+  }
+
+  /** `defer`: the request itself is rendered in the next task (arrivals come in bursts). */
+  render(defer: boolean): void {
+    const { unseen } = this.log;
+    this.back.textContent = unseen > 0 ? `← Back to list (${unseen} new)` : '← Back to list';
+    this.layout.classList.toggle('show-detail', this.open);
+    clearTimeout(this.timer);
+    if (defer) this.timer = window.setTimeout(() => this.renderSelected(), 0);
+    else this.renderSelected();
+  }
+
+  /** A forwarder's result came in for `seq`: shown when that request is open. */
+  updateForwarded(seq: number): void {
+    if (this.renderedSeq === seq) this.forwardedView?.update(this.log.forwarded.get(seq));
+  }
+
+  /** Moves focus to the pane; `scroll`: bring it into view first (when it takes the screen). */
+  focus(scroll: boolean): void {
+    if (scroll) this.pane.scrollIntoView({ block: 'start' });
+    this.pane.focus({ preventScroll: true });
+  }
+
+  /** Focus to the pane, scrolling as the browser does (the skip link). */
+  skipTo(): void {
+    this.pane.focus();
+  }
+
+  /** Re-renders the request only when the selection changes, so an open JSON tree stays as it is. */
+  private renderSelected(): void {
+    const endpoint = this.source.endpoint();
+    const request = this.log.selectedRequest;
+    const hidden = request !== undefined && !this.source.matches(request);
+    const shown = hidden ? undefined : request;
+    if (shown?.seq !== this.renderedSeq || endpoint?.url !== this.renderedEndpoint) {
+      this.renderedSeq = shown?.seq;
+      this.renderedEndpoint = endpoint?.url;
+      this.forwardedView = undefined;
+      if (!shown || !endpoint) {
+        const text = hidden ? 'The selected request is hidden by the filter.' : this.log.requests.length > 0 ? 'Select a request to see it here.' : endpoint ? 'Requests appear here as they arrive.' : '';
+        this.content.replaceChildren(h('p', { class: 'muted placeholder', text }));
+      } else {
+        this.forwardedView = new ForwardedView(this.log.forwarded.get(shown.seq));
+        const panels = { forwarded: this.forwardedView.element, verify: renderVerifyPanel(shown) };
+        this.content.replaceChildren(renderDetail(shown, endpoint.url, this.actions, panels));
+        // Another request starts at its top.
+        this.pane.scrollTop = 0;
+        if (this.open && this.pane.getBoundingClientRect().top < 0) this.pane.scrollIntoView({ block: 'start' });
+      }
+    }
+    const gone = this.content.querySelector<HTMLElement>('.gone');
+    if (gone) gone.hidden = !(shown && shown === this.log.pinned);
+  }
+}

@@ -1,0 +1,127 @@
+// The page's header: the receiver URL and its lifetime, the connection's state, and the kind of
+// endpoint New URL makes (remembered in this browser).
+import { POLL_MS, type ConnectionState } from './connection.js';
+import { byId } from './dom.js';
+import type { EndpointKind, PageEndpoint } from './endpoint.js';
+import { formatSpan, keptSpan, lifetimeText } from './lifetime.js';
+import { saveKeptSpan, saveKind, savedKeptSpan, savedKind } from './settings.js';
+
+/** What the header shows, read when it renders. */
+export interface EndpointBarSource {
+  state(): ConnectionState;
+  endpoint(): PageEndpoint | undefined;
+  /** When the next reconnect attempt is due (epoch ms). */
+  nextAttemptAt(): number | undefined;
+}
+
+export interface EndpointBarEvents {
+  copyUrl(): void;
+  copyShareLink(): void;
+  /** `ask`: confirm first (not from the expired banner). */
+  newUrl(ask: boolean): void;
+  retryNow(): void;
+}
+
+const STATE_LABELS: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', polling: 'No live connection', expired: 'Expired' };
+
+export class EndpointBar {
+  private readonly state = byId('state');
+  private readonly retryIn = byId('retry-in');
+  private readonly retryNow = byId<HTMLButtonElement>('retry-now');
+  private readonly url = byId('receiver-url');
+  private readonly lifetime = byId('lifetime');
+  private readonly endpointKind = byId('endpoint-kind');
+  private readonly lifetimeText = byId('lifetime-text');
+  private readonly keptNameText = byId('kept-name');
+  private readonly copyUrl = byId<HTMLButtonElement>('copy-url');
+  private readonly copyShare = byId<HTMLButtonElement>('copy-share');
+  private readonly expired = byId('expired');
+  private readonly kindInputs = [...document.querySelectorAll<HTMLInputElement>('input[name="kind"]')];
+
+  constructor(
+    private readonly source: EndpointBarSource,
+    events: EndpointBarEvents,
+  ) {
+    const saved = savedKind();
+    for (const input of this.kindInputs) {
+      input.checked = input.value === saved;
+      input.addEventListener('change', () => saveKind(this.chosenKind()));
+    }
+    this.showKeptSpan(savedKeptSpan());
+    this.copyUrl.addEventListener('click', () => events.copyUrl());
+    this.copyShare.addEventListener('click', () => events.copyShareLink());
+    byId('new-url').addEventListener('click', () => events.newUrl(true));
+    byId('expired-new-url').addEventListener('click', () => events.newUrl(false));
+    this.retryNow.addEventListener('click', () => events.retryNow());
+  }
+
+  /** The kind New URL makes. */
+  chosenKind(): EndpointKind {
+    return this.kindInputs.find((input) => input.checked)?.value === 'kept' ? 'kept' : 'live';
+  }
+
+  /** `kept for 2 h` */
+  keptName(): string {
+    return this.keptNameText.textContent?.toLowerCase() ?? 'kept';
+  }
+
+  /** While the connection starts: what it is doing. */
+  showJoining(joining: boolean): void {
+    this.url.textContent = joining ? 'joining the endpoint…' : 'creating an endpoint…';
+  }
+
+  /** Welcomed: the URL, and a kept endpoint's real span (remembered for the next one). */
+  showEndpoint(endpoint: PageEndpoint): void {
+    const span = keptSpan(endpoint);
+    if (span !== undefined) {
+      this.showKeptSpan(span);
+      saveKeptSpan(span);
+    }
+    this.url.textContent = endpoint.url;
+  }
+
+  showState(): void {
+    const state = this.source.state();
+    // The same text again is not news for a screen reader.
+    if (this.state.textContent !== STATE_LABELS[state]) this.state.textContent = STATE_LABELS[state];
+    this.state.dataset.state = state;
+    this.expired.hidden = state !== 'expired';
+    this.copyUrl.disabled = this.copyShare.disabled = !this.source.endpoint() || state === 'expired';
+    this.tick();
+  }
+
+  /** What changes with time: the reconnect countdown, and a kept endpoint's. */
+  tick(): void {
+    this.showRetry();
+    this.showLifetime();
+  }
+
+  /** "Kept for 2 h": the server's real span once a kept endpoint told it, 2 h (the default) before. */
+  private showKeptSpan(ms: number): void {
+    this.keptNameText.textContent = `Kept for ${formatSpan(ms)}`;
+  }
+
+  /** While reconnecting: when the next try is due, and a button to try now. While polling: how often, and a button to try live. */
+  private showRetry(): void {
+    const state = this.source.state();
+    const at = this.source.nextAttemptAt();
+    const waiting = state === 'reconnecting' && at !== undefined;
+    const polling = state === 'polling';
+    this.retryIn.hidden = this.retryNow.hidden = !(waiting || polling);
+    if (waiting) this.retryIn.textContent = `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
+    else if (polling) this.retryIn.textContent = `checking every ${POLL_MS / 1000} s`;
+    this.retryNow.textContent = polling ? 'Try live now' : 'Retry now';
+  }
+
+  /** Under the URL: the endpoint's kind, how long it lives (a countdown for a kept one) and what it keeps. */
+  private showLifetime(): void {
+    const endpoint = this.source.endpoint();
+    this.lifetime.hidden = !endpoint || this.source.state() === 'expired';
+    if (!endpoint || this.lifetime.hidden) return;
+    const kind = endpoint.kind === 'kept' ? 'Kept' : 'Live';
+    if (this.endpointKind.textContent !== kind) this.endpointKind.textContent = kind;
+    this.endpointKind.dataset.kind = endpoint.kind;
+    const text = lifetimeText(endpoint, Date.now());
+    if (this.lifetimeText.textContent !== text) this.lifetimeText.textContent = text;
+  }
+}

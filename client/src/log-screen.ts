@@ -1,0 +1,182 @@
+// The log side of the page: the request log, and the views that show it (the list, the detail,
+// the announcements), kept in step as messages arrive and the reader moves.
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { ForwardedMessage, WelcomeMessage } from '../../src/shared/protocol.js';
+import { copy, copyCurl, copyJson, downloadBody, exportLog } from './actions.js';
+import { Announcer } from './announcer.js';
+import { DetailPane } from './detail-pane.js';
+import { narrowScreen, toast } from './dom.js';
+import { maxRequests, type PageEndpoint } from './endpoint.js';
+import { renderBadge } from './forwarded.js';
+import { LogView } from './log-view.js';
+import { RequestLog } from './request-log.js';
+
+export interface LogScreenSource {
+  endpoint(): PageEndpoint | undefined;
+  /** The log can be changed: over the socket, or over HTTP while polling. */
+  canChange(): boolean;
+  /** The reader asked to clear the log. */
+  clear(): void;
+}
+
+type How = 'move' | 'click' | 'enter';
+
+/** Opening a request on a narrow screen pushes a history entry holding this. */
+interface DetailHistoryState {
+  detail?: number;
+}
+
+export function detailInHistory(): boolean {
+  return (history.state as DetailHistoryState | null)?.detail !== undefined;
+}
+
+export class LogScreen {
+  readonly log: RequestLog;
+  private readonly view: LogView;
+  private readonly detail: DetailPane;
+  private readonly announcer = new Announcer();
+
+  constructor(private readonly source: LogScreenSource) {
+    this.log = new RequestLog(() => maxRequests(source.endpoint()));
+    this.view = new LogView(this.log, {
+      select: (seq, how) => this.pick(seq, how),
+      badge: (seq) => renderBadge(this.log.forwarded.get(seq)),
+      filtered: () => this.render(),
+      clear: () => source.clear(),
+      exportLog: (format) => exportLog(format, this.log.requests, source.endpoint()),
+      jumpToLatest: () => this.jumpToLatest(),
+    });
+    this.detail = new DetailPane(
+      this.log,
+      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), back: () => this.back() },
+      { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
+    );
+    narrowScreen.addEventListener('change', () => {
+      if (!narrowScreen.matches) this.closeDetail(false);
+    });
+  }
+
+  get selectedRequest(): CapturedRequest | undefined {
+    return this.log.selectedRequest;
+  }
+
+  get detailOpen(): boolean {
+    return this.detail.open;
+  }
+
+  /** Another endpoint: an empty log. */
+  reset(): void {
+    this.log.reset();
+    this.detail.open = false;
+    this.render();
+  }
+
+  /** The endpoint's welcome; the caller renders after. */
+  welcome(message: WelcomeMessage, resumed: boolean): void {
+    this.view.showEndpoint(message.endpoint);
+    // `gap` on a first join only means the endpoint dropped requests before this tab came: not news.
+    const clearedSelected = this.log.welcome({ backlog: message.backlog, clearedSeq: message.clearedSeq, lostWhileAway: resumed && message.gap });
+    if (clearedSelected) this.closeDetail(false);
+  }
+
+  arrived(request: CapturedRequest): void {
+    const { added, live, lost } = this.log.add(request);
+    if (!added) return;
+    if (lost > 0) toast(`${lost} request${lost === 1 ? ' was' : 's were'} dropped while away (the endpoint keeps the newest ${maxRequests(this.source.endpoint())})`);
+    if (live) this.announcer.arrived(request);
+    // The detail of a big arrival is built in a task of its own, after the list shows the row.
+    this.render(true);
+  }
+
+  /** The store's byte budget let go of the oldest requests: they count as dropped; an open one stays pinned. */
+  evicted(throughSeq: number): void {
+    this.log.evicted(throughSeq);
+    this.render();
+  }
+
+  cleared(upTo: number): void {
+    if (this.log.cleared(upTo)) this.closeDetail(false);
+    this.render();
+  }
+
+  /** A forwarder's result: on the row's badge and, when that request is open, in its detail. */
+  forwarded(message: ForwardedMessage): void {
+    if (!this.log.addForwarded(message)) return;
+    this.view.list.refreshBadge(message.seq);
+    this.detail.updateForwarded(message.seq);
+  }
+
+  /** Shows the state; `deferDetail`: the detail pane catches up in the next task (arrivals come in bursts). */
+  render(deferDetail = false): void {
+    this.view.render(this.source.endpoint(), this.source.canChange());
+    this.detail.render(deferDetail);
+  }
+
+  enableClear(): void {
+    this.view.enableClear(this.source.canChange());
+  }
+
+  refreshTimes(): void {
+    this.view.list.refreshTimes();
+  }
+
+  focusFilter(): void {
+    this.view.focusFilter();
+  }
+
+  /** The reader chose a request: by moving (keys), clicking, or Enter. */
+  pick(seq: number, how: How): void {
+    // Narrow: the detail takes the screen, and stays on this request while newer ones arrive.
+    const takeScreen = how !== 'move' && narrowScreen.matches;
+    this.log.select(seq, takeScreen);
+    if (takeScreen && !this.detail.open) {
+      this.detail.open = true;
+      history.pushState({ detail: seq } satisfies DetailHistoryState, '', location.href);
+    }
+    this.render();
+    if (how === 'enter' || (how === 'click' && this.detail.open)) this.detail.focus(this.detail.open);
+  }
+
+  /** Narrow screens: back from the detail to the list, onto the row that was open. */
+  closeDetail(focusList = true): void {
+    if (!this.detail.open) return;
+    this.detail.open = false;
+    this.log.unstay();
+    this.render();
+    if (!focusList) return;
+    this.view.list.reveal();
+    this.view.focusList();
+  }
+
+  /** The Back button (or Escape): through the history entry opening pushed, so the phone's Back button stays in step. */
+  back(): void {
+    if (detailInHistory()) history.back();
+    else this.closeDetail();
+  }
+
+  move(step: number): void {
+    const seq = this.view.list.neighbour(step);
+    if (seq === undefined) return;
+    this.pick(seq, 'move');
+    this.view.list.reveal();
+  }
+
+  jumpToLatest(): void {
+    const newest = this.view.visible()[0] ?? this.log.newest;
+    if (!newest) return;
+    this.log.jumpTo(newest.seq);
+    this.render();
+    this.view.list.scrollToTop();
+  }
+
+  /** The skip link: to the detail; on a narrow screen, opens the selected request (or, with none, goes to the answer form). */
+  skipToDetail(otherwise: () => void): void {
+    if (narrowScreen.matches && !this.detail.open) {
+      const request = this.selectedRequest;
+      if (request) this.pick(request.seq, 'enter');
+      else otherwise();
+      return;
+    }
+    this.detail.skipTo();
+  }
+}

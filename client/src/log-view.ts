@@ -1,0 +1,117 @@
+// The list side of the page: the filter, the counts, the request list and its buttons, rendered
+// from the request log.
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import { byId, h } from './dom.js';
+import { maxRequests, type PageEndpoint } from './endpoint.js';
+import { searchText } from './format.js';
+import { LogList, type LogListEvents } from './log-list.js';
+import type { RequestLog } from './request-log.js';
+
+export interface LogViewEvents extends LogListEvents {
+  /** The filter changed. */
+  filtered(): void;
+  clear(): void;
+  exportLog(format: 'json' | 'har'): void;
+  jumpToLatest(): void;
+}
+
+export class LogView {
+  private readonly filter = byId<HTMLInputElement>('filter');
+  private readonly method = byId<HTMLSelectElement>('method-filter');
+  private readonly count = byId('count');
+  private readonly clearButton = byId<HTMLButtonElement>('clear');
+  private readonly exportJson = byId<HTMLButtonElement>('export-json');
+  private readonly exportHar = byId<HTMLButtonElement>('export-har');
+  private readonly jump = byId<HTMLButtonElement>('jump-latest');
+  private readonly listElement = byId('log');
+  private readonly empty = byId('empty');
+  private readonly emptyCurl = byId('empty-curl');
+  private readonly noMatch = byId('no-match');
+  private readonly noMatchText = byId('no-match-text');
+  /** Each request's searchable text, built once. */
+  private readonly searchable = new WeakMap<CapturedRequest, string>();
+  readonly list: LogList;
+
+  constructor(
+    private readonly log: RequestLog,
+    events: LogViewEvents,
+  ) {
+    this.list = new LogList(this.listElement, events);
+    this.filter.addEventListener('input', () => events.filtered());
+    this.method.addEventListener('change', () => events.filtered());
+    byId('clear-filter').addEventListener('click', () => {
+      this.filter.value = '';
+      this.method.value = '';
+      events.filtered();
+      this.filter.focus();
+    });
+    this.clearButton.addEventListener('click', () => events.clear());
+    this.exportJson.addEventListener('click', () => events.exportLog('json'));
+    this.exportHar.addEventListener('click', () => events.exportLog('har'));
+    this.jump.addEventListener('click', () => events.jumpToLatest());
+  }
+
+  matches(request: CapturedRequest): boolean {
+    const text = this.filter.value.trim().toLowerCase();
+    if (this.method.value !== '' && request.method !== this.method.value) return false;
+    if (text === '') return true;
+    let haystack = this.searchable.get(request);
+    if (haystack === undefined) this.searchable.set(request, (haystack = searchText(request)));
+    return haystack.includes(text);
+  }
+
+  /** What the filter lets through, newest first. */
+  visible(): CapturedRequest[] {
+    return this.log.requests.filter((request) => this.matches(request)).reverse();
+  }
+
+  /** The empty log's example, for this endpoint's URL. */
+  showEndpoint(endpoint: PageEndpoint): void {
+    this.emptyCurl.textContent = `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'`;
+  }
+
+  /** Clearing is possible over the socket, or over HTTP while polling. */
+  enableClear(canChange: boolean): void {
+    this.clearButton.disabled = !canChange || this.log.requests.length === 0;
+  }
+
+  focusFilter(): void {
+    this.filter.focus();
+  }
+
+  focusList(): void {
+    this.listElement.focus({ preventScroll: true });
+  }
+
+  render(endpoint: PageEndpoint | undefined, canChange: boolean): void {
+    const { requests } = this.log;
+    this.renderMethodOptions();
+    const visible = this.visible();
+    const filtering = this.filter.value.trim() !== '' || this.method.value !== '';
+    const counts = `${this.log.received} received${this.log.dropped > 0 ? `, ${this.log.dropped} dropped` : ''}`;
+    this.count.textContent = filtering ? `${visible.length} shown · ${counts}` : counts;
+    this.count.title = this.log.dropped > 0 ? `The endpoint keeps only the newest ${maxRequests(endpoint)} requests, within its stored-bytes budget.` : '';
+    this.empty.hidden = requests.length > 0;
+    this.noMatch.hidden = requests.length === 0 || visible.length > 0;
+    if (!this.noMatch.hidden) {
+      const text = this.filter.value.trim();
+      const what = [text && `“${text}”`, this.method.value && `the method ${this.method.value}`].filter(Boolean).join(' and ');
+      this.noMatchText.textContent = `No request matches ${what}.`;
+    }
+    this.exportJson.disabled = this.exportHar.disabled = requests.length === 0;
+    this.enableClear(canChange);
+
+    this.list.update(visible, this.log.selectedSeq);
+    this.jump.hidden = this.log.following || this.log.unseen === 0;
+    this.jump.textContent = `${this.log.unseen} new — jump to latest`;
+  }
+
+  private renderMethodOptions(): void {
+    const methods = [...new Set(this.log.requests.map((request) => request.method))].sort();
+    const current = [...this.method.options].slice(1).map((option) => option.value);
+    if (methods.join() === current.join()) return;
+    const chosen = this.method.value;
+    this.method.replaceChildren(h('option', { attrs: { value: '' }, text: 'All methods' }), ...methods.map((method) => h('option', { attrs: { value: method }, text: method })));
+    this.method.value = methods.includes(chosen) ? chosen : '';
+  }
+}

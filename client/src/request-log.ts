@@ -1,0 +1,197 @@
+// The requests the page holds and where the reader is among them. No DOM here: the views render
+// from it, and it can be tested without a browser.
+import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { ForwardedMessage } from '../../src/shared/protocol.js';
+import { ForwardedResults } from './forwarded-results.js';
+
+/** What one arriving request did. */
+export interface Arrival {
+  /** Held now: not a repeat, and not cleared already. */
+  added: boolean;
+  /** Arrived live, not in the backlog a welcome announced: news (announced, counted unseen). */
+  live: boolean;
+  /** Requests dropped while the page was away, counted on the first arrival after such a resume. */
+  lost: number;
+}
+
+/** What a welcome says about the log. */
+export interface LogWelcome {
+  /** Backlog requests that follow it: they are not news. */
+  backlog: number;
+  clearedSeq: number;
+  /** A resume that came back to requests already dropped: the next arrival counts them. */
+  lostWhileAway: boolean;
+}
+
+/**
+ * The log: requests by seq, oldest first, at most the endpoint's `maxRequests`; what was received,
+ * cleared and dropped; the selected request; and, when newer ones pushed the open request out,
+ * that request, pinned until another is picked. Until the reader picks an older request, the
+ * newest is selected as it arrives (following); while not following, arrivals count as unseen.
+ */
+export class RequestLog {
+  private held: CapturedRequest[] = [];
+  /** Highest seq seen and the seq the log was cleared up to: together they count what was received. */
+  private highestSeq = 0;
+  private clearedThrough = 0;
+  private selected: number | undefined;
+  private pinnedRequest: CapturedRequest | undefined;
+  private follow = true;
+  private unseenCount = 0;
+  private backlogLeft = 0;
+  /** After a resume or a poll that lost requests: the seq held before, to count the loss on the next arrival. */
+  private lostAfter: number | undefined;
+  /** What forwarders got, by seq; kept for the pinned request too. */
+  readonly forwarded = new ForwardedResults((seq) => this.holds(seq));
+
+  /** `maxRequests`: how many of the newest requests the endpoint keeps, asked at each arrival. */
+  constructor(private readonly maxRequests: () => number) {}
+
+  /** Oldest first. */
+  get requests(): readonly CapturedRequest[] {
+    return this.held;
+  }
+
+  get newest(): CapturedRequest | undefined {
+    return this.held.at(-1);
+  }
+
+  /** Requests the endpoint took since the last clear. */
+  get received(): number {
+    return Math.max(this.highestSeq, this.clearedThrough) - this.clearedThrough;
+  }
+
+  /** Received, but no longer held: pushed out by newer ones, evicted, or dropped while away. */
+  get dropped(): number {
+    return this.received - this.held.length;
+  }
+
+  get clearedSeq(): number {
+    return this.clearedThrough;
+  }
+
+  get selectedSeq(): number | undefined {
+    return this.selected;
+  }
+
+  /** The selected request: held, or pinned after it left the log. */
+  get selectedRequest(): CapturedRequest | undefined {
+    return this.held.find((request) => request.seq === this.selected) ?? (this.pinnedRequest?.seq === this.selected ? this.pinnedRequest : undefined);
+  }
+
+  /** The open request after it left the log (no longer stored on the server). */
+  get pinned(): CapturedRequest | undefined {
+    return this.pinnedRequest;
+  }
+
+  /** The newest request is selected as it arrives. */
+  get following(): boolean {
+    return this.follow;
+  }
+
+  /** Arrivals while reading an older request. */
+  get unseen(): number {
+    return this.unseenCount;
+  }
+
+  /** Held or pinned. */
+  holds(seq: number): boolean {
+    return this.pinnedRequest?.seq === seq || this.held.some((request) => request.seq === seq);
+  }
+
+  /** Another endpoint, or a new start: nothing held, nothing selected. */
+  reset(): void {
+    this.held = [];
+    this.forwarded.clear();
+    this.highestSeq = this.clearedThrough = 0;
+    this.selected = this.pinnedRequest = this.lostAfter = undefined;
+    this.follow = true;
+    this.unseenCount = this.backlogLeft = 0;
+  }
+
+  /** A welcome (first or resumed). True when it cleared the selected request away. */
+  welcome({ backlog, clearedSeq, lostWhileAway }: LogWelcome): boolean {
+    this.backlogLeft = backlog;
+    this.lostAfter = lostWhileAway ? Math.max(this.highestSeq, clearedSeq) : undefined;
+    return this.cleared(clearedSeq);
+  }
+
+  add(request: CapturedRequest): Arrival {
+    const live = this.backlogLeft === 0;
+    if (!live) this.backlogLeft--;
+    if (request.seq <= this.clearedThrough || this.held.some((held) => held.seq === request.seq)) return { added: false, live, lost: 0 };
+    let lost = 0;
+    if (this.lostAfter !== undefined) {
+      lost = Math.max(0, request.seq - this.lostAfter - 1);
+      this.lostAfter = undefined;
+    }
+    this.highestSeq = Math.max(this.highestSeq, request.seq);
+    this.held.push(request);
+    if ((this.held.at(-2)?.seq ?? 0) > request.seq) this.held.sort((a, b) => a.seq - b.seq);
+    const kept = this.maxRequests();
+    if (this.held.length > kept) this.letGo(this.held.length - kept);
+    if (live && !this.follow) this.unseenCount++;
+    if (this.follow) this.selected = this.newest?.seq;
+    return { added: true, live, lost };
+  }
+
+  /** The store's byte budget let go of the oldest requests, through `throughSeq`: they count as dropped. */
+  evicted(throughSeq: number): void {
+    this.letGo(this.held.filter((request) => request.seq <= throughSeq).length);
+  }
+
+  /** Cleared up to `upTo`, for everyone: those requests never come back. True when the selected one went. */
+  cleared(upTo: number): boolean {
+    this.clearedThrough = Math.max(this.clearedThrough, upTo);
+    this.forwarded.dropThrough(this.clearedThrough);
+    this.held = this.held.filter((request) => request.seq > this.clearedThrough);
+    if (this.pinnedRequest && this.pinnedRequest.seq <= this.clearedThrough) this.pinnedRequest = undefined;
+    if (this.selected === undefined || this.selected > this.clearedThrough) return false;
+    this.selected = undefined;
+    this.follow = true;
+    this.unseenCount = 0;
+    return true;
+  }
+
+  /** Requests after the newest held were dropped before they could be fetched: the next arrival counts them. */
+  gap(): void {
+    this.lostAfter = Math.max(this.highestSeq, this.clearedThrough);
+  }
+
+  /** A forwarder's result, unless its request was cleared. True when it was kept. */
+  addForwarded(message: ForwardedMessage): boolean {
+    if (message.seq <= this.clearedThrough) return false;
+    this.forwarded.add(message);
+    return true;
+  }
+
+  /** The reader picked a request. `stay`: on it while newer ones arrive, even when it is the newest. */
+  select(seq: number, stay = false): void {
+    this.selected = seq;
+    if (this.pinnedRequest && this.pinnedRequest.seq !== seq) this.pinnedRequest = undefined;
+    this.follow = !stay && seq === this.newest?.seq;
+    if (this.follow) this.unseenCount = 0;
+  }
+
+  /** The reader is no longer held on one request: follow again if it is the newest (or none is selected). */
+  unstay(): void {
+    this.follow = this.selected === undefined || this.selected === this.newest?.seq;
+    if (this.follow) this.unseenCount = 0;
+  }
+
+  /** Selects `seq` (the newest the reader can see) and follows from there; a pinned request goes. */
+  jumpTo(seq: number): void {
+    this.pinnedRequest = undefined;
+    this.selected = seq;
+    this.follow = true;
+    this.unseenCount = 0;
+  }
+
+  /** The oldest `count` leave the log; the selected one among them stays on screen, pinned. */
+  private letGo(count: number): void {
+    if (count <= 0) return;
+    const out = this.held.slice(0, count);
+    this.held = this.held.slice(count);
+    this.pinnedRequest = out.find((old) => old.seq === this.selected) ?? this.pinnedRequest;
+  }
+}
