@@ -1,33 +1,35 @@
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
 import type { Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Bus } from './bus/bus.js';
-import { createReadingBudget, SenderGoneError } from './capture/read-body.js';
+import { createReadingBudget } from './capture/read-body.js';
 import type { Config } from './config.js';
-import { errors, rejectionReasonOf, toErrorBody } from './errors.js';
-import { refuseHandedOver, RESPONSE_SOURCE_HEADER } from './http/answers.js';
+import { createEndpointService, type EndpointService } from './endpoints/endpoint-service.js';
+import { errors } from './errors.js';
+import { refuseHandedOver } from './http/answers.js';
 import { createClientErrorHandler } from './http/client-error.js';
 import { limitConnections } from './http/connection-limits.js';
 import { endpointsRoute } from './http/endpoints-route.js';
+import { createErrorHandler, handleRouterError } from './http/error-handler.js';
 import { healthRoute } from './http/health-route.js';
-import { createPublicBase } from './http/public-base.js';
 import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
 import { pageRoute } from './http/page-route.js';
+import { createPublicBase } from './http/public-base.js';
+import { createAddressLimit, type AddressLimit } from './http/rate-limit.js';
+import { addReceiverRoutes, type CaptureUnrouted } from './http/receiver-route.js';
 import { createUnsentAnswers } from './http/unsent-answers.js';
-import { createAddressLimit } from './http/rate-limit.js';
-import { receiverRoute, receiverTarget, type UnroutedCapture } from './http/receiver-route.js';
-import { createEndpointService } from './endpoints/endpoint-service.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { CloseCode, SUBPROTOCOL } from './shared/protocol.js';
-import { createMetrics } from './metrics.js';
-import { StoreUnavailableError, type Store } from './store/store.js';
+import type { Store } from './store/store.js';
 
 export interface AppDeps {
   store: Store;
@@ -47,6 +49,8 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyInstance {
     hub: Hub;
+    /** The receiver's capture for a request the router could not take (receiver-route.ts). */
+    captureUnrouted: CaptureUnrouted;
   }
 }
 
@@ -59,43 +63,19 @@ const MAX_WS_MESSAGE_BYTES = 512 * 1024;
 
 /** Builds the whole service without listening, so tests and main.ts share it. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const httpOptions = {
-    maxHeaderSize: config.maxHeaderBytes,
-    // The head must arrive within headersTimeout from the connection's start, which also gives
-    // a new connection a short time to send its first bytes. Node enforces these only every
-    // connectionsCheckingInterval (default 30 s).
-    headersTimeout: config.headersTimeoutMs,
-    connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
-  };
-  const app = Fastify({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.logLevel } }),
-    ...(deps.tls ? { https: { ...httpOptions, cert: deps.tls.cert, key: deps.tls.key } } : { http: httpOptions }),
-    trustProxy: config.trustProxy,
-    // Slowloris bounds: the whole request within requestTimeout, idle keep-alive closed after idleTimeoutMs.
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.idleTimeoutMs,
-    // Called only once listening, after onClientError below exists.
-    clientErrorHandler: (error, socket) => onClientError(error, socket),
-    // Errors the router raises before any route: answered in our format, and a receiver URL the
-    // router cannot decode is still captured.
-    frameworkErrors: (error, request, reply) => onFrameworkError(error, request, reply),
-    // One line per captured request at debug (receiver-route) instead of two per HTTP request.
-    logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { maxParamLength: 200 },
-    forceCloseConnections: 'idle',
-  }) as unknown as FastifyInstance;
-
+  const { store, bus } = deps;
+  const app = createFastify(config, deps, (error, socket) => onClientError(error, socket));
   // Node drops headers past 2,000 lines without a word; the head's byte limit bounds them instead.
   app.server.maxHeadersCount = 0;
   disableBodyParsing(app);
 
   const readingBudget = createReadingBudget(config.maxReadingBytes);
   const unsentAnswers = createUnsentAnswers({ maxBytes: config.maxApiAnswerBytes, maxBytesPerAddress: config.maxApiAnswerBytesPerAddress });
-  // The gauges read their sources only when scraped, after everything below exists.
+  // The gauges read their sources only when scraped, once everything below exists.
   const metrics = createMetrics({
-    countEndpoints: () => deps.store.countEndpoints(),
+    countEndpoints: () => store.countEndpoints(),
     countWatchers: () => hub.watcherTotal(),
-    storeStats: () => deps.store.stats(),
+    storeStats: () => store.stats(),
     readingBytes: () => readingBudget.held(),
     openConnections: () => openConnections(),
     apiAnswerBytes: () => unsentAnswers.held(),
@@ -106,8 +86,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     metrics,
   );
   const hub = createHub({
-    store: deps.store,
-    bus: deps.bus,
+    store,
+    bus,
     instanceId: deps.instanceId ?? nanoid(),
     leaseMs: config.leaseMs,
     graceMs: config.graceMs,
@@ -116,52 +96,70 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onDelivered: (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000),
   });
   app.decorate('hub', hub);
-  const service = createEndpointService({ store: deps.store, bus: deps.bus, config });
-  const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
+  app.addHook('onClose', async () => hub.close());
+  const service = createEndpointService({ store, bus, config });
 
-  const sendError = (error: { code: string; message: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
-    const reason = rejectionReasonOf(error.code);
-    if (reason) metrics.reject(reason);
-    reply.header(RESPONSE_SOURCE_HEADER, 'error');
-    // A refused upgrade must not leave a half-open connection waiting for a protocol switch.
-    if (request.headers.upgrade !== undefined) reply.header('connection', 'close');
-    return reply.code(error.statusCode ?? 500).send(toErrorBody(error));
-  };
-  const handleError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof StoreUnavailableError) {
-      request.log.warn({ err: error }, 'store unavailable');
-      return sendError(errors.STORE_UNAVAILABLE(), request, reply);
-    }
-    if (error instanceof SenderGoneError) {
-      // Not a fault: any client can hang up mid-body, and there is no one left to answer.
-      request.log.debug({ reason: error.message }, 'request aborted');
-      reply.hijack();
-      request.raw.socket.destroy();
-      return undefined;
-    }
-    const known = (errors as Record<string, unknown>)[error.code] !== undefined;
-    const status = error.statusCode ?? 500;
-    if (known) return sendError(error, request, reply);
-    if (status >= 400 && status < 500) return sendError(errors.BAD_REQUEST(), request, reply);
-    request.log.error({ err: error }, 'unhandled error');
-    return sendError(errors.INTERNAL(), request, reply);
-  };
+  const { sendError, handleError } = createErrorHandler(metrics);
+  const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => sendError(errors.NOT_FOUND(), request, reply));
-  // Set by the receiver route: captures a request to a receiver URL the router could not take.
-  const unrouted: UnroutedCapture = {};
-  const onFrameworkError = async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    try {
-      const toReceiver = receiverTarget(request.raw.url ?? '') !== undefined;
-      if (error.code === 'FST_ERR_BAD_URL' && toReceiver && unrouted.capture) return await unrouted.capture(request, reply);
-      // An id longer than any we give out.
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH' && toReceiver) throw errors.ENDPOINT_NOT_FOUND();
-      throw errors.BAD_REQUEST();
-    } catch (thrown) {
-      return handleError(thrown as FastifyError, request, reply);
-    }
-  };
+  answerOddRequests(app, metrics);
 
+  // With Redis the limits are counted there, so every instance enforces the same ones.
+  await app.register(fastifyRateLimit, {
+    global: false,
+    ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redisPrefix}rl:`, skipOnError: true } : {}),
+  });
+  // One count for every way to make a kept endpoint: the API and the live socket's `create`.
+  const countCreate =
+    config.keptCreatesPerAddress > 0
+      ? createAddressLimit(app, { name: 'endpoint-create', max: config.keptCreatesPerAddress, windowMs: config.rateLimitWindowMs, what: 'new endpoints' })
+      : undefined;
+  sweepExpired(app, store, config.cleanupIntervalMs);
+  // Aborted on close, so answers waiting out a configured delay go at once.
+  const closing = new AbortController();
+  app.addHook('onClose', async () => closing.abort());
+
+  await registerLive(app, { config, store, service, hub, metrics, countCreate });
+  await app.register(healthRoute, { store });
+  await app.register(metricsRoute, { metrics });
+  await app.register(endpointsRoute, { config, store, service, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
+  app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal }));
+  await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
+  return app;
+}
+
+/** The Fastify instance with the HTTP server's bounds; `onClientError` answers what Node's parser rejects. */
+function createFastify(config: Config, deps: AppDeps, onClientError: (error: NodeJS.ErrnoException, socket: Socket) => void): FastifyInstance {
+  const httpOptions = {
+    maxHeaderSize: config.maxHeaderBytes,
+    // The head must arrive within headersTimeout from the connection's start, which also gives
+    // a new connection a short time to send its first bytes. Node enforces these only every
+    // connectionsCheckingInterval (default 30 s).
+    headersTimeout: config.headersTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+  };
+  return Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.logLevel } }),
+    ...(deps.tls ? { https: { ...httpOptions, cert: deps.tls.cert, key: deps.tls.key } } : { http: httpOptions }),
+    trustProxy: config.trustProxy,
+    // Slowloris bounds: the whole request within requestTimeout, idle keep-alive closed after idleTimeoutMs.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.idleTimeoutMs,
+    // Called only once listening, when the handler exists.
+    clientErrorHandler: onClientError,
+    // Errors the router raises before any route: answered in our format, and a receiver URL the
+    // router cannot decode is still captured.
+    frameworkErrors: (error, request, reply) => handleRouterError(error, request, reply, request.server.captureUnrouted, request.server.errorHandler),
+    // One line per captured request at debug (receiver-route) instead of two per HTTP request.
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { maxParamLength: 200 },
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance;
+}
+
+/** What Node would otherwise answer itself, not in our format. */
+function answerOddRequests(app: FastifyInstance, metrics: Metrics): void {
   // An `Expect` other than 100-continue: Node would answer a bare 417 itself. It is a request
   // like any other here (RFC 9110 section 10.1.1 lets a server ignore it), so route it.
   app.server.on('checkExpectation', (request, response) => app.routing(request, response));
@@ -171,33 +169,26 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     metrics.reject('bad_request');
     refuseHandedOver(socket, { ...errors.BAD_REQUEST(), message: 'CONNECT is not supported: this server opens no tunnels' });
   });
+}
 
-  // With Redis the limits are counted there, so every instance enforces the same ones.
-  await app.register(fastifyRateLimit, {
-    global: false,
-    ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redisPrefix}rl:`, skipOnError: true } : {}),
-  });
-
-  // One count for every way to make a kept endpoint: the API and the live socket's `create`.
-  const countCreate =
-    config.keptCreatesPerAddress > 0
-      ? createAddressLimit(app, { name: 'endpoint-create', max: config.keptCreatesPerAddress, windowMs: config.rateLimitWindowMs, what: 'new endpoints' })
-      : undefined;
-
-  // Expired endpoints are already gone for every request; this frees what they held.
+/** Expired endpoints are already gone for every request; this frees what they held. */
+function sweepExpired(app: FastifyInstance, store: Store, intervalMs: number): void {
   const sweeper = setInterval(() => {
-    deps.store.sweepExpired().catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired endpoints failed'));
-  }, config.cleanupIntervalMs);
+    store.sweepExpired().catch((error: unknown) => app.log.warn({ err: error }, 'sweeping expired endpoints failed'));
+  }, intervalMs);
   sweeper.unref();
   app.addHook('onClose', async () => clearInterval(sweeper));
+}
 
-  // Aborted on close, so answers waiting out a configured delay go at once.
-  const closing = new AbortController();
-  app.addHook('onClose', async () => closing.abort());
-
-  // The WebSocket plugin lives in its own context with the live route only. Registered on the
-  // root it adds two hooks and a handler wrapper to every route, receivers included; here
-  // upgrades reach it only for /api/live.
+/**
+ * The WebSocket plugin in a context of its own with the live route only: registered on the root
+ * it adds two hooks and a handler wrapper to every route, receivers included; here upgrades
+ * reach it only for /api/live.
+ */
+async function registerLive(
+  app: FastifyInstance,
+  options: { config: Config; store: Store; service: EndpointService; hub: Hub; metrics: Metrics; countCreate: AddressLimit | undefined },
+): Promise<void> {
   const upgrades = liveUpgrades(app.server);
   await app.register(async (live) => {
     await live.register(fastifyWebsocket, {
@@ -213,15 +204,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         live.websocketServer.close(() => done());
       },
     });
-    await live.register(liveRoute, { config, store: deps.store, service, hub, metrics, countCreate });
+    await live.register(liveRoute, options);
     app.decorate('websocketServer', live.websocketServer);
   });
-  app.addHook('onClose', async () => hub.close());
-
-  await app.register(healthRoute, { store: deps.store });
-  await app.register(metricsRoute, { metrics });
-  await app.register(endpointsRoute, { config, store: deps.store, service, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
-  await app.register(receiverRoute, { config, store: deps.store, metrics, readingBudget, closing: closing.signal, unrouted });
-  await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
-  return app;
 }

@@ -25,17 +25,13 @@ export interface ReceiverRouteOptions {
   readingBudget: ReadingBudget;
   /** Aborted when the app closes, so answers waiting out a configured delay go at once. */
   closing: AbortSignal;
-  /** Filled in here, for the app's router-error handler. */
-  unrouted: UnroutedCapture;
 }
 
-export interface UnroutedCapture {
-  /**
-   * Captures a request to a receiver URL the router could not take (a malformed `%` escape in
-   * the sub-path): still a request to the endpoint, so it is limited and captured like any other.
-   */
-  capture?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-}
+/**
+ * Captures a request to a receiver URL the router could not take (a malformed `%` escape in the
+ * sub-path): still a request to the endpoint, so it is limited and captured like any other.
+ */
+export type CaptureUnrouted = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /** Seconds a sender refused for capacity should wait. */
 const CAPACITY_RETRY_AFTER_SECONDS = 1;
@@ -46,7 +42,7 @@ const CAPACITY_RETRY_AFTER_SECONDS = 1;
  * then reads the body as a stream, captures and stores the request (the store announces it to
  * watchers), and answers with the endpoint's response configuration.
  */
-export async function receiverRoute(app: FastifyInstance, options: ReceiverRouteOptions): Promise<void> {
+export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOptions): CaptureUnrouted {
   const { config, store, metrics, readingBudget, closing } = options;
   // Kept endpoints keep less of each body (KEPT_MAX_BODY_BYTES), and redact secrets.
   const perKind = Object.fromEntries(
@@ -174,7 +170,7 @@ export async function receiverRoute(app: FastifyInstance, options: ReceiverRoute
     }
   }
 
-  options.unrouted.capture = async (request, reply) => {
+  return async (request, reply) => {
     const target = receiverTarget(request.raw.url ?? '');
     if (!target) {
       reply.headers(RECEIVER_HEADERS);
