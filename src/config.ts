@@ -33,12 +33,8 @@ const publicUrl = z
   .refine((value) => /^https?:\/\//.test(value), 'must start with http:// or https://')
   .transform((value) => value.replace(/\/+$/, ''));
 
-/**
- * Every setting the service reads: its env var, its flag (same words), its type, range and
- * default. This table is the only place that reads `process.env` or argv (via `loadConfig`),
- * and the README's settings table mirrors it (a test keeps the two in step).
- */
-export const settings = {
+/** Where the service listens and how it is reached. */
+const listening = {
   host: { env: 'HOST', schema: z.string().min(1).default('0.0.0.0'), doc: 'Address to listen on.' },
   port: { env: 'PORT', schema: integer(0, 65535).default(8080), doc: 'TCP port to listen on (0 picks a free one).' },
   publicUrl: {
@@ -51,6 +47,26 @@ export const settings = {
     schema: trustProxy.default(false),
     doc: '`false`, `true`, or a comma-separated list of proxy addresses/CIDRs whose X-Forwarded-* headers are believed.',
   },
+  tlsCertFile: { env: 'TLS_CERT_FILE', schema: z.string().min(1).optional(), doc: 'PEM certificate (chain) file: serve HTTPS directly. Needs TLS_KEY_FILE.' },
+  tlsKeyFile: { env: 'TLS_KEY_FILE', schema: z.string().min(1).optional(), doc: 'PEM private key file for TLS_CERT_FILE.' },
+  allowedOrigins: {
+    env: 'ALLOWED_ORIGINS',
+    schema: z
+      .string()
+      .transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean))
+      .pipe(z.array(z.string().url()))
+      .default([]),
+    doc: 'Extra browser origins allowed to open live sockets (comma-separated). The page\'s own origin (and PUBLIC_URL\'s) is always allowed; clients that send no Origin (curl, scripts) are too.',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    doc: 'pino log level. Per-request lines are logged at `debug`.',
+  },
+} as const;
+
+/** What one request may be: its size, its head, its timing. */
+const capture = {
   maxBodyBytes: {
     env: 'MAX_BODY_BYTES',
     schema: integer(0, 64 * MIB).default(MIB),
@@ -61,15 +77,44 @@ export const settings = {
     schema: integer(1, 1024 * MIB).default(10 * MIB),
     doc: 'Hard read limit per request (bytes). Past it reading stops, the sender gets 413, the request is still captured (truncated).',
   },
+  maxHeaderBytes: {
+    env: 'MAX_HEADER_BYTES',
+    schema: integer(MIN_HEADER_BYTES, 1024 * KIB).default(16 * KIB),
+    doc: 'Largest request head (request line and headers) accepted; past it 431.',
+  },
+  maxJsonDepth: {
+    env: 'MAX_JSON_DEPTH',
+    schema: integer(1, 10_000).default(64),
+    doc: 'Deepest nesting for which a body is flagged as JSON (`isJson`) and shown as a tree; deeper bodies are still captured, shown as raw text.',
+  },
+  headersTimeoutMs: {
+    env: 'HEADERS_TIMEOUT_MS',
+    schema: integer(1000, 60 * 60 * 1000).default(10_000),
+    doc: 'Time a new connection has to send a whole request head (line and headers); past it 408 and closed.',
+  },
+  requestTimeoutMs: {
+    env: 'REQUEST_TIMEOUT_MS',
+    schema: integer(1000, 60 * 60 * 1000).default(60_000),
+    doc: 'Time a sender has to deliver a whole request, headers and body (stops slowloris senders); past it 408.',
+  },
+  idleTimeoutMs: {
+    env: 'IDLE_TIMEOUT_MS',
+    schema: integer(1000, 60 * 60 * 1000).default(30_000),
+    doc: 'A keep-alive connection with no request for this long is closed.',
+  },
+  maxReadingBytes: {
+    env: 'MAX_READING_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(64 * MIB),
+    doc: 'Body bytes held by requests still being read, all together; past it new bodies get 503 AT_CAPACITY with Retry-After.',
+  },
+} as const;
+
+/** What the store and the API may hold in memory. */
+const storage = {
   requestsPerEndpoint: {
     env: 'REQUESTS_PER_ENDPOINT',
     schema: integer(1, 1000).default(50),
     doc: 'Requests kept per endpoint; the oldest is dropped first.',
-  },
-  graceMs: {
-    env: 'GRACE_MS',
-    schema: integer(0, 24 * 60 * 60 * 1000).default(30_000),
-    doc: 'How long a live endpoint outlives its last watcher (ms), so a reload or a network blip does not lose it. 0 purges at once.',
   },
   maxStoredBytes: {
     env: 'MAX_STORED_BYTES',
@@ -81,40 +126,41 @@ export const settings = {
     schema: integer(SMALLEST_RECORD, 64 * 1024 * MIB).default(32 * MIB),
     doc: 'Bytes of stored requests one endpoint holds; past it its oldest requests go first.',
   },
-  maxReadingBytes: {
-    env: 'MAX_READING_BYTES',
-    schema: integer(MIB, 64 * 1024 * MIB).default(64 * MIB),
-    doc: 'Body bytes held by requests still being read, all together; past it new bodies get 503 AT_CAPACITY with Retry-After.',
+  maxResponseConfigBytes: {
+    env: 'MAX_RESPONSE_CONFIG_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(32 * MIB),
+    doc: 'What the response configurations held in this process may cost together (twice their JSON, plus 1 KiB each; the shared default costs nothing); past it setting one gets 503 AT_CAPACITY. Unused with Redis, which holds them.',
   },
-  leaseMs: {
-    env: 'LEASE_MS',
-    schema: integer(1000, 10 * 60 * 1000).default(15_000),
-    doc: 'How long an instance\'s hold on a watched endpoint lasts without renewal (renewed every third of it). An instance that dies stops renewing: its endpoints live this plus GRACE_MS, time for their watchers to move to another instance.',
+  maxApiAnswerBytes: {
+    env: 'MAX_API_ANSWER_BYTES',
+    schema: integer(MIB, 64 * 1024 * MIB).default(32 * MIB),
+    doc: 'Bytes of endpoints-API answers written but not yet read by their clients, all together; past it a poll gets 503 AT_CAPACITY.',
+  },
+  maxApiAnswerBytesPerAddress: {
+    env: 'MAX_API_ANSWER_BYTES_PER_ADDRESS',
+    schema: integer(MIB, 64 * 1024 * MIB).default(16 * MIB),
+    doc: 'The same, per client address; past it a poll gets 429 RATE_LIMITED with Retry-After.',
   },
   cleanupIntervalMs: {
     env: 'CLEANUP_INTERVAL_MS',
     schema: integer(1000, 24 * 60 * 60 * 1000).default(60_000),
     doc: 'How often expired endpoints and their requests are removed. Until then they are already gone for every request and socket.',
   },
-  redisUrl: {
-    env: 'REDIS_URL',
-    schema: z
-      .string()
-      .refine((value) => /^rediss?:\/\//.test(value), 'must start with redis:// or rediss://')
-      .optional(),
-    doc: 'Share endpoints, requests, leases, rate limits and fan-out with other instances through this Redis (`redis://host:6379/0`). Unset: everything in this process\'s memory.',
-  },
-  redisPrefix: {
-    env: 'REDIS_PREFIX',
-    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v1:'),
-    doc: 'Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis.',
-  },
-  redisCommandTimeoutMs: {
-    env: 'REDIS_COMMAND_TIMEOUT_MS',
-    schema: integer(50, 60_000).default(2000),
-    doc: 'Longest any Redis command may take; past it the request gets 503 STORE_UNAVAILABLE rather than hanging.',
-  },
+} as const;
+
+/** How many endpoints, and how long they live. */
+const endpoints = {
   maxEndpoints: { env: 'MAX_ENDPOINTS', schema: integer(1, 10_000_000).default(10_000), doc: 'Live endpoints at once; past it creation fails with 503 AT_CAPACITY.' },
+  graceMs: {
+    env: 'GRACE_MS',
+    schema: integer(0, 24 * 60 * 60 * 1000).default(30_000),
+    doc: 'How long a live endpoint outlives its last watcher (ms), so a reload or a network blip does not lose it. 0 purges at once.',
+  },
+  leaseMs: {
+    env: 'LEASE_MS',
+    schema: integer(1000, 10 * 60 * 1000).default(15_000),
+    doc: 'How long an instance\'s hold on a watched endpoint lasts without renewal (renewed every third of it). An instance that dies stops renewing: its endpoints live this plus GRACE_MS, time for their watchers to move to another instance.',
+  },
   keptTtlMs: {
     env: 'KEPT_TTL_MS',
     schema: integer(1000, 30 * 24 * 60 * 60 * 1000).default(2 * 60 * 60 * 1000),
@@ -144,6 +190,32 @@ export const settings = {
       .default([]),
     doc: 'More header names (comma-separated) whose values kept endpoints store as `[redacted]`, beyond the built-in list.',
   },
+} as const;
+
+/** Several instances sharing Redis. */
+const redis = {
+  redisUrl: {
+    env: 'REDIS_URL',
+    schema: z
+      .string()
+      .refine((value) => /^rediss?:\/\//.test(value), 'must start with redis:// or rediss://')
+      .optional(),
+    doc: 'Share endpoints, requests, leases, rate limits and fan-out with other instances through this Redis (`redis://host:6379/0`). Unset: everything in this process\'s memory.',
+  },
+  redisPrefix: {
+    env: 'REDIS_PREFIX',
+    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v1:'),
+    doc: 'Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis.',
+  },
+  redisCommandTimeoutMs: {
+    env: 'REDIS_COMMAND_TIMEOUT_MS',
+    schema: integer(50, 60_000).default(2000),
+    doc: 'Longest any Redis command may take; past it the request gets 503 STORE_UNAVAILABLE rather than hanging.',
+  },
+} as const;
+
+/** Live sockets: watchers and what they may send. */
+const live = {
   maxWatchersPerEndpoint: {
     env: 'MAX_WATCHERS_PER_ENDPOINT',
     schema: integer(1, 10_000).default(100),
@@ -158,36 +230,6 @@ export const settings = {
     env: 'MAX_SOCKET_BUFFER_BYTES',
     schema: integer(2 * SMALLEST_RECORD, 1024 * MIB).default(16 * MIB),
     doc: 'Unsent bytes a watcher may fall behind before it is disconnected (it reconnects and resumes).',
-  },
-  maxApiAnswerBytes: {
-    env: 'MAX_API_ANSWER_BYTES',
-    schema: integer(MIB, 64 * 1024 * MIB).default(32 * MIB),
-    doc: 'Bytes of endpoints-API answers written but not yet read by their clients, all together; past it a poll gets 503 AT_CAPACITY.',
-  },
-  maxApiAnswerBytesPerAddress: {
-    env: 'MAX_API_ANSWER_BYTES_PER_ADDRESS',
-    schema: integer(MIB, 64 * 1024 * MIB).default(16 * MIB),
-    doc: 'The same, per client address; past it a poll gets 429 RATE_LIMITED with Retry-After.',
-  },
-  maxResponseConfigBytes: {
-    env: 'MAX_RESPONSE_CONFIG_BYTES',
-    schema: integer(MIB, 64 * 1024 * MIB).default(32 * MIB),
-    doc: 'What the response configurations held in this process may cost together (twice their JSON, plus 1 KiB each; the shared default costs nothing); past it setting one gets 503 AT_CAPACITY. Unused with Redis, which holds them.',
-  },
-  rateLimitWindowMs: {
-    env: 'RATE_LIMIT_WINDOW_MS',
-    schema: integer(1000, 24 * 60 * 60 * 1000).default(60_000),
-    doc: 'Window of the rate limits below (ms).',
-  },
-  rateLimitPerEndpoint: {
-    env: 'RATE_LIMIT_PER_ENDPOINT',
-    schema: integer(0, 100_000_000).default(6000),
-    doc: 'Requests one receiver URL accepts per window, from all senders together; past it 429 with Retry-After. 0 turns it off.',
-  },
-  rateLimitPerAddress: {
-    env: 'RATE_LIMIT_PER_ADDRESS',
-    schema: integer(0, 100_000_000).default(3000),
-    doc: 'Receiver requests one client address may send per window (IPv6 by /64); past it 429 with Retry-After. 0 turns it off.',
   },
   liveConnectsPerAddress: {
     env: 'LIVE_CONNECTS_PER_ADDRESS',
@@ -204,6 +246,25 @@ export const settings = {
     schema: integer(1, 10_000).default(20),
     doc: 'Messages one live socket may send per second (bursts of twice that); past it the socket is closed with 4029.',
   },
+} as const;
+
+/** Rate limits and connection caps. */
+const traffic = {
+  rateLimitWindowMs: {
+    env: 'RATE_LIMIT_WINDOW_MS',
+    schema: integer(1000, 24 * 60 * 60 * 1000).default(60_000),
+    doc: 'Window of the rate limits below (ms).',
+  },
+  rateLimitPerEndpoint: {
+    env: 'RATE_LIMIT_PER_ENDPOINT',
+    schema: integer(0, 100_000_000).default(6000),
+    doc: 'Requests one receiver URL accepts per window, from all senders together; past it 429 with Retry-After. 0 turns it off.',
+  },
+  rateLimitPerAddress: {
+    env: 'RATE_LIMIT_PER_ADDRESS',
+    schema: integer(0, 100_000_000).default(3000),
+    doc: 'Receiver requests one client address may send per window (IPv6 by /64); past it 429 with Retry-After. 0 turns it off.',
+  },
   maxConnections: {
     env: 'MAX_CONNECTIONS',
     schema: integer(16, 1_000_000).default(10_000),
@@ -214,48 +275,14 @@ export const settings = {
     schema: integer(1, 1_000_000).default(256),
     doc: 'Open TCP connections per client address (IPv6 by /64); past it a new one gets 429 TOO_MANY_CONNECTIONS and is closed.',
   },
-  headersTimeoutMs: {
-    env: 'HEADERS_TIMEOUT_MS',
-    schema: integer(1000, 60 * 60 * 1000).default(10_000),
-    doc: 'Time a new connection has to send a whole request head (line and headers); past it 408 and closed.',
-  },
-  maxHeaderBytes: {
-    env: 'MAX_HEADER_BYTES',
-    schema: integer(MIN_HEADER_BYTES, 1024 * KIB).default(16 * KIB),
-    doc: 'Largest request head (request line and headers) accepted; past it 431.',
-  },
-  requestTimeoutMs: {
-    env: 'REQUEST_TIMEOUT_MS',
-    schema: integer(1000, 60 * 60 * 1000).default(60_000),
-    doc: 'Time a sender has to deliver a whole request, headers and body (stops slowloris senders); past it 408.',
-  },
-  idleTimeoutMs: {
-    env: 'IDLE_TIMEOUT_MS',
-    schema: integer(1000, 60 * 60 * 1000).default(30_000),
-    doc: 'A keep-alive connection with no request for this long is closed.',
-  },
-  maxJsonDepth: {
-    env: 'MAX_JSON_DEPTH',
-    schema: integer(1, 10_000).default(64),
-    doc: 'Deepest nesting for which a body is flagged as JSON (`isJson`) and shown as a tree; deeper bodies are still captured, shown as raw text.',
-  },
-  allowedOrigins: {
-    env: 'ALLOWED_ORIGINS',
-    schema: z
-      .string()
-      .transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean))
-      .pipe(z.array(z.string().url()))
-      .default([]),
-    doc: 'Extra browser origins allowed to open live sockets (comma-separated). The page\'s own origin (and PUBLIC_URL\'s) is always allowed; clients that send no Origin (curl, scripts) are too.',
-  },
-  tlsCertFile: { env: 'TLS_CERT_FILE', schema: z.string().min(1).optional(), doc: 'PEM certificate (chain) file: serve HTTPS directly. Needs TLS_KEY_FILE.' },
-  tlsKeyFile: { env: 'TLS_KEY_FILE', schema: z.string().min(1).optional(), doc: 'PEM private key file for TLS_CERT_FILE.' },
-  logLevel: {
-    env: 'LOG_LEVEL',
-    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    doc: 'pino log level. Per-request lines are logged at `debug`.',
-  },
 } as const;
+
+/**
+ * Every setting the service reads: its env var, its flag (same words), its type, range and
+ * default. This table is the only place that reads `process.env` or argv (via `loadConfig`),
+ * and the README's settings table mirrors it (a test keeps the two in step).
+ */
+export const settings = { ...listening, ...capture, ...storage, ...endpoints, ...redis, ...live, ...traffic } as const;
 
 type Settings = typeof settings;
 export type Config = Readonly<{ [K in keyof Settings]: z.output<Settings[K]['schema']> }>;

@@ -5,7 +5,7 @@ import { RECEIVER_PREFIXES, type EndpointInfo } from '../shared/protocol.js';
 import { DEFAULT_RESPONSE } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store } from '../store/store.js';
 
-/** 21 URL-safe characters: 126 random bits (product.md: at least 120). */
+/** 21 URL-safe characters: 126 random bits (at least 120, so an id cannot be guessed). */
 const newEndpointId = () => nanoid();
 /** 32 alphanumeric characters: about 190 random bits; no `-`/`_` so it double-clicks as one word. */
 const newWatchKey = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 32);

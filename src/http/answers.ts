@@ -6,7 +6,7 @@ import { toErrorBody } from '../errors.js';
 export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
 
 /**
- * On every answer from a receiver URL, configured or error (product.md item 5): nothing in it
+ * On every answer from a receiver URL, configured or error (README, "Answers to senders"): nothing in it
  * may run script or load anything on our origin (CSP sandbox, nothing allowed, nosniff), and
  * browser-based senders may read it (CORS open).
  */

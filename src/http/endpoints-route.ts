@@ -41,7 +41,7 @@ const afterSeqSchema = z
   .pipe(z.number().max(Number.MAX_SAFE_INTEGER));
 
 /**
- * The endpoints API beside the socket (product.md item 12), for kept endpoints and for clients
+ * The endpoints API beside the socket (docs/protocol.md), for kept endpoints and for clients
  * without a socket (the page polls it every 3 s when its socket cannot connect):
  *   POST   /api/endpoints                       {"kind":"kept"} -> 201 the endpoint with its key
  *   GET    /api/endpoints/<id>/requests?afterSeq=N

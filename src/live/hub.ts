@@ -1,9 +1,7 @@
-import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import type { WebSocket } from 'ws';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
-import { tcpSocketOf } from './frame.js';
+import { createCorking } from './corking.js';
 import { EXPIRED_MESSAGE, watchersMessage } from '../shared/server-messages.js';
 import { toFramed, type Framed, type Watcher } from './watcher.js';
 
@@ -21,8 +19,6 @@ export interface HubOptions {
   onDelivered?: (capturedAtMs: number) => void;
 }
 
-/** Messages after which the watcher sockets are flushed without waiting for the turn to end. */
-export const FLUSH_AFTER_MESSAGES = 8;
 
 interface Channel {
   watchers: Set<Watcher>;
@@ -69,35 +65,7 @@ export function createHub(options: HubOptions): Hub {
   const channels = new Map<string, Channel>();
   let watcherTotal = 0;
 
-  // Under load several requests reach one socket close together. Its TCP socket stays corked
-  // until the next flush, which sends what queued up in one write instead of one syscall per
-  // message. A flush happens at the end of the event-loop turn, or sooner once a turn has queued
-  // FLUSH_AFTER_MESSAGES messages and at least one per corked socket: a busy turn lasts
-  // milliseconds (tens of requests), and its first message should not wait for all of it, but
-  // an early flush must still carry at least one message per write it makes (100 watchers of
-  // one endpoint: after 100 messages, i.e. in practice once per turn).
-  const corked = new Set<Duplex>();
-  let queuedMessages = 0;
-  let flushScheduled = false;
-  const flush = () => {
-    queuedMessages = 0;
-    for (const socket of corked) socket.uncork();
-    corked.clear();
-  };
-  const flushAtTurnEnd = () => {
-    flushScheduled = false;
-    flush();
-  };
-  const cork = (socket: WebSocket) => {
-    const tcp = tcpSocketOf(socket);
-    if (!tcp || corked.has(tcp)) return;
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flushAtTurnEnd);
-    }
-    tcp.cork();
-    corked.add(tcp);
-  };
+  const corking = createCorking();
 
   // One bus handler for every endpoint: a live endpoint costs a map entry, not a listener.
   bus.onMessage((endpointId, message) => {
@@ -107,7 +75,7 @@ export function createHub(options: HubOptions): Hub {
     if (message.ends) return expireLocal(endpointId, message.data);
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
     deliver(endpointId, channel, toFramed(message.data, message.seq));
-    if (++queuedMessages >= FLUSH_AFTER_MESSAGES && queuedMessages >= corked.size) flush();
+    corking.counted();
     if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
   });
 
@@ -158,7 +126,7 @@ export function createHub(options: HubOptions): Hub {
       channel.lastSeq = Math.max(channel.lastSeq ?? 0, framed.seq);
     }
     for (const watcher of channel.watchers) {
-      cork(watcher.socket);
+      corking.cork(watcher.socket);
       watcher.deliver(framed);
     }
   }

@@ -8,7 +8,7 @@ import type { ResponseConfig } from './response-config.js';
 
 export const SUBPROTOCOL = 'hookwatch.v1';
 export const LIVE_PATH = '/api/live';
-/** Receiver URL paths, `<prefix><id>`: live endpoints (spec Variant B) and kept ones (Variant A). */
+/** Receiver URL paths, `<prefix><id>`: live endpoints and kept ones (docs/glossary.md). */
 export const RECEIVER_PREFIXES = { live: '/api/webhook-tester/', kept: '/api/webhook-endpoint/' } as const;
 
 /** How many of the newest requests an endpoint keeps when the server does not say (`maxRequests`). */

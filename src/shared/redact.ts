@@ -1,4 +1,4 @@
-/** What kept endpoints store instead of a secret header's value (product.md item 12). */
+/** What kept endpoints store instead of a secret value (README, kept endpoints). */
 export const REDACTED = '[redacted]';
 /**
  * REDACTED as written inside the stored request target (a secret query value, the user-info):

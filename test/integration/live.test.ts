@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tcpSocketOf } from '../../src/live/frame.js';
-import { FLUSH_AFTER_MESSAGES } from '../../src/live/hub.js';
+import { FLUSH_AFTER_MESSAGES } from '../../src/live/corking.js';
 import { LIVE_PATH } from '../../src/shared/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send, sendRaw } from '../helpers/http.js';
