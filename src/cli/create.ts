@@ -1,17 +1,21 @@
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';
 
-export const CREATE_USAGE = `Usage: hookwatch create --server <base-url> [--kept]
+/** The server when neither --server nor HOOKWATCH_SERVER names one: `npm start`'s. */
+export const DEFAULT_SERVER = 'http://localhost:8080';
+
+export const CREATE_USAGE = `Usage: hookwatch create [--server <base-url>] [--kept]
 
 Creates an endpoint and prints its receiver URL and its share link (which holds the watch
 key: treat it as a secret). A live endpoint lives while something watches it (the page,
 hookwatch tail or forward), plus a grace period after the last watcher leaves; a kept one
 lives a fixed time (2 h by default) whether watched or not, with secret headers redacted.
 
-  --server <base-url>   the Hookwatch server, e.g. https://hooks.example.com
+  --server <base-url>   the Hookwatch server, e.g. https://hooks.example.com; without it,
+                        $HOOKWATCH_SERVER, else ${DEFAULT_SERVER}
   --kept                a kept endpoint, which outlives its watchers
   -h, --help            this text`;
 
@@ -32,14 +36,7 @@ export async function runCreate(args: string[], context: CommandContext): Promis
     context.out(CREATE_USAGE);
     return 0;
   }
-  if (values.server === undefined) throw new UsageError('--server <base-url> is required, e.g. --server https://hooks.example.com');
-  let origin: string;
-  try {
-    origin = parseServerBase(values.server);
-  } catch (error) {
-    if (error instanceof ShareLinkError) throw new UsageError(error.message);
-    throw error;
-  }
+  const origin = resolveServer(values.server, process.env);
   if (values.kept) return createKeptEndpoint(origin, context);
 
   let welcome: WelcomeMessage;
@@ -58,6 +55,21 @@ export async function runCreate(args: string[], context: CommandContext): Promis
       `plus ${endpoint.graceSeconds} s after the last watcher leaves; nothing watches it now, so start one within ${endpoint.graceSeconds} s.`,
   );
   return 0;
+}
+
+/**
+ * The server's origin: `--server` when given, else HOOKWATCH_SERVER when set and not empty, else
+ * DEFAULT_SERVER. A bad value is a usage error naming where it came from.
+ */
+export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const fromEnv = env.HOOKWATCH_SERVER?.trim();
+  const [text, source] = flag !== undefined ? [flag, '--server'] : fromEnv ? [fromEnv, 'HOOKWATCH_SERVER'] : [DEFAULT_SERVER, '--server'];
+  try {
+    return parseServerBase(text, source);
+  } catch (error) {
+    if (error instanceof ShareLinkError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 /** `POST /api/endpoints {"kind":"kept"}`: a kept endpoint needs no socket to live. */
@@ -88,9 +100,12 @@ async function createKeptEndpoint(origin: string, context: CommandContext): Prom
 }
 
 /** Opens a live socket, sends `create`, and closes the socket once the welcome is in. */
-function createLiveEndpoint(origin: string, stopSignal: AbortSignal): Promise<WelcomeMessage> {
+async function createLiveEndpoint(origin: string, stopSignal: AbortSignal): Promise<WelcomeMessage> {
+  // Imported here, not at the top: `create --help` and `--kept` have no use for ws.
+  const { default: WebSocketClass } = await import('ws');
+  if (stopSignal.aborted) throw new Error('stopped');
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(liveUrlFor(origin), [SUBPROTOCOL], { handshakeTimeout: CREATE_TIMEOUT_MS });
+    const socket: WebSocket = new WebSocketClass(liveUrlFor(origin), [SUBPROTOCOL], { handshakeTimeout: CREATE_TIMEOUT_MS });
     let problem: string | undefined;
     const fail = (message: string) => {
       problem ??= message;

@@ -1,4 +1,4 @@
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { CapturedRequest } from '../shared/captured-request.js';
 import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
@@ -51,6 +51,8 @@ export class LiveFollower {
   private joinedSocket: WebSocket | undefined;
   private readonly stopController = new AbortController();
   private wakeResumed: (() => void) | undefined;
+  /** ws, imported by run(): a command's --help never loads it. */
+  private WebSocketClass: typeof WebSocket | undefined;
 
   constructor(private readonly options: FollowerOptions) {
     this.resumeSeq = options.fromSeq ?? 0;
@@ -64,6 +66,8 @@ export class LiveFollower {
 
   /** Connects, joins, and follows until stopped, gone, or (before the first join) failed. */
   async run(): Promise<FollowEnd> {
+    this.WebSocketClass ??= (await import('ws')).default;
+    if (this.stopped) return { reason: 'stopped' };
     let attempt = 0;
     for (;;) {
       const end = await this.connectOnce();
@@ -120,7 +124,7 @@ export class LiveFollower {
    */
   send(message: ClientMessage): boolean {
     const socket = this.joinedSocket;
-    if (socket?.readyState !== WebSocket.OPEN) return false;
+    if (socket === undefined || socket.readyState !== socket.OPEN) return false;
     socket.send(JSON.stringify(message));
     return true;
   }
@@ -133,9 +137,10 @@ export class LiveFollower {
   }
 
   private connectOnce(): Promise<ConnectionEnd> {
+    const WebSocketClass = this.WebSocketClass as typeof WebSocket;
     return new Promise((resolve) => {
       // The URL carries no key: the key travels only inside the join message.
-      const socket = new WebSocket(this.options.link.liveUrl, [SUBPROTOCOL], { handshakeTimeout: 10_000 });
+      const socket = new WebSocketClass(this.options.link.liveUrl, [SUBPROTOCOL], { handshakeTimeout: 10_000 });
       this.socket = socket;
       let joined = false;
       let gone = false;

@@ -1,23 +1,28 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { UsageError, type CommandContext } from './command.js';
-import { runCreate } from './create.js';
-import { runForward } from './forward.js';
-import { describeError } from './send-request.js';
 import { redactKeys } from './share-link.js';
-import { runTail } from './tail.js';
 
 const USAGE = `Usage: hookwatch <command> [options]
 
 Commands:
   forward <share-link> --to <url>   replay each new request to a local server, byte for byte
   tail <share-link>                 print each new request as it arrives
-  create --server <base-url>        create a live endpoint; print its URL and share link
+  create [--server <base-url>]      create a live endpoint; print its URL and share link
+                                    (server: --server, else $HOOKWATCH_SERVER, else http://localhost:8080)
 
 Run 'hookwatch <command> --help' for a command's options. Docs: docs/cli.md`;
 
 type Command = (args: string[], context: CommandContext) => Promise<number>;
-const COMMANDS: Record<string, Command> = { forward: runForward, tail: runTail, create: runCreate };
+/**
+ * Each command is imported only when it runs: together they pull in ws, node:http(s) and the
+ * signature checks, which `--help` and `--version` have no use for.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  forward: async () => (await import('./forward.js')).runForward,
+  tail: async () => (await import('./tail.js')).runTail,
+  create: async () => (await import('./create.js')).runCreate,
+};
 
 /** The package version, read beside dist/ (or src/ under tsx). */
 function readVersion(): string {
@@ -96,11 +101,12 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (command === undefined) {
+  const loadCommand = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (loadCommand === undefined) {
     process.stderr.write(`hookwatch: unknown command '${redactKeys(name)}'\nRun 'hookwatch --help' for usage.\n`);
     return 2;
   }
+  const command = await loadCommand();
   const { context, dispose } = createContext();
   try {
     return await command(args, context);
@@ -109,6 +115,7 @@ async function main(argv: string[]): Promise<number> {
       context.err(`hookwatch ${name}: ${error.message}\nRun 'hookwatch ${name} --help' for usage.`);
       return 2;
     }
+    const { describeError } = await import('./send-request.js');
     context.err(`hookwatch ${name}: ${describeError(error)}`);
     return 1;
   } finally {

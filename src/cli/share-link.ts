@@ -36,10 +36,10 @@ export function parseShareLink(text: string): ShareLink {
  * The server's base URL for `create --server`: only its origin counts, since the live socket and
  * the page are at the root. A path is refused rather than ignored, so nobody is surprised.
  */
-export function parseServerBase(text: string): string {
-  const url = parseHttpUrl(text, '--server');
+export function parseServerBase(text: string, source = '--server'): string {
+  const url = parseHttpUrl(text, source);
   if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
-    throw new ShareLinkError('--server takes the server\'s base URL only, e.g. https://hooks.example.com (no path, query or fragment)');
+    throw new ShareLinkError(`${source} takes the server's base URL only, e.g. https://hooks.example.com (no path, query or fragment)`);
   }
   return url.origin;
 }

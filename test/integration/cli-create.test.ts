@@ -52,6 +52,35 @@ describe('hookwatch create', () => {
     expect(welcome.backlog).toBe(1);
   });
 
+  it('takes the server from HOOKWATCH_SERVER when --server is not given; an explicit --server wins', async () => {
+    const s = await server();
+    const fromEnv = await runCli(['create'], { env: { HOOKWATCH_SERVER: s.baseUrl } });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stdout).toMatch(new RegExp(`^share link: +${s.baseUrl}/#`, 'm'));
+
+    const kept = await runCli(['create', '--kept'], { env: { HOOKWATCH_SERVER: s.baseUrl } });
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stdout).toMatch(new RegExp(`^receiver: +${s.baseUrl}/api/webhook-endpoint/`, 'm'));
+
+    const explicit = await runCli(['create', '--server', s.baseUrl], { env: { HOOKWATCH_SERVER: 'http://127.0.0.1:9' } });
+    expect(explicit.code, explicit.stderr).toBe(0);
+    expect(explicit.stdout).toMatch(new RegExp(`^share link: +${s.baseUrl}/#`, 'm'));
+  });
+
+  it('defaults to http://localhost:8080 without --server or HOOKWATCH_SERVER', async () => {
+    // Whatever listens on 8080 here (or nothing), the command goes there rather than exiting 2.
+    const result = await runCli(['create'], { env: { HOOKWATCH_SERVER: '' } });
+    expect(result.stderr).not.toMatch(/--server <base-url> is required/);
+    if (result.code === 0) expect(result.stdout).toMatch(/^share link: +http:\/\/localhost:8080\/#/m);
+    else expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/could not create an endpoint at http:\/\/localhost:8080: /) });
+  });
+
+  it('exits 2 when HOOKWATCH_SERVER is not a base URL, naming the variable', async () => {
+    const result = await runCli(['create'], { env: { HOOKWATCH_SERVER: 'http://127.0.0.1:9/some/path' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/HOOKWATCH_SERVER takes the server's base URL only/);
+  });
+
   it('exits 1 with the reason when the server cannot be reached', async () => {
     const s = await server();
     const url = s.baseUrl;

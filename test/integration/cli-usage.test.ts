@@ -36,7 +36,6 @@ describe('hookwatch usage', () => {
       [['forward', LINK, '--to', 'http://localhost:1/', '--verify', 'stripe:env:HOOKWATCH_TEST_UNSET'], /HOOKWATCH_TEST_UNSET is not set or is empty/],
       [['tail', LINK, '--show-expected'], /--show-expected goes with --verify/],
       [['forward', LINK, '--to', 'http://localhost:1/', '--show-expected'], /--show-expected goes with --verify/],
-      [['create'], /--server <base-url> is required/],
       [['create', '--server', 'http://127.0.0.1:9/some/path'], /--server takes the server's base URL only/],
       [['launch', LINK], /hookwatch: unknown command 'launch'/],
       [[LINK], /hookwatch: unknown command 'http:\/\/127\.0\.0\.1:9\/#endpoint_1\.<key>'/],
