@@ -123,7 +123,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerLive(app, { config, store, service, hub, metrics, countCreate });
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
-  await app.register(endpointsRoute, { config, store, service, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
+  await app.register(endpointsRoute, { config, store, service, hub, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
   app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;

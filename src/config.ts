@@ -27,6 +27,11 @@ const trustProxy = z.string().transform((value, ctx): boolean | string[] => {
   return list;
 });
 
+/** `true`/`false` (also `1`/`0`, `yes`/`no`). */
+const flag = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })])
+  .transform((value) => value === true || value === 'true' || value === '1' || value === 'yes');
+
 const publicUrl = z
   .string()
   .url()
@@ -111,6 +116,16 @@ const capture = {
 
 /** What the store and the API may hold in memory. */
 const storage = {
+  dataDir: {
+    env: 'DATA_DIR',
+    schema: z.string().min(1).default('./data'),
+    doc: 'Where kept endpoints and their requests live without Redis: an SQLite file in this folder, created when missing. `none` keeps them in memory only (gone on restart). Unused with Redis.',
+  },
+  maxDiskBytes: {
+    env: 'MAX_DISK_BYTES',
+    schema: integer(MIB, 1024 * 1024 * MIB).default(1024 * MIB),
+    doc: 'Bytes of stored requests the embedded store keeps on disk (counted as for MAX_STORED_BYTES); past it the oldest kept requests go first and their watchers get `evicted`.',
+  },
   requestsPerEndpoint: {
     env: 'REQUESTS_PER_ENDPOINT',
     schema: integer(1, 1000).default(50),
@@ -164,7 +179,22 @@ const endpoints = {
   keptTtlMs: {
     env: 'KEPT_TTL_MS',
     schema: integer(1000, 30 * 24 * 60 * 60 * 1000).default(2 * 60 * 60 * 1000),
-    doc: 'How long a kept endpoint lives from its creation, watched or not (ms).',
+    doc: 'How long a kept endpoint lives from its creation, watched or not, unless its creator picks another lifetime (ms).',
+  },
+  keptMaxTtlMs: {
+    env: 'KEPT_MAX_TTL_MS',
+    schema: integer(1000, 365 * 24 * 60 * 60 * 1000).default(7 * 24 * 60 * 60 * 1000),
+    doc: 'The longest lifetime a kept endpoint may be given at creation or by an extend (ms); past it 400 INVALID_REQUEST.',
+  },
+  namedEndpoints: {
+    env: 'NAMED_ENDPOINTS',
+    schema: flag.default(true),
+    doc: '`false` refuses kept endpoints with a chosen `name` (400 INVALID_REQUEST).',
+  },
+  allowUnredacted: {
+    env: 'ALLOW_UNREDACTED',
+    schema: flag.default(true),
+    doc: '`false` refuses kept endpoints created with `redact: false` (400 INVALID_REQUEST): every secret is stored redacted.',
   },
   keptMaxBodyBytes: {
     env: 'KEPT_MAX_BODY_BYTES',

@@ -57,6 +57,7 @@ export const errors = {
   NOT_FOUND: createError('NOT_FOUND', 'No such route', 404, undefined, false),
   UPGRADE_NOT_SUPPORTED: createError('UPGRADE_NOT_SUPPORTED', 'Only /api/live accepts WebSocket upgrades', 400, undefined, false),
   UPGRADE_REQUIRED: createError('UPGRADE_REQUIRED', '/api/live is a WebSocket: open it with the subprotocol hookwatch.v1', 426, undefined, false),
+  NAME_TAKEN: createError<'NAME_TAKEN', 409, [string]>('NAME_TAKEN', 'The name %s is taken by a living endpoint; choose another', 409, undefined, false),
   STORE_UNAVAILABLE: createError('STORE_UNAVAILABLE', 'The store is unreachable; try again shortly', 503, undefined, false),
   INTERNAL: createError('INTERNAL', 'Internal error', 500, undefined, false),
   // Live protocol only (sent in an `error` message, never as an HTTP status).
@@ -101,6 +102,7 @@ export const REJECTION_REASONS = {
   NOT_FOUND: 'not_found',
   UPGRADE_NOT_SUPPORTED: 'upgrade_not_supported',
   UPGRADE_REQUIRED: 'upgrade_required',
+  NAME_TAKEN: 'name_taken',
   STORE_UNAVAILABLE: 'store_unavailable',
   BAD_MESSAGE: 'bad_message',
   TOO_MANY_MESSAGES: 'too_many_messages',

@@ -7,7 +7,10 @@ import { createMemoryBus } from './bus/memory-bus.js';
 import { createRedisBus } from './bus/redis-bus.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createMemoryStore } from './store/memory-store.js';
+import { createEmbeddedStore } from './store/embedded-store.js';
 import { createRedisStore } from './store/redis-store.js';
+import { DatabaseOpenError, openDatabase } from './store/sqlite-database.js';
+import { createSqliteStore } from './store/sqlite-store.js';
 import { storeLimits } from './store/store.js';
 
 /** How long shutdown may take before the process exits anyway. */
@@ -24,7 +27,15 @@ async function main(): Promise<void> {
   }
 
   const log = pino({ level: config.logLevel });
-  const { deps, close } = config.redisUrl === undefined ? inMemory(config) : onRedis(config, config.redisUrl, log);
+  let stores: { deps: AppDeps; close: () => Promise<void> };
+  try {
+    stores = config.redisUrl === undefined ? embedded(config) : onRedis(config, config.redisUrl, log);
+  } catch (error) {
+    if (!(error instanceof DatabaseOpenError)) throw error;
+    process.stderr.write(`hookwatch: ${error.message}\n`);
+    process.exit(1);
+  }
+  const { deps, close } = stores;
   const tls =
     config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
       ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
@@ -41,9 +52,17 @@ async function main(): Promise<void> {
   await app.listen({ host: config.host, port: config.port });
 }
 
-function inMemory(config: Config): { deps: AppDeps; close: () => Promise<void> } {
+/**
+ * One process without Redis: live endpoints in memory; kept ones in the SQLite file under
+ * DATA_DIR, so they outlive a restart (DATA_DIR=none: in memory too).
+ */
+function embedded(config: Config): { deps: AppDeps; close: () => Promise<void> } {
   const bus = createMemoryBus();
-  return { deps: { store: createMemoryStore({ ...storeLimits(config), bus }), bus }, close: async () => undefined };
+  const live = createMemoryStore({ ...storeLimits(config), bus });
+  if (config.dataDir === 'none') return { deps: { store: live, bus }, close: async () => undefined };
+  const db = openDatabase(config.dataDir);
+  const kept = createSqliteStore({ ...storeLimits(config), maxDiskBytes: config.maxDiskBytes, db, bus });
+  return { deps: { store: createEmbeddedStore({ live, kept }), bus }, close: async () => void db.close() };
 }
 
 /**

@@ -19,30 +19,44 @@ export function keyMatches(key: string, keyHash: string): boolean {
   return timingSafeEqual(Buffer.from(hashKey(key), 'hex'), Buffer.from(keyHash, 'hex'));
 }
 
+/** What a creator may choose (kept endpoints only): validated by the endpoint service. */
+export interface CreateOptions {
+  kind: EndpointKind;
+  /** Kept: how long it lives; KEPT_TTL_MS when absent. */
+  ttlMs?: number | undefined;
+  /** Kept: its id, chosen to be remembered; a random one when absent. */
+  name?: string | undefined;
+  /** Kept: false stores secret values as received. */
+  redact?: boolean | undefined;
+}
+
 /**
  * Creates an endpoint of either kind, the one way the socket and the HTTP API both use. A live
  * endpoint starts with a lease and a grace, so it survives its creator's socket closing at once
- * just as long as one left by its last watcher; a kept one lives KEPT_TTL_MS. Undefined when
- * the kind's cap is reached.
+ * just as long as one left by its last watcher; a kept one lives its lifetime. 'taken' when the
+ * name is, 'full' when the kind's cap is reached.
  */
 export async function createEndpoint(
   store: Store,
   config: Config,
-  kind: EndpointKind,
+  options: CreateOptions,
   nowMs = Date.now(),
-): Promise<{ endpoint: EndpointRecord; key: string } | undefined> {
+): Promise<{ endpoint: EndpointRecord; key: string } | 'taken' | 'full'> {
+  const { kind } = options;
   const key = newWatchKey();
+  const deadlineMs = kind === 'kept' ? nowMs + (options.ttlMs ?? config.keptTtlMs) : nowMs + config.leaseMs + config.graceMs;
   const endpoint: EndpointRecord = {
-    id: newEndpointId(),
+    id: options.name ?? newEndpointId(),
     kind,
     keyHash: hashKey(key),
     createdAt: new Date(nowMs).toISOString(),
-    ...(kind === 'kept' ? { expiresAt: new Date(nowMs + config.keptTtlMs).toISOString() } : {}),
+    ...(kind === 'kept' ? { expiresAt: new Date(deadlineMs).toISOString() } : {}),
+    ...(options.redact === false ? { redact: false } : {}),
     response: DEFAULT_RESPONSE,
   };
-  const deadlineMs = kind === 'kept' ? nowMs + config.keptTtlMs : nowMs + config.leaseMs + config.graceMs;
   const maxEndpoints = kind === 'kept' ? config.maxKeptEndpoints : config.maxEndpoints;
-  return (await store.createEndpoint(endpoint, { maxEndpoints, deadlineMs })) ? { endpoint, key } : undefined;
+  const created = await store.createEndpoint(endpoint, { maxEndpoints, deadlineMs });
+  return created === 'created' ? { endpoint, key } : created;
 }
 
 /** Bytes of each request's body an endpoint of this kind keeps. */
@@ -64,5 +78,6 @@ export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase
     maxRequests: config.requestsPerEndpoint,
     requestsKept: config.requestsPerEndpoint,
     maxBodyBytes: maxBodyBytesFor(config, endpoint.kind),
+    ...(endpoint.kind === 'kept' ? { redact: endpoint.redact !== false } : {}),
   };
 }

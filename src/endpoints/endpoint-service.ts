@@ -1,12 +1,13 @@
 import type { FastifyError } from 'fastify';
+import { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import type { ForwardedMessage } from '../shared/protocol.js';
 import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
 import { forwardedMessage } from '../shared/server-messages.js';
-import type { EndpointKind, EndpointRecord, RequestLog, Store } from '../store/store.js';
-import { createEndpoint, keyMatches } from './endpoint-records.js';
+import type { EndpointRecord, RequestLog, Store } from '../store/store.js';
+import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
 import { redactForwarded } from './redact-forwarded.js';
 
 /** What an action gives: its value, or the error (from the errors table) a transport turns into a status or a close code. */
@@ -29,8 +30,14 @@ export interface LogSince {
  * report, is announced here.
  */
 export interface EndpointService {
-  /** A new endpoint of `kind` and its watch key; AT_CAPACITY when its kind's cap is reached. */
-  create(kind: EndpointKind): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
+  /**
+   * A new endpoint and its watch key, from the creator's untrusted choices (`{kind, ttlMs, name,
+   * redact}`): INVALID_REQUEST naming what is wrong, NAME_TAKEN, or AT_CAPACITY when its kind's
+   * cap is reached.
+   */
+  create(input: unknown): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
+  /** A kept endpoint lives `ttlMs` from now (at most KEPT_MAX_TTL_MS): the endpoint as it is now. */
+  extend(endpoint: EndpointRecord, input: unknown): Promise<Outcome<EndpointRecord>>;
   /** The endpoint when `key` is its watch key; ENDPOINT_NOT_FOUND otherwise, the same for a wrong key as for no endpoint. */
   authorize(id: string, key: string): Promise<Outcome<EndpointRecord>>;
   /** Validates and sets the response configuration: INVALID_RESPONSE_CONFIG naming each bad field, AT_CAPACITY, or ENDPOINT_NOT_FOUND. */
@@ -50,10 +57,21 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
   const redactAlso = new Set(config.redactHeaders);
 
   return {
-    async create(kind) {
-      const created = await createEndpoint(store, config, kind);
-      if (created) return done(created);
-      return refused(errors.AT_CAPACITY(kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`));
+    async create(input) {
+      const options = parseCreate(input, config);
+      if (typeof options === 'string') return refused(errors.INVALID_REQUEST(options));
+      const created = await createEndpoint(store, config, options);
+      if (created === 'taken') return refused(errors.NAME_TAKEN(options.name ?? ''));
+      if (created !== 'full') return done(created);
+      return refused(errors.AT_CAPACITY(options.kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`));
+    },
+
+    async extend(endpoint, input) {
+      if (endpoint.kind !== 'kept') return refused(errors.INVALID_REQUEST('a live endpoint lives while it is watched: only kept endpoints are extended'));
+      const parsed = extendSchema(config).safeParse(input ?? {});
+      if (!parsed.success) return refused(errors.INVALID_REQUEST(problemsOf(parsed.error)));
+      const extended = await store.extendEndpoint(endpoint.id, Date.now() + parsed.data.ttlMs);
+      return extended ? done(extended) : notFound();
     },
 
     async authorize(id, key) {
@@ -93,4 +111,41 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       await bus.publish(endpoint.id, { data: forwardedMessage(shown) });
     },
   };
+}
+
+/** A kept endpoint's chosen name: 3-64 of a-z, 0-9 and -, starting with a letter (its id, so its URL). */
+export const ENDPOINT_NAME = /^[a-z][a-z0-9-]{2,63}$/;
+
+const ttlMs = (config: Config) =>
+  z
+    .number({ error: 'ttlMs must be a number of milliseconds' })
+    .int('ttlMs must be a whole number of milliseconds')
+    .min(60_000, 'ttlMs must be at least 60000 (a minute)')
+    .max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
+
+const extendSchema = (config: Config) => z.strictObject({ ttlMs: ttlMs(config) });
+
+const createSchema = (config: Config) =>
+  z.strictObject({
+    kind: z.enum(['live', 'kept'], { error: 'kind must be "live" or "kept"' }).default('live'),
+    ttlMs: ttlMs(config).optional(),
+    name: z.string({ error: 'name must be a string' }).regex(ENDPOINT_NAME, 'name must be 3-64 characters of a-z, 0-9 and -, starting with a letter').optional(),
+    redact: z.boolean({ error: 'redact must be true or false' }).optional(),
+  });
+
+function problemsOf(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+}
+
+/** The creator's choices, checked against the schema and what this server allows; a string says what is wrong. */
+function parseCreate(input: unknown, config: Config): CreateOptions | string {
+  const parsed = createSchema(config).safeParse(input ?? {});
+  if (!parsed.success) return problemsOf(parsed.error);
+  const options = parsed.data;
+  if (options.kind === 'live' && (options.ttlMs !== undefined || options.name !== undefined || options.redact !== undefined)) {
+    return 'ttlMs, name and redact apply to kept endpoints only (a live endpoint lives while it is watched)';
+  }
+  if (options.name !== undefined && !config.namedEndpoints) return 'named endpoints are turned off on this server (NAMED_ENDPOINTS=false)';
+  if (options.redact === false && !config.allowUnredacted) return 'this server stores every secret redacted (ALLOW_UNREDACTED=false): leave out "redact": false';
+  return options;
 }

@@ -7,6 +7,7 @@ import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-s
 import { errors } from '../errors.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
+import type { Hub } from '../live/hub.js';
 import type { AddressLimit } from './rate-limit.js';
 import type { UnsentAnswers } from './unsent-answers.js';
 
@@ -14,6 +15,8 @@ export interface EndpointsRouteOptions {
   config: Config;
   store: Store;
   service: EndpointService;
+  /** Wakes long polls when a request is captured on any instance. */
+  hub: Hub;
   readingBudget: ReadingBudget;
   unsentAnswers: UnsentAnswers;
   /** KEPT_CREATES_PER_ADDRESS, shared with the live socket's `create` of a kept endpoint; undefined when off. */
@@ -32,7 +35,21 @@ const PAGE_BYTES = 4 * 1024 * 1024;
 /** A polling client holds a live endpoint like a watcher does, under this holder name. */
 const POLLING_HOLDER = 'polling';
 
-const createSchema = z.strictObject({ kind: z.enum(['live', 'kept']).default('live') });
+/** The longest a poll may wait for a request (`waitMs`). */
+export const MAX_WAIT_MS = 60_000;
+const waitMsSchema = z
+  .string()
+  .regex(/^\d{1,6}$/)
+  .transform(Number)
+  .pipe(z.number().max(MAX_WAIT_MS));
+
+/** Aborts when the client's connection closes before its answer is sent (the answer's own 'close', not the socket's, which outlives it when kept alive). */
+function closedSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => controller.abort());
+  return controller.signal;
+}
+
 /** Decimal digits only: Number() would also take `0x2`, `1e1` and an empty string. */
 const afterSeqSchema = z
   .string()
@@ -52,7 +69,7 @@ const afterSeqSchema = z
  * exactly as an unknown id does (404). The key is never taken from a query string.
  */
 export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
-  const { config, store, service, readingBudget, unsentAnswers } = options;
+  const { config, store, service, hub, readingBudget, unsentAnswers } = options;
 
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
   async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -94,25 +111,40 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
       reply.header('retry-after', String(limited.retryAfterSeconds));
       throw limited.error;
     }
-    const parsed = createSchema.safeParse((await jsonBody(request, reply)) ?? {});
-    if (!parsed.success) throw errors.INVALID_REQUEST(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '));
-    const created = valueOf(await service.create(parsed.data.kind));
+    const created = valueOf(await service.create(await jsonBody(request, reply)));
     reply.header('cache-control', 'no-store');
     return reply.code(201).send(toEndpointInfo(created.endpoint, created.key, options.publicBaseFor(request), config));
   });
 
   app.get('/api/endpoints/:id/requests', async (request: FastifyRequest, reply: FastifyReply) => {
     const endpoint = await owned(request);
-    const raw = (request.query as { afterSeq?: string }).afterSeq ?? '0';
-    const afterSeq = afterSeqSchema.safeParse(raw);
+    const query = request.query as { afterSeq?: string; waitMs?: string };
+    const afterSeq = afterSeqSchema.safeParse(query.afterSeq ?? '0');
     if (!afterSeq.success) throw errors.INVALID_REQUEST('afterSeq must be a whole number of at least 0');
+    const waitMs = waitMsSchema.safeParse(query.waitMs ?? '0');
+    if (!waitMs.success) throw errors.INVALID_REQUEST(`waitMs must be a whole number from 0 to ${MAX_WAIT_MS}`);
     // Polling is watching: it keeps a live endpoint alive as a socket would.
     if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], POLLING_HOLDER, Date.now() + config.leaseMs, config.graceMs);
-    const since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
+    let since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
+    if (since.log.requests.length === 0 && waitMs.data > 0) {
+      // A long poll: answered as soon as a request after afterSeq is stored on any instance, or
+      // with nothing after waitMs. The sender's hang-up ends the wait too.
+      const stop = AbortSignal.any([AbortSignal.timeout(waitMs.data), closedSignal(reply)]);
+      const stored = async () => (await store.readLog(endpoint.id, afterSeq.data))?.requests.length !== 0;
+      const outcome = await hub.waitForRequest(endpoint.id, stop, stored);
+      if (outcome === 'failed') throw errors.STORE_UNAVAILABLE();
+      since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
+    }
     const answer = toPollAnswer(since, endpoint.expiresAt);
     holdUnsent(request, reply, answer.length);
     reply.header('cache-control', 'no-store');
     return reply.type('application/json; charset=utf-8').send(answer);
+  });
+
+  app.post('/api/endpoints/:id/extend', async (request: FastifyRequest, reply: FastifyReply) => {
+    const endpoint = await owned(request);
+    const extended = valueOf(await service.extend(endpoint, await jsonBody(request, reply)));
+    return { expiresAt: extended.expiresAt };
   });
 
   app.put('/api/endpoints/:id/response', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -113,7 +113,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
       // The record says how the sender was answered: the configuration in force when it is
       // stored. An object literal here, not a spread of a prepared one: a spread changes the
       // object's shape and slows every later property read (docs/performance.md).
-      const recordFor = (response: ResponseConfig) =>
+      const recordFor = (response: ResponseConfig, redact: boolean) =>
         toRecordJson(
           {
             method: request.method,
@@ -127,8 +127,9 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
             receivedAtMs,
             answer: body.overLimit ? { status: 413, delayMs: 0 } : { status: response.status, delayMs: response.delayMs },
             parts,
-            // Kept endpoints: secrets go before storage, so nothing redacted is stored, logged or sent.
-            ...(kind === 'kept' ? { redact: redactAlso } : {}),
+            // Secrets go before storage (kept endpoints, unless their creator chose otherwise), so
+            // nothing redacted is stored, logged or sent.
+            ...(redact ? { redact: redactAlso } : {}),
           },
           captureOptions,
           perKind[kind].maxRecord,

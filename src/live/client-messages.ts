@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ClientMessage } from '../shared/protocol.js';
 
 const clientMessageSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('create'), kind: z.enum(['live', 'kept']).optional() }),
+  // The choices themselves are validated by the endpoint service, as for POST /api/endpoints.
+  z.strictObject({ type: z.literal('create'), kind: z.enum(['live', 'kept']).optional(), ttlMs: z.number().optional(), name: z.string().max(200).optional(), redact: z.boolean().optional() }),
   z.strictObject({
     type: z.literal('join'),
     endpointId: z.string().min(1).max(64),

@@ -28,7 +28,12 @@ interface Channel {
   lastSeq: number | undefined;
   /** While set, a fill from the store is running: live messages wait in it. */
   filling: Framed[] | undefined;
+  /** Long polls waiting for the next request (`waitForRequest`). */
+  waiters: Set<(outcome: WaitOutcome) => void>;
 }
+
+/** How a wait for a request ended. */
+export type WaitOutcome = 'request' | 'gone' | 'aborted' | 'failed';
 
 export type AttachResult = 'attached' | 'full' | 'gone' | 'failed';
 
@@ -39,6 +44,13 @@ export interface Hub {
    * cap, 'failed' when the bus could not subscribe (nothing is kept then).
    */
   attach(endpointId: string, watcher: Watcher): Promise<AttachResult>;
+  /**
+   * Resolves once a request is captured on the endpoint, on any instance ('request'), the
+   * endpoint ends ('gone'), `signal` aborts ('aborted'), or the bus cannot subscribe ('failed').
+   * While it waits, the endpoint is held as by a watcher. `stored` is asked once the bus is
+   * subscribed: a request stored before then would never be announced to this wait.
+   */
+  waitForRequest(endpointId: string, signal: AbortSignal, stored: () => Promise<boolean>): Promise<WaitOutcome>;
   /** Removes a watcher; after this instance's last one leaves, it gives its lease back. */
   detach(endpointId: string, watcher: Watcher): void;
   /** Local watchers of one endpoint (for tests and metrics). */
@@ -73,6 +85,7 @@ export function createHub(options: HubOptions): Hub {
     if (!channel) return;
     // Gone (deleted on any instance): tell the watchers why and close their sockets now.
     if (message.ends) return expireLocal(endpointId, message.data);
+    if (message.seq !== undefined && channel.waiters.size > 0) for (const wake of [...channel.waiters]) wake('request');
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
     deliver(endpointId, channel, toFramed(message.data, message.seq));
     corking.counted();
@@ -80,7 +93,7 @@ export function createHub(options: HubOptions): Hub {
   });
 
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined };
+    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined, waiters: new Set() };
     channel.ready = Promise.all([
       bus.subscribe(endpointId),
       store.holdEndpoints([endpointId], options.instanceId, Date.now() + options.leaseMs, options.graceMs),
@@ -109,6 +122,7 @@ export function createHub(options: HubOptions): Hub {
     for (const watcher of channel.watchers) watcher.expire(expired);
     watcherTotal -= channel.watchers.size;
     channel.watchers.clear();
+    for (const wake of [...channel.waiters]) wake('gone');
   }
 
   /** Hands a message to the channel's watchers, filling a hole from the store first. */
@@ -209,7 +223,30 @@ export function createHub(options: HubOptions): Hub {
       if (!channel || !channel.watchers.delete(watcher)) return;
       watcherTotal--;
       announceWatchers(endpointId);
-      if (channel.watchers.size === 0) closeChannel(endpointId, channel, true);
+      if (channel.watchers.size === 0 && channel.waiters.size === 0) closeChannel(endpointId, channel, true);
+    },
+
+    async waitForRequest(endpointId, signal, stored) {
+      if (signal.aborted) return 'aborted';
+      const channel = channels.get(endpointId) ?? openChannel(endpointId);
+      let wake: (outcome: WaitOutcome) => void = () => undefined;
+      const woken = new Promise<WaitOutcome>((resolve) => (wake = resolve));
+      const onAbort = () => wake('aborted');
+      channel.waiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const ready = await channel.ready.then(
+          () => undefined,
+          (error: unknown) => (error instanceof EndpointGoneError ? 'gone' : 'failed'),
+        );
+        if (ready) return ready;
+        if (await stored()) return 'request';
+        return await woken;
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        channel.waiters.delete(wake);
+        if (channel.watchers.size === 0 && channel.waiters.size === 0) closeChannel(endpointId, channel, true);
+      }
     },
 
     watcherCount: (endpointId) => channels.get(endpointId)?.watchers.size ?? 0,

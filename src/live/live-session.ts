@@ -6,9 +6,9 @@ import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js'
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { AddressLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
-import { CloseCode, type ClientMessage } from '../shared/protocol.js';
+import { CloseCode, type ClientMessage, type CreateMessage } from '../shared/protocol.js';
 import { errorMessage, EXPIRED_MESSAGE, welcomeMessage } from '../shared/server-messages.js';
-import { StoreUnavailableError, type EndpointKind, type EndpointRecord, type Store } from '../store/store.js';
+import { StoreUnavailableError, type EndpointRecord, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
 import { MessageBudget } from './message-budget.js';
@@ -217,7 +217,7 @@ export class LiveSession {
       if (this.state.name === 'watching') return this.refuse(errors.ALREADY_JOINED(), { forType: message.type });
       this.enter({ name: 'joining' });
       try {
-        if (message.type === 'create') await this.create(message.kind ?? 'live');
+        if (message.type === 'create') await this.create(message);
         else await this.join(message.endpointId, message.key, message.afterSeq ?? 0);
       } finally {
         if (this.state.name === 'joining') this.enterHello();
@@ -234,13 +234,18 @@ export class LiveSession {
     if (!outcome.ok) this.refuseOutcome(outcome, message.type);
   }
 
-  private async create(kind: EndpointKind): Promise<void> {
+  private async create(message: CreateMessage): Promise<void> {
+    const { type: _type, ...choices } = message;
     // Live endpoints are bounded by the sockets that hold them; kept ones outlive the socket.
-    const limited = kind === 'kept' ? await this.context.countCreate?.(this.addressKey) : undefined;
+    const limited = message.kind === 'kept' ? await this.context.countCreate?.(this.addressKey) : undefined;
     if (limited) return this.refuse(limited.error, { forType: 'create', close: CloseCode.TOO_MANY_MESSAGES });
-    const created = await this.context.service.create(kind);
-    if (!created.ok) return this.refuse(created.error, { forType: 'create', close: CloseCode.AT_CAPACITY });
-    this.context.log.debug({ endpointId: created.value.endpoint.id, kind }, 'endpoint created');
+    const created = await this.context.service.create(choices);
+    if (!created.ok) {
+      // Full: nothing to retry on this socket. A bad choice or a taken name: the client may try another.
+      const close = created.error.code === 'AT_CAPACITY' ? CloseCode.AT_CAPACITY : undefined;
+      return this.refuse(created.error, { forType: 'create', ...(close === undefined ? {} : { close }) });
+    }
+    this.context.log.debug({ endpointId: created.value.endpoint.id, kind: created.value.endpoint.kind }, 'endpoint created');
     await this.watch(created.value.endpoint.id, created.value.key, 0, true);
   }
 

@@ -38,6 +38,10 @@ export const CloseCode = {
 
 /** Make a new endpoint and watch it: `live` (the default) lives while watched, `kept` for KEPT_TTL_MS. */
 export interface CreateMessage {
+  /** Kept endpoints only: how long it lives (at most KEPT_MAX_TTL_MS), its name (its id), and whether secrets are redacted. */
+  ttlMs?: number;
+  name?: string;
+  redact?: boolean;
   type: 'create';
   kind?: 'live' | 'kept';
 }
@@ -110,6 +114,8 @@ export interface EndpointInfo {
   requestsKept?: number;
   /** Bytes of each request's body it keeps (the rest is counted, and the request flagged truncated). */
   maxBodyBytes: number;
+  /** Kept endpoints: whether secret header and query values are stored redacted (false: as received, by the creator's choice). */
+  redact?: boolean;
 }
 
 /**
@@ -142,6 +148,12 @@ export interface ResponseChangedMessage {
 export interface ClearedMessage {
   type: 'cleared';
   clearedSeq: number;
+}
+
+/** A kept endpoint's lifetime was extended (`POST /api/endpoints/<id>/extend`): it now expires at `expiresAt`. */
+export interface ExtendedMessage {
+  type: 'extended';
+  expiresAt: string;
 }
 
 /** The endpoint is gone: its lifetime ended (`expired`), or its owner deleted it (`deleted`). */
@@ -177,6 +189,7 @@ export type ServerMessage =
   | RequestMessage
   | ResponseChangedMessage
   | ClearedMessage
+  | ExtendedMessage
   | ExpiredMessage
   | EvictedMessage
   | WatchersMessage

@@ -7,6 +7,7 @@ import type {
   EndpointInfo,
   ErrorMessage,
   ExpiredMessage,
+  ExtendedMessage,
   ForwardedMessage,
   ResponseChangedMessage,
   WatchersMessage,
@@ -31,6 +32,8 @@ export const CLEARED_MESSAGE_HEAD = '{"type":"cleared","clearedSeq":';
 export const clearedMessage = (clearedSeq: number): string => `${CLEARED_MESSAGE_HEAD}${clearedSeq}}`;
 
 export const responseChangedMessage = (response: ResponseConfig): string => json<ResponseChangedMessage>({ type: 'response', response });
+
+export const extendedMessage = (expiresAt: string): string => json<ExtendedMessage>({ type: 'extended', expiresAt });
 
 export const watchersMessage = (count: number): string => json<WatchersMessage>({ type: 'watchers', count });
 

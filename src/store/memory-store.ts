@@ -1,8 +1,8 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import { clearedMessage, DELETED_MESSAGE, responseChangedMessage } from '../shared/server-messages.js';
+import { clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage } from '../shared/server-messages.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -120,12 +120,21 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
       const taken = all.get(endpoint.id);
-      if (taken && alive(endpoint.id)) return false;
-      if (taken) remove(endpoint.id, taken);
+      if (taken && alive(endpoint.id)) return 'taken';
       // The map may still hold expired entries the sweep has not reached: count the living.
-      if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return false;
+      if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return 'full';
+      if (taken) remove(endpoint.id, taken);
       all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0 });
-      return true;
+      return 'created';
+    },
+
+    async extendEndpoint(id, deadlineMs) {
+      const entry = alive(id);
+      if (!entry || entry.endpoint.kind !== 'kept') return undefined;
+      entry.deadlineMs = deadlineMs;
+      entry.endpoint.expiresAt = new Date(deadlineMs).toISOString();
+      await options.bus.publish(id, { data: extendedMessage(entry.endpoint.expiresAt) });
+      return { ...entry.endpoint };
     },
 
     async getEndpoint(id) {
@@ -219,7 +228,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (!entry || entry.endpoint.kind !== kind) return undefined;
       const { response } = entry.endpoint;
       // Built before the seq is taken: a record that throws leaves no hole in the numbering.
-      const json = recordFor(response);
+      const json = recordFor(response, redactsSecrets(entry.endpoint));
       const seq = ++entry.lastSeq;
       const request: Held = { seq, message: toRequestMessage(json, seq), entry, older: undefined, newer: undefined };
       entry.requests.push(request);

@@ -94,10 +94,10 @@ end
 
 const script = (body: string) => PRELUDE + body;
 
-/** ARGV: P, id, endpointJson, responseJson, kind, deadline, now, maxEndpoints (of its kind) -> 1 created, 0 refused. */
+/** ARGV: P, id, endpointJson, responseJson, kind, deadline, now, maxEndpoints (of its kind) -> 1 created, 2 id taken, 0 full. */
 export const CREATE = script(`
 local id, now = ARGV[2], tonumber(ARGV[7])
-if alive(id, now) then return 0 end
+if alive(id, now) then return 2 end
 purge(id)
 local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. now, '+inf')
 local ofKind = ARGV[5] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. now, '+inf') - kept
@@ -124,6 +124,18 @@ local was = alive(id, tonumber(ARGV[3]))
 purge(id)
 if was then redis.call('PUBLISH', P .. 'ch:' .. id, 'X\\n' .. ARGV[4]) end
 return was and 1 or 0
+`);
+
+/** ARGV: P, id, now, endpointJson, deadline, extendedMessage -> 1 extended (and announced), 0 no living kept endpoint. */
+export const EXTEND = script(`
+local id, deadline = ARGV[2], tonumber(ARGV[5])
+if not alive(id, tonumber(ARGV[3])) or redis.call('HGET', epKey(id), 'kind') ~= 'kept' then return 0 end
+redis.call('HSET', epKey(id), 'rec', ARGV[4])
+redis.call('ZADD', P .. 'index', deadline, id)
+redis.call('ZADD', P .. 'kept', deadline, id)
+backstop(id, deadline)
+redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[6])
+return 1
 `);
 
 /** ARGV: P, now -> endpoints alive. */

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { ResponseConfig } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
-import { STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
-import { DELETED_MESSAGE, responseChangedMessage } from '../shared/server-messages.js';
+import { redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
+import { DELETED_MESSAGE, extendedMessage, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
 
 export interface RedisStoreOptions extends StoreLimits {
@@ -53,9 +53,9 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     known.delete(id);
     knownBytes -= entry.bytes;
   };
-  const remember = (id: string, kind: EndpointKind, responseJson: string, version: string): Known => {
+  const remember = (id: string, kind: EndpointKind, redact: boolean, responseJson: string, version: string): Known => {
     forget(id);
-    const entry = { kind, response: JSON.parse(responseJson) as ResponseConfig, version, bytes: responseJson.length + id.length + 100 };
+    const entry = { kind, redact, response: JSON.parse(responseJson) as ResponseConfig, version, bytes: responseJson.length + id.length + 100 };
     known.set(id, entry);
     knownBytes += entry.bytes;
     for (const [oldest] of known) {
@@ -72,7 +72,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       return undefined;
     }
     const record = JSON.parse(found[0]) as Omit<EndpointRecord, 'response'>;
-    return { record, seen: remember(id, record.kind, found[1], found[2]) };
+    return { record, seen: remember(id, record.kind, redactsSecrets(record), found[1], found[2]) };
   };
   /** What this instance knows of the endpoint, asking Redis only when it knows nothing. */
   const lookUp = async (id: string): Promise<Known | undefined> => known.get(id) ?? (await fetchEndpoint(id))?.seen;
@@ -81,7 +81,16 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
       const { response, ...rest } = endpoint;
       const created = await run('CREATE', endpoint.id, JSON.stringify(rest), JSON.stringify(response), endpoint.kind, deadlineMs, now(), maxEndpoints);
-      return created === 1;
+      return created === 1 ? 'created' : created === 2 ? 'taken' : 'full';
+    },
+
+    async extendEndpoint(id, deadlineMs) {
+      const fetched = await fetchEndpoint(id);
+      if (!fetched || fetched.record.kind !== 'kept') return undefined;
+      const expiresAt = new Date(deadlineMs).toISOString();
+      const record = { ...fetched.record, expiresAt };
+      const extended = await run('EXTEND', id, now(), JSON.stringify(record), deadlineMs, extendedMessage(expiresAt));
+      return extended === 1 ? { ...record, response: fetched.seen.response } : undefined;
     },
 
     async getEndpoint(id) {
@@ -133,14 +142,14 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     async appendRequest(id, kind, recordFor, capturedAtMs) {
       let seen = await lookUp(id);
       if (!seen) return undefined;
-      const append = ({ response }: Known, version: string) =>
-        run('APPEND', id, now(), recordFor(response), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
+      const append = ({ response, redact }: Known, version: string) =>
+        run('APPEND', id, now(), recordFor(response, redact), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
       let reply = await append(seen, seen.version);
       if (Array.isArray(reply)) {
         // The configuration changed since this instance saw it: build the draft again for the
         // current one. This try takes whatever is current, so a stream of changes cannot keep
         // a capture waiting.
-        seen = remember(id, kind, reply[0], reply[1]);
+        seen = remember(id, kind, seen.redact, reply[0], reply[1]);
         reply = await append(seen, '');
       }
       if (reply === null || Array.isArray(reply)) {
@@ -172,6 +181,8 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
 interface Known {
   kind: EndpointKind;
+  /** Whether its requests are stored with their secrets redacted (fixed at creation). */
+  redact: boolean;
   response: ResponseConfig;
   version: string;
   /** Roughly what the entry holds in memory. */

@@ -12,6 +12,8 @@ export interface EndpointRecord {
   createdAt: string;
   /** Kept endpoints: when they expire, ISO 8601 UTC. Live ones live while watched (see holdEndpoints). */
   expiresAt?: string;
+  /** False: secret header and query values are stored as received (kept endpoints, by their creator's choice). Absent: redacted. */
+  redact?: boolean;
   response: ResponseConfig;
 }
 
@@ -51,11 +53,17 @@ export interface RequestLog {
  */
 export interface Store {
   /**
-   * Adds a new endpoint that lives until `deadlineMs` (a live endpoint's creator then holds it);
-   * false (and nothing added) when `maxEndpoints` endpoints of its kind already live, or the id
-   * is taken.
+   * Adds a new endpoint that lives until `deadlineMs` (a live endpoint's creator then holds it):
+   * 'created'; 'taken' when a living endpoint has its id (a name, for a named kept endpoint);
+   * 'full' when `maxEndpoints` endpoints of its kind already live. Nothing is added unless created.
    */
-  createEndpoint(endpoint: EndpointRecord, limits: { maxEndpoints: number; deadlineMs: number }): Promise<boolean>;
+  createEndpoint(endpoint: EndpointRecord, limits: { maxEndpoints: number; deadlineMs: number }): Promise<'created' | 'taken' | 'full'>;
+  /**
+   * A kept endpoint now lives until `deadlineMs` (`expiresAt` follows), announced to its watchers
+   * (`extended`) in the same step; the endpoint as it is now, or undefined when there is no
+   * living kept endpoint with this id.
+   */
+  extendEndpoint(id: string, deadlineMs: number): Promise<EndpointRecord | undefined>;
   getEndpoint(id: string): Promise<EndpointRecord | undefined>;
   /**
    * The endpoint's kind, asked before a request's body is read. It may come from what this
@@ -99,11 +107,11 @@ export interface Store {
    * the per-endpoint count or byte budget the endpoint's oldest requests go; past the store's
    * byte budget the oldest requests of any endpoint go, and their watchers get `evicted`.
    * `recordFor` gives the record's JSON without `seq`, for the endpoint's response configuration
-   * as it is at the moment of storing: the stored record and the sender's answer both follow
+   * (and whether it redacts secrets) as it is at the moment of storing: the stored record and the sender's answer both follow
    * the configuration in force then, on whichever instance it was set. Returns the seq given
    * and that configuration, or undefined when no endpoint of `kind` exists.
    */
-  appendRequest(id: string, kind: EndpointKind, recordFor: (response: ResponseConfig) => string, capturedAtMs: number): Promise<Appended | undefined>;
+  appendRequest(id: string, kind: EndpointKind, recordFor: RecordBuilder, capturedAtMs: number): Promise<Appended | undefined>;
   /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
@@ -111,6 +119,12 @@ export interface Store {
   /** Bytes of stored requests (as counted against the budget) and requests evicted so far, for metrics. */
   stats(): Promise<StoreStats>;
 }
+
+/** Builds a request's record JSON (without `seq`) for its endpoint's configuration at the moment of storing. */
+export type RecordBuilder = (response: ResponseConfig, redact: boolean) => string;
+
+/** Whether an endpoint stores secrets redacted: kept endpoints do unless their creator chose otherwise. */
+export const redactsSecrets = (endpoint: Pick<EndpointRecord, 'kind' | 'redact'>): boolean => endpoint.kind === 'kept' && endpoint.redact !== false;
 
 export interface Appended {
   seq: number;

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
@@ -6,6 +9,9 @@ import { createRedisBus } from '../../src/bus/redis-bus.js';
 import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/response-config.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
+import { createEmbeddedStore } from '../../src/store/embedded-store.js';
+import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite-database.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 
@@ -21,6 +27,14 @@ interface Backend {
 type MakeBackend = (limits: StoreLimits, now: () => number) => Backend;
 
 const redisClients: Redis[] = [];
+const databases: Array<{ db: SqliteDatabase; dir: string }> = [];
+/** A fresh database file in a folder of its own (WAL and all, as DATA_DIR has it). */
+const freshDatabase = (): SqliteDatabase => {
+  const dir = mkdtempSync(join(tmpdir(), 'hookwatch-contract-'));
+  const db = openDatabase(dir);
+  databases.push({ db, dir });
+  return db;
+};
 const prefixes: string[] = [];
 const backends: Array<[string, MakeBackend]> = [
   [
@@ -28,6 +42,22 @@ const backends: Array<[string, MakeBackend]> = [
     (limits, now) => {
       const bus = createMemoryBus();
       return { store: createMemoryStore({ ...limits, bus, now }), bus };
+    },
+  ],
+  [
+    'sqlite',
+    (limits, now) => {
+      const bus = createMemoryBus();
+      return { store: createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db: freshDatabase(), bus, now }), bus };
+    },
+  ],
+  [
+    'embedded (live in memory, kept in sqlite)',
+    (limits, now) => {
+      const bus = createMemoryBus();
+      const live = createMemoryStore({ ...limits, bus, now });
+      const kept = createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db: freshDatabase(), bus, now });
+      return { store: createEmbeddedStore({ live, kept }), bus };
     },
   ],
   [
@@ -43,6 +73,10 @@ const backends: Array<[string, MakeBackend]> = [
 ];
 
 afterAll(async () => {
+  for (const { db, dir } of databases) {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
   const [cleaner] = redisClients;
   if (cleaner) for (const prefix of prefixes) await dropPrefix(cleaner, prefix);
   await Promise.all(redisClients.map((client) => client.quit()));
@@ -84,7 +118,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
 
   it('creates, reads and deletes an endpoint; a missing one reads as undefined', async () => {
     const { store, create } = make();
-    expect(await create('a')).toBe(true);
+    expect(await create('a')).toBe('created');
     expect(await store.getEndpoint('a')).toEqual(endpoint('a'));
     expect(await store.getEndpoint('missing')).toBeUndefined();
     expect(await store.countEndpoints()).toBe(1);
@@ -95,9 +129,9 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
 
   it('refuses an endpoint past the cap and a duplicate id', async () => {
     const { store, create } = make();
-    expect(await create('a', { max: 1 })).toBe(true);
-    expect(await create('b', { max: 1 })).toBe(false);
-    expect(await create('a', { max: 5 })).toBe(false);
+    expect(await create('a', { max: 1 })).toBe('created');
+    expect(await create('b', { max: 1 })).toBe('full');
+    expect(await create('a', { max: 5 })).toBe('taken');
     expect(await store.countEndpoints()).toBe(1);
   });
 
@@ -182,6 +216,37 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(heard.length).toBe(4);
   });
 
+  it("extends a kept endpoint's life, announced to its watchers; a live one is not extended", async () => {
+    const { store, events, create, watch } = make();
+    await create('k', { kind: 'kept', deadlineMs: clock + 1000 });
+    await create('l');
+    await watch('k');
+    const extended = await store.extendEndpoint('k', clock + 5000);
+    expect(extended?.expiresAt).toBe(new Date(clock + 5000).toISOString());
+    expect((await store.getEndpoint('k'))?.expiresAt).toBe(new Date(clock + 5000).toISOString());
+    await expect.poll(() => events().length).toBe(1);
+    expect(events()).toEqual([['k', { type: 'extended', expiresAt: new Date(clock + 5000).toISOString() }]]);
+    clock += 2000;
+    expect(await store.getEndpoint('k')).toBeDefined();
+    expect(await store.extendEndpoint('l', clock + 5000)).toBeUndefined();
+    expect(await store.extendEndpoint('missing', clock + 5000)).toBeUndefined();
+    clock += 3001;
+    expect(await store.getEndpoint('k')).toBeUndefined();
+  });
+
+  it('builds each record for the endpoint as stored: kept endpoints redact unless created with redact false', async () => {
+    const { store } = make();
+    await store.createEndpoint({ ...endpoint('secret', 'kept') }, { maxEndpoints: 10, deadlineMs: clock + HOUR });
+    await store.createEndpoint({ ...endpoint('clear', 'kept'), redact: false }, { maxEndpoints: 10, deadlineMs: clock + HOUR });
+    await store.createEndpoint(endpoint('live'), { maxEndpoints: 10, deadlineMs: clock + HOUR });
+    const seen: Array<[string, boolean]> = [];
+    for (const [id, kind] of [['secret', 'kept'], ['clear', 'kept'], ['live', 'live']] as const) {
+      await store.appendRequest(id, kind, (_response, redact) => (seen.push([id, redact]), '{}'), 0);
+    }
+    expect(seen).toEqual([['secret', true], ['clear', false], ['live', false]]);
+    expect((await store.getEndpoint('clear'))?.redact).toBe(false);
+  });
+
   it("keeps an endpoint's byte budget: its oldest requests go, and its watchers are told", async () => {
     const body = `{"pad":"${'x'.repeat(100 * 1024)}"}`;
     const cost = body.length + 40 + STORED_REQUEST_OVERHEAD_BYTES;
@@ -258,7 +323,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.sweepExpired()).toBe(1);
     expect((await store.stats()).storedBytes).toBe(0);
     // The id is free again once swept (ids are random; this only shows nothing is left).
-    expect(await create('a')).toBe(true);
+    expect(await create('a')).toBe('created');
   });
 
   it('counts watchers over every instance that still holds a lease', async () => {
@@ -288,10 +353,10 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
 
   it('counts each kind against its own cap', async () => {
     const { store, create } = make();
-    expect(await create('live', { max: 1 })).toBe(true);
-    expect(await create('kept', { max: 1, kind: 'kept' })).toBe(true);
-    expect(await create('kept-2', { max: 1, kind: 'kept' })).toBe(false);
-    expect(await create('live-2', { max: 1 })).toBe(false);
+    expect(await create('live', { max: 1 })).toBe('created');
+    expect(await create('kept', { max: 1, kind: 'kept' })).toBe('created');
+    expect(await create('kept-2', { max: 1, kind: 'kept' })).toBe('full');
+    expect(await create('live-2', { max: 1 })).toBe('full');
     expect(await store.countEndpoints()).toBe(2);
   });
 
@@ -299,7 +364,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     const { store, create } = make();
     await create('a', { max: 1, deadlineMs: clock + 1000 });
     clock += 1001;
-    expect(await create('b', { max: 1 })).toBe(true);
+    expect(await create('b', { max: 1 })).toBe('created');
     expect(await store.countEndpoints()).toBe(1);
   });
 

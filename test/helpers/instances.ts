@@ -32,8 +32,8 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   await ensureCliBuilt();
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist', 'main.js')], {
-    // In memory unless the caller names a Redis (and its own prefix).
-    env: { ...process.env, REDIS_URL: '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    // In memory unless the caller names a Redis (and its own prefix) or a DATA_DIR.
+    env: { ...process.env, REDIS_URL: '', DATA_DIR: 'none', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,0 +1,42 @@
+import type { EndpointKind, Store } from './store.js';
+
+/**
+ * One process without Redis: live endpoints in memory (they live while watched, so a restart
+ * ends them anyway) and kept ones in the embedded database (they outlive a restart). An id is
+ * looked for in memory first: that costs nothing, and a kept id is never in memory.
+ */
+export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store {
+  const { live, kept } = stores;
+  const byKind = (kind: EndpointKind) => (kind === 'live' ? live : kept);
+  /** The store holding the id; the kept one when neither does (its answer is then "missing"). */
+  const holding = async (id: string) => ((await live.findEndpointKind(id)) === undefined ? kept : live);
+
+  return {
+    async createEndpoint(endpoint, limits) {
+      // One id space across both: a name a live endpoint happens to have is taken too.
+      const other = endpoint.kind === 'live' ? kept : live;
+      if ((await other.findEndpointKind(endpoint.id)) !== undefined) return 'taken';
+      return byKind(endpoint.kind).createEndpoint(endpoint, limits);
+    },
+    extendEndpoint: async (id, deadlineMs) => kept.extendEndpoint(id, deadlineMs),
+    getEndpoint: async (id) => (await holding(id)).getEndpoint(id),
+    findEndpointKind: async (id) => (await live.findEndpointKind(id)) ?? kept.findEndpointKind(id),
+    deleteEndpoint: async (id) => (await holding(id)).deleteEndpoint(id),
+    countEndpoints: async () => (await live.countEndpoints()) + (await kept.countEndpoints()),
+    async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
+      const notLive = await live.holdEndpoints(ids, holderId, leaseUntilMs, graceMs);
+      return notLive.length === 0 ? [] : kept.holdEndpoints(notLive, holderId, leaseUntilMs, graceMs);
+    },
+    countWatchers: async (id, holderId, localCount) => (await holding(id)).countWatchers(id, holderId, localCount),
+    releaseEndpoint: async (id, holderId, graceMs) => (await holding(id)).releaseEndpoint(id, holderId, graceMs),
+    sweepExpired: async () => (await live.sweepExpired()) + (await kept.sweepExpired()),
+    setResponse: async (id, response) => (await holding(id)).setResponse(id, response),
+    appendRequest: async (id, kind, recordFor, capturedAtMs) => byKind(kind).appendRequest(id, kind, recordFor, capturedAtMs),
+    readLog: async (id, afterSeq) => (await holding(id)).readLog(id, afterSeq),
+    clearRequests: async (id) => (await holding(id)).clearRequests(id),
+    async stats() {
+      const [a, b] = await Promise.all([live.stats(), kept.stats()]);
+      return { storedBytes: a.storedBytes + b.storedBytes, evictedRequests: a.evictedRequests + b.evictedRequests, responseConfigBytes: (a.responseConfigBytes ?? 0) + (b.responseConfigBytes ?? 0) };
+    },
+  };
+}

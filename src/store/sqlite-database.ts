@@ -1,0 +1,86 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+/** The file under DATA_DIR. */
+export const DATABASE_FILE = 'hookwatch.db';
+
+/**
+ * The schema, one migration per version: migration N takes a database at version N-1 to N.
+ * Applied in order at start, each in a transaction with its version (`PRAGMA user_version`), so
+ * a start that dies mid-way leaves the last whole version. Never edit a shipped migration: add one.
+ */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE endpoints (
+     id TEXT PRIMARY KEY,
+     kind TEXT NOT NULL,
+     record TEXT NOT NULL,
+     response TEXT NOT NULL,
+     deadline_ms INTEGER NOT NULL,
+     last_seq INTEGER NOT NULL DEFAULT 0,
+     cleared_seq INTEGER NOT NULL DEFAULT 0
+   ) WITHOUT ROWID;
+   CREATE INDEX endpoints_by_deadline ON endpoints (deadline_ms);
+   CREATE TABLE requests (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     endpoint_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     cost INTEGER NOT NULL,
+     message BLOB NOT NULL
+   );
+   CREATE UNIQUE INDEX requests_by_endpoint ON requests (endpoint_id, seq);`,
+];
+
+export class DatabaseOpenError extends Error {
+  constructor(path: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const busy = /locked|busy/i.test(reason);
+    super(
+      busy
+        ? `DATA_DIR ${path} is in use by another Hookwatch process (one process per DATA_DIR; several instances share Redis instead)`
+        : `cannot open the embedded store at ${path}: ${reason} (set DATA_DIR to a writable folder, or DATA_DIR=none to keep kept endpoints in memory only)`,
+      { cause },
+    );
+    this.name = 'DatabaseOpenError';
+  }
+}
+
+/**
+ * Opens (creating when missing) the embedded store's database in `dataDir`, migrated to the
+ * current schema. WAL: a write is an append to the log, readers never wait for it, and a commit
+ * survives a SIGKILL (SQLite replays the log at the next open). The process holds the database
+ * exclusively, so a second process on the same DATA_DIR is refused at start: the store keeps
+ * counts in memory that another writer would make wrong.
+ */
+export function openDatabase(dataDir: string): SqliteDatabase {
+  const path = resolve(join(dataDir, DATABASE_FILE));
+  let db: SqliteDatabase | undefined;
+  try {
+    mkdirSync(resolve(dataDir), { recursive: true });
+    db = new Database(path, { timeout: 0 });
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
+    // A commit is durable once in the log; the log is synced at checkpoints (WAL's usual pairing).
+    db.pragma('synchronous = NORMAL');
+    // Takes the exclusive lock now rather than at the first write.
+    db.exec('BEGIN EXCLUSIVE; COMMIT;');
+    migrate(db);
+    return db;
+  } catch (error) {
+    db?.close();
+    throw new DatabaseOpenError(path, error);
+  }
+}
+
+function migrate(db: SqliteDatabase): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) throw new Error(`the database's schema version ${version} is newer than this Hookwatch knows (${MIGRATIONS.length}): run a newer release`);
+  for (let next = version + 1; next <= MIGRATIONS.length; next++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[next - 1] as string);
+      db.pragma(`user_version = ${next}`);
+    })();
+  }
+}

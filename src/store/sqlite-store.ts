@@ -1,0 +1,323 @@
+import type { Bus } from '../bus/bus.js';
+import { evictedMessage } from '../shared/protocol.js';
+import type { ResponseConfig } from '../shared/response-config.js';
+import { clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage } from '../shared/server-messages.js';
+import type { SqliteDatabase } from './sqlite-database.js';
+import {
+  redactsSecrets,
+  STORED_REQUEST_OVERHEAD_BYTES,
+  StoreUnavailableError,
+  toRequestMessage,
+  type EndpointKind,
+  type EndpointRecord,
+  type Store,
+  type StoreLimits,
+  type StoredRequest,
+} from './store.js';
+
+export interface SqliteStoreOptions extends StoreLimits {
+  /** An open, migrated database (sqlite-database.ts) that main.ts owns. */
+  db: SqliteDatabase;
+  /** Where request and event messages are announced. */
+  bus: Bus;
+  /** Bytes of stored requests on disk, across endpoints: past it the oldest go first. */
+  maxDiskBytes: number;
+  /** The clock deadlines are judged by (tests inject one). */
+  now?: () => number;
+}
+
+/** Endpoints swept per call, so a sweep never holds the event loop long. */
+const SWEEP_BATCH = 500;
+
+interface EndpointRow {
+  kind: EndpointKind;
+  record: string;
+  response: string;
+  deadline_ms: number;
+  last_seq: number;
+  cleared_seq: number;
+}
+
+/** What the store keeps in memory of each endpoint's stored requests, for its budgets. */
+interface Held {
+  count: number;
+  bytes: number;
+}
+
+/**
+ * Endpoints and their requests in an embedded SQLite database (better-sqlite3), so kept
+ * endpoints outlive a restart with nothing to install. Every method is one transaction, and the
+ * process holds the database alone (sqlite-database.ts), so the byte counts it keeps in memory
+ * (loaded at start) stay true. Calls are synchronous: each is a few indexed statements on a WAL
+ * database (docs/performance.md measures a capture). Leases and watcher counts of live endpoints
+ * are held in memory: they describe this process, and die with it. A failed statement (disk full,
+ * read-only, I/O error) surfaces as StoreUnavailableError: 503 STORE_UNAVAILABLE.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): Store {
+  const { db, bus } = options;
+  const now = options.now ?? Date.now;
+  const sql = prepareStatements(db);
+  const held = new Map<string, Held>();
+  let totalBytes = 0;
+  let evictedRequests = 0;
+  /** The counts as the database has them: at start, and after a transaction that failed part-way. */
+  const loadHeld = () => {
+    held.clear();
+    totalBytes = 0;
+    for (const row of sql.heldByEndpoint.all() as Array<{ endpoint_id: string; count: number; bytes: number }>) {
+      held.set(row.endpoint_id, { count: row.count, bytes: row.bytes });
+      totalBytes += row.bytes;
+    }
+  };
+  loadHeld();
+  /** Live endpoints: holder -> lease end; and holder -> sockets watching there. */
+  const leases = new Map<string, Map<string, number>>();
+  const watchers = new Map<string, Map<string, number>>();
+
+  /** Runs `work` in one transaction; any database failure is the store being unavailable. */
+  const inTransaction = <T>(work: () => T): T => {
+    try {
+      return db.transaction(work)();
+    } catch (error) {
+      // Rolled back: what was counted meanwhile did not happen.
+      if (db.open) loadHeld();
+      // The database refused or is gone (disk full, read-only, I/O error, closed): not a bug here.
+      if (!db.open || (error instanceof Error && error.name === 'SqliteError')) throw new StoreUnavailableError(error);
+      throw error;
+    }
+  };
+  const aliveRow = (id: string): EndpointRow | undefined => {
+    const row = sql.endpoint.get(id) as EndpointRow | undefined;
+    return row && row.deadline_ms > now() ? row : undefined;
+  };
+  const toRecord = (id: string, row: EndpointRow): EndpointRecord => ({ ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response'>), id, response: JSON.parse(row.response) as ResponseConfig });
+
+  /** Deletes the endpoint's oldest stored request; its seq. */
+  const dropOldest = (id: string): number => {
+    const oldest = sql.oldestOf.get(id) as { id: number; seq: number; cost: number };
+    sql.deleteRequest.run(oldest.id);
+    account(id, -1, -oldest.cost);
+    return oldest.seq;
+  };
+  const account = (id: string, count: number, bytes: number) => {
+    const entry = held.get(id) ?? { count: 0, bytes: 0 };
+    entry.count += count;
+    entry.bytes += bytes;
+    totalBytes += bytes;
+    if (entry.count <= 0) held.delete(id);
+    else held.set(id, entry);
+  };
+  const removeAll = (id: string) => {
+    sql.deleteRequestsOf.run(id);
+    const entry = held.get(id);
+    if (entry) account(id, -entry.count, -entry.bytes);
+  };
+  const forget = (id: string) => {
+    removeAll(id);
+    sql.deleteEndpoint.run(id);
+    leases.delete(id);
+    watchers.delete(id);
+  };
+
+  /** The disk budget: the oldest requests of any endpoint go first. Returns endpoint -> last seq evicted. */
+  const evictAcrossEndpoints = (): Map<string, number> => {
+    const evicted = new Map<string, number>();
+    while (totalBytes > options.maxDiskBytes) {
+      const oldest = sql.oldest.get() as { id: number; endpoint_id: string; seq: number; cost: number } | undefined;
+      if (!oldest) break;
+      sql.deleteRequest.run(oldest.id);
+      account(oldest.endpoint_id, -1, -oldest.cost);
+      evicted.set(oldest.endpoint_id, oldest.seq);
+      evictedRequests++;
+    }
+    return evicted;
+  };
+
+  return {
+    async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
+      const { response, id, ...rest } = endpoint;
+      return inTransaction(() => {
+        if (aliveRow(id)) return 'taken';
+        if ((sql.countAliveOfKind.get(endpoint.kind, now()) as { n: number }).n >= maxEndpoints) return 'full';
+        forget(id);
+        sql.insertEndpoint.run(id, endpoint.kind, JSON.stringify(rest), JSON.stringify(response), deadlineMs);
+        return 'created';
+      });
+    },
+
+    async extendEndpoint(id, deadlineMs) {
+      const extended = inTransaction(() => {
+        const row = aliveRow(id);
+        if (!row || row.kind !== 'kept') return undefined;
+        const record = { ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response' | 'id'>), expiresAt: new Date(deadlineMs).toISOString() };
+        sql.extend.run(JSON.stringify(record), deadlineMs, id);
+        return { ...record, id, response: JSON.parse(row.response) as ResponseConfig };
+      });
+      if (extended?.expiresAt) await bus.publish(id, { data: extendedMessage(extended.expiresAt) });
+      return extended;
+    },
+
+    async getEndpoint(id) {
+      const row = inTransaction(() => aliveRow(id));
+      return row && toRecord(id, row);
+    },
+
+    async findEndpointKind(id) {
+      return inTransaction(() => aliveRow(id)?.kind);
+    },
+
+    async deleteEndpoint(id) {
+      const wasAlive = inTransaction(() => {
+        const alive = aliveRow(id) !== undefined;
+        forget(id);
+        return alive;
+      });
+      if (wasAlive) await bus.publish(id, { data: DELETED_MESSAGE, ends: true });
+      return wasAlive;
+    },
+
+    async countEndpoints() {
+      return inTransaction(() => (sql.countAlive.get(now()) as { n: number }).n);
+    },
+
+    async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
+      return inTransaction(() => {
+        const gone: string[] = [];
+        for (const id of ids) {
+          const row = aliveRow(id);
+          if (!row) {
+            gone.push(id);
+            continue;
+          }
+          if (row.kind !== 'live') continue;
+          const of = leases.get(id) ?? new Map<string, number>();
+          of.set(holderId, leaseUntilMs);
+          leases.set(id, of);
+          if (leaseUntilMs + graceMs > row.deadline_ms) sql.setDeadline.run(leaseUntilMs + graceMs, id);
+        }
+        return gone;
+      });
+    },
+
+    async countWatchers(id, holderId, localCount) {
+      if (!inTransaction(() => aliveRow(id))) return undefined;
+      const of = watchers.get(id) ?? new Map<string, number>();
+      if (localCount > 0) of.set(holderId, localCount);
+      else of.delete(holderId);
+      watchers.set(id, of);
+      const at = now();
+      let total = 0;
+      for (const [holder, count] of of) if (holder === holderId || (leases.get(id)?.get(holder) ?? 0) > at) total += count;
+      return total;
+    },
+
+    async releaseEndpoint(id, holderId, graceMs) {
+      inTransaction(() => {
+        const row = aliveRow(id);
+        if (!row || row.kind !== 'live') return;
+        const of = leases.get(id);
+        of?.delete(holderId);
+        const at = now();
+        let lastLease = at;
+        for (const [holder, until] of of ?? []) {
+          if (until <= at) of?.delete(holder);
+          else lastLease = Math.max(lastLease, until);
+        }
+        sql.setDeadline.run(lastLease + graceMs, id);
+      });
+    },
+
+    async sweepExpired() {
+      return inTransaction(() => {
+        const expired = sql.expired.all(now(), SWEEP_BATCH) as Array<{ id: string }>;
+        for (const { id } of expired) forget(id);
+        return expired.length;
+      });
+    },
+
+    async setResponse(id, response) {
+      const set = inTransaction(() => sql.setResponse.run(JSON.stringify(response), id, now()).changes > 0);
+      if (!set) return undefined;
+      await bus.publish(id, { data: responseChangedMessage(response) });
+      return 'set';
+    },
+
+    async appendRequest(id, kind, recordFor, capturedAtMs) {
+      const appended = inTransaction(() => {
+        const row = aliveRow(id);
+        if (!row || row.kind !== kind) return undefined;
+        const response = JSON.parse(row.response) as ResponseConfig;
+        const record = JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>;
+        // Built before the seq is taken: a record that throws leaves no hole in the numbering.
+        const message = toRequestMessage(recordFor(response, redactsSecrets(record)), row.last_seq + 1);
+        const seq = row.last_seq + 1;
+        const cost = message.length + STORED_REQUEST_OVERHEAD_BYTES;
+        sql.insertRequest.run(id, seq, cost, message);
+        sql.setLastSeq.run(seq, id);
+        account(id, 1, cost);
+        let trimmedThrough = 0;
+        while ((held.get(id)?.count ?? 0) > options.requestsPerEndpoint) dropOldest(id);
+        let evicted = 0;
+        while ((held.get(id)?.bytes ?? 0) > options.maxStoredBytesPerEndpoint && (held.get(id)?.count ?? 0) > 1) {
+          trimmedThrough = dropOldest(id);
+          evicted++;
+        }
+        evictedRequests += evicted;
+        const across = evictAcrossEndpoints();
+        if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
+        return { seq, message, response, evictedThrough: across };
+      });
+      if (!appended) return undefined;
+      // Announced in the order they happened: the request, then what left to make room.
+      await bus.publish(id, { seq: appended.seq, data: appended.message, capturedAtMs });
+      for (const [endpointId, throughSeq] of appended.evictedThrough) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
+      return { seq: appended.seq, response: appended.response };
+    },
+
+    async readLog(id, afterSeq) {
+      return inTransaction(() => {
+        const row = aliveRow(id);
+        if (!row) return undefined;
+        const requests = (sql.requestsAfter.all(id, afterSeq) as Array<{ seq: number; message: Buffer }>).map(({ seq, message }): StoredRequest => ({ seq, message }));
+        return { requests, lastSeq: row.last_seq, clearedSeq: row.cleared_seq };
+      });
+    },
+
+    async clearRequests(id) {
+      const cleared = inTransaction(() => {
+        const row = aliveRow(id);
+        if (!row) return undefined;
+        removeAll(id);
+        sql.setCleared.run(row.last_seq, id);
+        return row.last_seq;
+      });
+      if (cleared !== undefined) await bus.publish(id, { data: clearedMessage(cleared) });
+      return cleared;
+    },
+
+    stats: async () => ({ storedBytes: totalBytes, evictedRequests }),
+  };
+}
+
+function prepareStatements(db: SqliteDatabase) {
+  return {
+    endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq FROM endpoints WHERE id = ?'),
+    insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
+    deleteEndpoint: db.prepare('DELETE FROM endpoints WHERE id = ?'),
+    countAlive: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE deadline_ms > ?'),
+    countAliveOfKind: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE kind = ? AND deadline_ms > ?'),
+    expired: db.prepare('SELECT id FROM endpoints WHERE deadline_ms <= ? LIMIT ?'),
+    setDeadline: db.prepare('UPDATE endpoints SET deadline_ms = ? WHERE id = ?'),
+    extend: db.prepare('UPDATE endpoints SET record = ?, deadline_ms = ? WHERE id = ?'),
+    setResponse: db.prepare('UPDATE endpoints SET response = ? WHERE id = ? AND deadline_ms > ?'),
+    setLastSeq: db.prepare('UPDATE endpoints SET last_seq = ? WHERE id = ?'),
+    setCleared: db.prepare('UPDATE endpoints SET cleared_seq = ? WHERE id = ?'),
+    insertRequest: db.prepare('INSERT INTO requests (endpoint_id, seq, cost, message) VALUES (?, ?, ?, ?)'),
+    deleteRequest: db.prepare('DELETE FROM requests WHERE id = ?'),
+    deleteRequestsOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ?'),
+    oldestOf: db.prepare('SELECT id, seq, cost FROM requests WHERE endpoint_id = ? ORDER BY seq LIMIT 1'),
+    oldest: db.prepare('SELECT id, endpoint_id, seq, cost FROM requests ORDER BY id LIMIT 1'),
+    requestsAfter: db.prepare('SELECT seq, message FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq'),
+    heldByEndpoint: db.prepare('SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id'),
+  };
+}
