@@ -1,24 +1,29 @@
 # syntax=docker/dockerfile:1
-# Build: compile the server and bundle the page with the dev dependencies.
+# Build: compile the server, bundle the page, and build the SQLite module (better-sqlite3, a
+# native addon: its install fetches a prebuilt binary, or compiles with the tools below).
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-# No install scripts: `prepare` would build before the sources below are copied in.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# Install scripts off for everything (`prepare` would build before the sources are copied in),
+# then the one native module's own build.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY client ./client
-RUN npm run build
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# Run: production dependencies and the build output only, as a non-root user.
+# Run: production dependencies (the built SQLite module included) and the build output only, as
+# a non-root user. Kept endpoints live in the /data volume.
 FROM node:22-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-# No install scripts: `prepare` builds with tsc, a dev dependency; dist/ is copied from the build stage.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/client/dist ./client/dist
+RUN mkdir -p /data && chown node:node /data
+VOLUME /data
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=5s \
