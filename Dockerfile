@@ -6,8 +6,11 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 # Install scripts off for everything (`prepare` would build before the sources are copied in),
-# then the one native module's own build.
-RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+# then the one native module's own build: a prebuilt binary when it can be fetched, else compiled
+# against the image's own Node headers (so an offline build works too).
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && if [ -d /usr/local/include/node ]; then export npm_config_nodedir=/usr/local; fi \
+ && npm rebuild better-sqlite3
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY client ./client
