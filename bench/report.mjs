@@ -3,6 +3,7 @@
 // results in results/latest.json, and one line appended to results/history.jsonl.
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { CONNECTIONS, FAN_OUT, KIB, MIB, WARMUP_SECONDS, commitOf, comparedKinds } from './common.mjs';
+import { keptReport } from './phases/kept.mjs';
 import { redisReport } from './phases/redis.mjs';
 
 /** @typedef {import('./common.mjs').Config} Config */
@@ -16,7 +17,8 @@ import { redisReport } from './phases/redis.mjs';
  *   & Awaited<ReturnType<typeof import('./phases/full-endpoints.mjs').fullEndpointsPhase>>
  *   & Awaited<ReturnType<typeof import('./phases/stored-bodies.mjs').storedBodiesPhase>>
  *   & Awaited<ReturnType<typeof import('./phases/large.mjs').largeBodiesPhase>>
- *   & Awaited<ReturnType<typeof import('./phases/redis.mjs').redisPhase>>} PhaseResults
+ *   & Awaited<ReturnType<typeof import('./phases/redis.mjs').redisPhase>>
+ *   & Awaited<ReturnType<typeof import('./phases/kept.mjs').keptPhase>>} PhaseResults
  */
 /**
  * @typedef {{ commit: string, machine: ReturnType<typeof import('./common.mjs').machine>, quick: boolean, rounds: number, seconds: number }
@@ -196,8 +198,11 @@ const largeBodies = ({ largeBodies: large }, config) => ({
 /** @type {SectionOf} */
 const redis = ({ redis: result }) => (result ? redisReport(result, f) : { lines: [] });
 
+/** @type {SectionOf} */
+const kept = ({ kept: result }) => (result ? keptReport(result, f) : { lines: [] });
+
 /** The report's sections, in order; the blank section ends the throughput part. @type {SectionOf[]} */
-const SECTIONS = [header, table, comparisons, capture, latency, fanOut, () => ({ lines: [''] }), idle, fullEndpoints, storedBodies, fullBudget, largeBodies, redis];
+const SECTIONS = [header, table, comparisons, capture, latency, fanOut, () => ({ lines: [''] }), idle, fullEndpoints, storedBodies, fullBudget, largeBodies, kept, redis];
 
 /**
  * The report's text, and every target with whether it holds.

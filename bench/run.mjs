@@ -14,6 +14,7 @@ import { fanOutPhase } from './phases/fanout.mjs';
 import { relayAndBuilds, startFleet, stopFleet } from './phases/fleet.mjs';
 import { fullEndpointsPhase } from './phases/full-endpoints.mjs';
 import { idlePhase } from './phases/idle.mjs';
+import { keptPhase } from './phases/kept.mjs';
 import { largeBodiesPhase } from './phases/large.mjs';
 import { latencyPhase } from './phases/latency.mjs';
 import { redisPhase } from './phases/redis.mjs';
@@ -61,7 +62,8 @@ function budgetMs(config) {
     (runs(config, 'fanout') ? 2 + compareDirs.length : 0);
   // The Redis phase (only when asked for): 4 measured runs per round, and three servers to start.
   const redisRuns = config.only?.includes('redis') ? rounds * 4 : 0;
-  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + redisRuns * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
+  const keptRuns = config.only?.includes('kept') ? rounds * 2 + 6 : 0;
+  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + redisRuns * (seconds + 10) * 1000 + keptRuns * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
 }
 
 /**
@@ -93,6 +95,8 @@ function selectedPhases(config) {
     ...(runs(config, 'large') ? [() => largeBodiesPhase(config)] : []),
     // Needs a Redis (REDIS_URL, else 127.0.0.1:6379): only when asked for.
     ...(config.only?.includes('redis') ? [() => redisPhase(config)] : []),
+    // The embedded store against memory for a kept endpoint: only when asked for.
+    ...(config.only?.includes('kept') ? [() => keptPhase(config)] : []),
   ];
 }
 

@@ -19,6 +19,7 @@ import { createErrorHandler, handleRouterError } from './http/error-handler.js';
 import { healthRoute } from './http/health-route.js';
 import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
+import { openApiRoute } from './http/openapi-route.js';
 import { pageRoute } from './http/page-route.js';
 import { createPublicBase } from './http/public-base.js';
 import { createAddressLimit, type AddressLimit } from './http/rate-limit.js';
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerLive(app, { config, store, service, hub, metrics, countCreate });
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
+  await app.register(openApiRoute);
   await app.register(endpointsRoute, { config, store, service, hub, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
   app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });

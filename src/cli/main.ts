@@ -8,6 +8,7 @@ const USAGE = `Usage: hookwatch <command> [options]
 Commands:
   forward <share-link> --to <url>   replay each new request to a local server, byte for byte
   tail <share-link>                 print each new request as it arrives
+  wait <share-link> [filters]       wait for the first new request that matches; print it as JSON
   create [--server <base-url>]      create a live endpoint; print its URL and share link
                                     (server: --server, else $HOOKWATCH_SERVER, else http://localhost:8080)
 
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   forward: async () => (await import('./forward.js')).runForward,
   tail: async () => (await import('./tail.js')).runTail,
   create: async () => (await import('./create.js')).runCreate,
+  wait: async () => (await import('./wait.js')).runWait,
 };
 
 /** The package version, read beside dist/ (or src/ under tsx). */

@@ -6,7 +6,7 @@ import { errors } from '../errors.js';
 import type { ForwardedMessage } from '../shared/protocol.js';
 import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
 import { forwardedMessage } from '../shared/server-messages.js';
-import type { EndpointRecord, RequestLog, Store } from '../store/store.js';
+import { redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
 import { redactForwarded } from './redact-forwarded.js';
 
@@ -106,9 +106,11 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
     },
 
     async relayForwarded(endpoint, report) {
-      // Kept endpoints store secrets redacted; the local app's answer to one of their requests is shown the same way.
-      const shown = endpoint.kind === 'kept' ? redactForwarded(report, redactAlso) : report;
-      await bus.publish(endpoint.id, { data: forwardedMessage(shown) });
+      // An endpoint that stores secrets redacted shows the local app's answer the same way.
+      const shown = forwardedMessage(redactsSecrets(endpoint) ? redactForwarded(report, redactAlso) : report);
+      // Kept with its request, so a tab that joins later sees it too; a request no longer stored
+      // still has its result shown to the tabs watching now.
+      if (!(await store.setForwarded(endpoint.id, report.seq, shown))) await bus.publish(endpoint.id, { data: shown });
     },
   };
 }

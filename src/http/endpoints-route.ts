@@ -184,7 +184,9 @@ function toPollAnswer({ log, gap }: LogSince, expiresAt: string | undefined): Bu
     bytes += record.length + 1;
   }
   const more = records.length < log.requests.length;
-  const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"more":${more},"expiresAt":${JSON.stringify(expiresAt ?? null)},"requests":[`;
+  // The latest forward result of each request in the page, as the `forwarded` messages the socket sends.
+  const forwarded = log.requests.slice(0, records.length).flatMap((stored) => (stored.forwarded === undefined ? [] : [stored.forwarded]));
+  const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"more":${more},"expiresAt":${JSON.stringify(expiresAt ?? null)},"forwarded":[${forwarded.join(',')}],"requests":[`;
   const parts: Buffer[] = [Buffer.from(head)];
   records.forEach((record, index) => {
     if (index > 0) parts.push(COMMA);

@@ -313,6 +313,7 @@ export class LiveSession {
     candidate.send(welcomeMessage({ endpoint: info, created, backlog: log.requests.length, clearedSeq: log.clearedSeq, lastSeq: log.lastSeq, gap }));
     // Not awaited: the backlog is paced by the socket's drain, and the socket's next messages
     // (set-response, clear) should not wait for it.
-    candidate.replay(log.requests.map((stored) => toFramed(stored.message, stored.seq))).catch((error: unknown) => this.failed(error));
+    const backlog = log.requests.flatMap((stored) => (stored.forwarded === undefined ? [toFramed(stored.message, stored.seq)] : [toFramed(stored.message, stored.seq), toFramed(stored.forwarded)]));
+    candidate.replay(backlog).catch((error: unknown) => this.failed(error));
   }
 }

@@ -33,6 +33,7 @@ export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store
     setResponse: async (id, response) => (await holding(id)).setResponse(id, response),
     appendRequest: async (id, kind, recordFor, capturedAtMs) => byKind(kind).appendRequest(id, kind, recordFor, capturedAtMs),
     readLog: async (id, afterSeq) => (await holding(id)).readLog(id, afterSeq),
+    setForwarded: async (id, seq, message) => (await holding(id)).setForwarded(id, seq, message),
     clearRequests: async (id) => (await holding(id)).clearRequests(id),
     async stats() {
       const [a, b] = await Promise.all([live.stats(), kept.stats()]);

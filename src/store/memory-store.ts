@@ -27,6 +27,7 @@ interface Entry {
  */
 interface Held extends StoredRequest {
   entry: Entry;
+  forwarded?: string;
   older: Held | undefined;
   newer: Held | undefined;
 }
@@ -257,8 +258,18 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       const entry = alive(id);
       if (!entry) return undefined;
       // Copies without the links: a reader holding its answer pins no other request.
-      const requests = entry.requests.filter((held) => held.seq > afterSeq).map(({ seq, message }): StoredRequest => ({ seq, message }));
+      const requests = entry.requests
+        .filter((held) => held.seq > afterSeq)
+        .map(({ seq, message, forwarded }): StoredRequest => (forwarded === undefined ? { seq, message } : { seq, message, forwarded }));
       return { requests, lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
+    },
+
+    async setForwarded(id, seq, message) {
+      const held = alive(id)?.requests.find((request) => request.seq === seq);
+      if (!held) return false;
+      held.forwarded = message;
+      await options.bus.publish(id, { data: message });
+      return true;
     },
 
     async clearRequests(id) {

@@ -42,7 +42,7 @@ local function alive(id, now)
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
-  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id}) do
+  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id, P .. 'fw:' .. id}) do
     redis.call('PEXPIREAT', key, at)
   end
 end
@@ -78,7 +78,7 @@ local function dropAll(id)
   end
   redis.call('DECRBY', P .. 'total', tonumber(redis.call('HGET', P .. 'sizes', id) or '0'))
   redis.call('HSET', P .. 'sizes', id, 0)
-  redis.call('DEL', P .. 'rq:' .. id)
+  redis.call('DEL', P .. 'rq:' .. id, P .. 'fw:' .. id)
 end
 local function purge(id)
   dropAll(id)
@@ -268,7 +268,7 @@ if evicted > 0 then redis.call('INCRBY', P .. 'evicted', evicted) end
 return seq
 `);
 
-/** ARGV: P, id, now, afterSeq -> nil, or [lastSeq, clearedSeq, seq1, message1, seq2, message2, …]. */
+/** ARGV: P, id, now, afterSeq -> nil, or [lastSeq, clearedSeq, seq1, message1, forwarded1 or false, seq2, …]. */
 export const READ_LOG = script(`
 local id, after = ARGV[2], tonumber(ARGV[4])
 if not alive(id, tonumber(ARGV[3])) then return nil end
@@ -278,13 +278,37 @@ local result = {last, tonumber(counters[2])}
 local head = headSeq(id, last) or last + 1
 local from = math.max(head, after + 1)
 if from <= last then
+  local fw = P .. 'fw:' .. id
   for i, message in ipairs(redis.call('LRANGE', P .. 'rq:' .. id, from - head, -1)) do
     table.insert(result, from + i - 1)
     table.insert(result, message)
+    table.insert(result, redis.call('HGET', fw, from + i - 1))
   end
 end
 return result
 `);
+/**
+ * ARGV: P, id, now, seq, forwardedMessage -> 1 kept (and announced), 0 when the endpoint or that
+ * request is no longer stored. Forward results of requests trimmed since go at the same time, so
+ * the hash holds at most one per stored request.
+ */
+export const FORWARDED = script(`
+local id, seq = ARGV[2], tonumber(ARGV[4])
+local deadline = alive(id, tonumber(ARGV[3]))
+if not deadline then return 0 end
+local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
+local head = headSeq(id, last)
+if not head or seq < head or seq > last then return 0 end
+local fw = P .. 'fw:' .. id
+for _, stored in ipairs(redis.call('HKEYS', fw)) do
+  if tonumber(stored) < head then redis.call('HDEL', fw, stored) end
+end
+redis.call('HSET', fw, seq, ARGV[5])
+backstop(id, deadline)
+redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[5])
+return 1
+`);
+
 /** ARGV: P, id, now -> the new clearedSeq (announced), or nil. */
 export const CLEAR = script(`
 local id = ARGV[2]

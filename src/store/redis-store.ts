@@ -163,8 +163,17 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       const reply = (await run('READ_LOGBuffer', id, now(), afterSeq)) as Array<number | Buffer> | null;
       if (!reply) return undefined;
       const requests: StoredRequest[] = [];
-      for (let i = 2; i + 1 < reply.length; i += 2) requests.push({ seq: Number(reply[i]), message: reply[i + 1] as Buffer });
+      for (let i = 2; i + 2 < reply.length; i += 3) {
+        const forwarded = reply[i + 2];
+        const stored: StoredRequest = { seq: Number(reply[i]), message: reply[i + 1] as Buffer };
+        if (Buffer.isBuffer(forwarded)) stored.forwarded = forwarded.toString();
+        requests.push(stored);
+      }
       return { lastSeq: Number(reply[0]), clearedSeq: Number(reply[1]), requests };
+    },
+
+    async setForwarded(id, seq, message) {
+      return (await run('FORWARDED', id, now(), seq, message)) === 1;
     },
 
     async clearRequests(id) {

@@ -31,6 +31,8 @@ const MIGRATIONS: string[] = [
      message BLOB NOT NULL
    );
    CREATE UNIQUE INDEX requests_by_endpoint ON requests (endpoint_id, seq);`,
+  // The latest forward result of a request (a `forwarded` protocol message).
+  `ALTER TABLE requests ADD COLUMN forwarded TEXT;`,
 ];
 
 export class DatabaseOpenError extends Error {

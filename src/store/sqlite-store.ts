@@ -86,6 +86,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       throw error;
     }
   };
+  /** One read statement: no transaction needed (and none paid for), the same failure handling. */
+  const reading = <T>(work: () => T): T => {
+    try {
+      return work();
+    } catch (error) {
+      if (!db.open || (error instanceof Error && error.name === 'SqliteError')) throw new StoreUnavailableError(error);
+      throw error;
+    }
+  };
   const aliveRow = (id: string): EndpointRow | undefined => {
     const row = sql.endpoint.get(id) as EndpointRow | undefined;
     return row && row.deadline_ms > now() ? row : undefined;
@@ -158,12 +167,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async getEndpoint(id) {
-      const row = inTransaction(() => aliveRow(id));
+      const row = reading(() => aliveRow(id));
       return row && toRecord(id, row);
     },
 
     async findEndpointKind(id) {
-      return inTransaction(() => aliveRow(id)?.kind);
+      return reading(() => aliveRow(id)?.kind);
     },
 
     async deleteEndpoint(id) {
@@ -177,7 +186,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async countEndpoints() {
-      return inTransaction(() => (sql.countAlive.get(now()) as { n: number }).n);
+      return reading(() => (sql.countAlive.get(now()) as { n: number }).n);
     },
 
     async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
@@ -200,7 +209,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async countWatchers(id, holderId, localCount) {
-      if (!inTransaction(() => aliveRow(id))) return undefined;
+      if (!reading(() => aliveRow(id))) return undefined;
       const of = watchers.get(id) ?? new Map<string, number>();
       if (localCount > 0) of.set(holderId, localCount);
       else of.delete(holderId);
@@ -278,9 +287,16 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return inTransaction(() => {
         const row = aliveRow(id);
         if (!row) return undefined;
-        const requests = (sql.requestsAfter.all(id, afterSeq) as Array<{ seq: number; message: Buffer }>).map(({ seq, message }): StoredRequest => ({ seq, message }));
+        const rows = sql.requestsAfter.all(id, afterSeq) as Array<{ seq: number; message: Buffer; forwarded: string | null }>;
+        const requests = rows.map(({ seq, message, forwarded }): StoredRequest => (forwarded === null ? { seq, message } : { seq, message, forwarded }));
         return { requests, lastSeq: row.last_seq, clearedSeq: row.cleared_seq };
       });
+    },
+
+    async setForwarded(id, seq, message) {
+      const kept = inTransaction(() => aliveRow(id) !== undefined && sql.setForwarded.run(message, id, seq).changes > 0);
+      if (kept) await bus.publish(id, { data: message });
+      return kept;
     },
 
     async clearRequests(id) {
@@ -317,7 +333,8 @@ function prepareStatements(db: SqliteDatabase) {
     deleteRequestsOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ?'),
     oldestOf: db.prepare('SELECT id, seq, cost FROM requests WHERE endpoint_id = ? ORDER BY seq LIMIT 1'),
     oldest: db.prepare('SELECT id, endpoint_id, seq, cost FROM requests ORDER BY id LIMIT 1'),
-    requestsAfter: db.prepare('SELECT seq, message FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq'),
+    requestsAfter: db.prepare('SELECT seq, message, forwarded FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq'),
+    setForwarded: db.prepare('UPDATE requests SET forwarded = ? WHERE endpoint_id = ? AND seq = ?'),
     heldByEndpoint: db.prepare('SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id'),
   };
 }

@@ -25,6 +25,8 @@ export interface EndpointRecord {
 export interface StoredRequest {
   seq: number;
   message: Buffer;
+  /** The latest `forwarded` message a forwarder reported for it, when there is one (readLog only). */
+  forwarded?: string;
 }
 
 /** An endpoint's stored requests after some seq, with the numbers a client needs to resume. */
@@ -112,7 +114,13 @@ export interface Store {
    * and that configuration, or undefined when no endpoint of `kind` exists.
    */
   appendRequest(id: string, kind: EndpointKind, recordFor: RecordBuilder, capturedAtMs: number): Promise<Appended | undefined>;
-  /** The endpoint's stored requests after `afterSeq`, and its seq counters. */
+  /**
+   * Keeps `message` (a `forwarded` protocol message) as the latest forward result of stored
+   * request `seq`, replacing any before it, and announces it in the same step. False (nothing
+   * kept or announced) when the endpoint or that request is no longer stored.
+   */
+  setForwarded(id: string, seq: number, message: string): Promise<boolean>;
+  /** The endpoint's stored requests after `afterSeq` (each with its latest forward result), and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
   clearRequests(id: string): Promise<number | undefined>;

@@ -247,6 +247,26 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect((await store.getEndpoint('clear'))?.redact).toBe(false);
   });
 
+  it("keeps the latest forward result with its request, announced, and drops it with the request", async () => {
+    const { store, events, create, watch } = make({ requestsPerEndpoint: 2 });
+    await create('a');
+    await watch('a');
+    await append(store, 'a', '{}', 0);
+    const first = JSON.stringify({ type: 'forwarded', seq: 1, status: 500 });
+    const latest = JSON.stringify({ type: 'forwarded', seq: 1, status: 201 });
+    expect(await store.setForwarded('a', 1, first)).toBe(true);
+    expect(await store.setForwarded('a', 1, latest)).toBe(true);
+    expect(await store.setForwarded('a', 9, latest)).toBe(false);
+    expect(await store.setForwarded('missing', 1, latest)).toBe(false);
+    expect((await store.readLog('a', 0))?.requests.map((r) => [r.seq, r.forwarded])).toEqual([[1, latest]]);
+    await expect.poll(() => events().length).toBe(2);
+    await append(store, 'a', '{}', 0);
+    await append(store, 'a', '{}', 0);
+    // Request 1 was trimmed: its result went with it, and no other request has one.
+    expect((await store.readLog('a', 0))?.requests.map((r) => [r.seq, r.forwarded])).toEqual([[2, undefined], [3, undefined]]);
+    expect(await store.setForwarded('a', 1, latest)).toBe(false);
+  });
+
   it("keeps an endpoint's byte budget: its oldest requests go, and its watchers are told", async () => {
     const body = `{"pad":"${'x'.repeat(100 * 1024)}"}`;
     const cost = body.length + 40 + STORED_REQUEST_OVERHEAD_BYTES;
