@@ -8,6 +8,19 @@ const settle = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 };
 
+/** A rig whose store holds every log read until `release` is called. */
+function holdingReads(): { rig: SessionRig; release: () => void } {
+  let release: (() => void) | undefined;
+  const rig = sessionRig({}, (store): Store => ({
+    ...store,
+    readLog: async (id, afterSeq) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return store.readLog(id, afterSeq);
+    },
+  }));
+  return { rig, release: () => release?.() };
+}
+
 describe('LiveSession', () => {
   let rig: SessionRig | undefined;
   beforeEach(() => {
@@ -63,39 +76,27 @@ describe('LiveSession', () => {
   });
 
   it('never cuts a create that is under way with the hello timer', async () => {
-    let release: (() => void) | undefined;
-    rig = sessionRig({}, (store): Store => ({
-      ...store,
-      readLog: async (id, afterSeq) => {
-        await new Promise<void>((resolve) => (release = resolve));
-        return store.readLog(id, afterSeq);
-      },
-    }));
+    const held = holdingReads();
+    rig = held.rig;
     const { socket, session, text } = rig.open();
     text({ type: 'create' });
     await settle();
     expect(session.stateName).toBe('joining');
     vi.advanceTimersByTime(2 * HELLO_TIMEOUT_MS);
     expect(socket.closeCode).toBeUndefined();
-    release?.();
+    held.release();
     await settle();
     expect(session.stateName).toBe('watching');
   });
 
   it('leaves no watcher, and no endpoint, when the socket closes while its create reads the store', async () => {
-    let release: (() => void) | undefined;
-    rig = sessionRig({}, (store): Store => ({
-      ...store,
-      readLog: async (id, afterSeq) => {
-        await new Promise<void>((resolve) => (release = resolve));
-        return store.readLog(id, afterSeq);
-      },
-    }));
+    const held = holdingReads();
+    rig = held.rig;
     const { socket, text } = rig.open();
     text({ type: 'create' });
     await settle();
     socket.close(1001);
-    release?.();
+    held.release();
     await settle();
     expect(rig.hub.watcherTotal()).toBe(0);
     expect(await rig.store.countEndpoints()).toBe(0);
