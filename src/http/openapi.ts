@@ -179,11 +179,10 @@ const integer = (description: string, minimum = 0, maximum?: number): JsonSchema
 const string = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', description, ...extra });
 const boolean = (description: string): JsonSchema => ({ type: 'boolean', description });
 const dateTime = (description: string): JsonSchema => string(description, { format: 'date-time' });
-const pairs = (description: string, name: JsonSchema, value: JsonSchema, maxItems?: number): JsonSchema => ({
+const pairs = (description: string, name: JsonSchema, value: JsonSchema): JsonSchema => ({
   type: 'array',
   description,
   items: { type: 'array', prefixItems: [name, value], items: false, minItems: 2, maxItems: 2 },
-  ...(maxItems === undefined ? {} : { maxItems }),
 });
 
 const json = (description: string, schema: JsonSchema, headers?: Record<string, Header>): Response => ({
@@ -223,6 +222,8 @@ const readsBody = (description: string, schema: JsonSchema, required: boolean): 
 
 // ---- schemas ----
 
+/** The shortest `ttlMs`, as endpoint-service.ts checks it (the longest is KEPT_MAX_TTL_MS, a setting). */
+const MIN_TTL_MS = 60_000;
 const HEADER_NAME_PATTERN = "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$"; // as response-config.ts checks it
 const HEADER_VALUE_PATTERN = '^[\\t\\x20-\\x7e]{0,1024}$'; // as response-config.ts checks it
 
@@ -311,7 +312,7 @@ const schemas: Record<SchemaName, JsonSchema> = {
     'The creator\'s choices. `ttlMs`, `name` and `redact` apply to kept endpoints only. An empty body makes a live endpoint.',
     {
       kind: { type: 'string', enum: ['live', 'kept'], default: 'live', description: '`live` lives while watched; `kept` for `ttlMs`.' },
-      ttlMs: integer('How long a kept endpoint lives, from 60000 to KEPT_MAX_TTL_MS (default KEPT_TTL_MS).', 60_000),
+      ttlMs: integer(`How long a kept endpoint lives, from ${MIN_TTL_MS} to KEPT_MAX_TTL_MS (default KEPT_TTL_MS).`, MIN_TTL_MS),
       name: string('A kept endpoint\'s id of its choice, while no living endpoint has it (NAME_TAKEN); refused when NAMED_ENDPOINTS=false.', {
         pattern: ENDPOINT_NAME.source,
       }),
@@ -320,7 +321,7 @@ const schemas: Record<SchemaName, JsonSchema> = {
     ['kind', 'ttlMs', 'name', 'redact'],
   ),
   ExtendEndpoint: objectOf<{ ttlMs: number }>('A new lifetime for a kept endpoint, from now.', {
-    ttlMs: integer('From 60000 to KEPT_MAX_TTL_MS.', 60_000),
+    ttlMs: integer(`From ${MIN_TTL_MS} to KEPT_MAX_TTL_MS.`, MIN_TTL_MS),
   }),
   Extended: objectOf<{ expiresAt: string }>('The kept endpoint\'s new end of life.', { expiresAt: dateTime('When it now expires.') }),
   ResponseSet: objectOf<{ response: ResponseConfig }>('The configuration now in force.', { response: ref('ResponseConfig') }),
