@@ -19,7 +19,7 @@ Polls the endpoints API over HTTP (GET /api/endpoints/<id>/requests?waitMs=…):
   --header <N>=<V>      a header N (any case) with the value V exactly; N=* for any value.
                         Repeatable: all must hold
   --json <path>=<V>     a JSON body whose value at the dotted path (items.0.id) is V, compared as
-                        text (numbers and booleans as written in JSON: count=3, ok=true);
+                        text (numbers and booleans by their JSON text: count=3, ok=true);
                         path=* for any value. Repeatable: all must hold
   --timeout <t>         how long to wait: 500ms, 30s, 2m, 1h, or a number of seconds (default 60s)
   -h, --help            this text`;
@@ -71,24 +71,36 @@ export function parseWaitFilters(options: { method?: string | undefined; path?: 
   }
   for (const text of options.header ?? []) {
     const [name, value] = splitPair(text, '--header', 'NAME=VALUE (NAME=* for any value), e.g. --header X-GitHub-Event=push');
-    if (!TOKEN.test(name)) throw new UsageError(`--header: "${name}" is not a header name`);
+    if (!TOKEN.test(name)) throw new UsageError(`--header: ${quoteStart(name)} is not a header name`);
     filters.headers.push({ name: name.toLowerCase(), value: value === '*' ? undefined : value });
   }
   for (const text of options.json ?? []) {
     const [path, value] = splitPair(text, '--json', 'PATH=VALUE (PATH=* for any value), e.g. --json action=opened or --json items.0.id=42');
     const segments = path.split('.');
-    if (segments.some((segment) => segment === '')) throw new UsageError(`--json: "${path}" is not a dotted path such as pull_request.number or items.0.id`);
+    if (segments.some((segment) => segment === '')) throw new UsageError(`--json: ${quoteStart(path)} is not a dotted path such as pull_request.number or items.0.id`);
     filters.json.push({ path: segments, value: value === '*' ? undefined : value });
   }
   return filters;
 }
 
-/** `NAME=VALUE` split at the first `=`. Only the part before it is ever quoted: the value may be a secret. */
+/**
+ * `NAME=VALUE` split at the first `=`. A mistake is quoted only up to its first `:` or space:
+ * `--header 'Authorization: Bearer …'` must not put the token on the terminal.
+ */
 function splitPair(text: string, flag: string, expected: string): [string, string] {
   const equals = text.indexOf('=');
-  if (equals === -1) throw new UsageError(`${flag} "${text}" has no '=': it takes ${expected}`);
+  if (equals === -1) {
+    const hint = flag === '--header' && text.includes(':') ? ' (not NAME: VALUE)' : '';
+    throw new UsageError(`${flag} ${quoteStart(text)} has no '=': it takes ${expected}${hint}`);
+  }
   if (equals === 0) throw new UsageError(`${flag} has nothing before '=': it takes ${expected}`);
   return [text.slice(0, equals), text.slice(equals + 1)];
+}
+
+/** `"text"`, cut before its first `:` or white space (then `"text…"`). */
+function quoteStart(text: string): string {
+  const cut = text.search(/[:\s]/);
+  return cut === -1 ? `"${text}"` : `"${text.slice(0, cut)}…"`;
 }
 
 /** Whether the request passes every filter. Pure: the record is only read. */
