@@ -438,9 +438,11 @@ describe('hookwatch forward', () => {
       bodyEncoding: 'utf8',
       bodyTruncated: false,
     });
-    // A second watcher, joined with the key like a second tab, gets the next one too.
+    // A second watcher, joined with the key like a second tab, gets the first result in its
+    // backlog (kept with its request) and the next one live.
     const tab = await LiveClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => tab.client.close());
+    expect((await tab.client.next('forwarded')).seq).toBe(1);
     await send(e.url, { method: 'PUT', body: 'again' });
     expect((await tab.client.next('forwarded')).seq).toBe(2);
     expect((await e.client.next('forwarded')).seq).toBe(2);
