@@ -12,6 +12,8 @@ export interface DetailPaneSource {
   endpoint(): PageEndpoint | undefined;
   /** Whether the filter lets the request through. */
   matches(request: CapturedRequest): boolean;
+  /** What the detail says when the filter lets nothing through. */
+  noMatch(): string;
   /** The Back button. */
   back(): void;
 }
@@ -26,6 +28,7 @@ export class DetailPane {
   /** What the pane shows now (-1: nothing rendered yet), and for which endpoint. */
   private renderedSeq: number | undefined = -1;
   private renderedEndpoint: string | undefined;
+  private renderedPlaceholder: string | undefined;
   /** The open detail's "Forwarded" section, updated as results come in. */
   private forwardedView: ForwardedView | undefined;
   private timer: number | undefined;
@@ -70,13 +73,15 @@ export class DetailPane {
     const request = this.log.selectedRequest;
     const hidden = request !== undefined && !this.source.matches(request);
     const shown = hidden ? undefined : request;
-    if (shown?.seq !== this.renderedSeq || endpoint?.url !== this.renderedEndpoint) {
+    // With no request to show, what the pane says instead (it follows the filter as it is typed).
+    const placeholder = shown && endpoint ? undefined : hidden ? this.source.noMatch() : this.log.requests.length > 0 ? 'Select a request to see it here.' : endpoint ? 'Requests appear here as they arrive.' : '';
+    if (shown?.seq !== this.renderedSeq || endpoint?.url !== this.renderedEndpoint || placeholder !== this.renderedPlaceholder) {
       this.renderedSeq = shown?.seq;
       this.renderedEndpoint = endpoint?.url;
+      this.renderedPlaceholder = placeholder;
       this.forwardedView = undefined;
       if (!shown || !endpoint) {
-        const text = hidden ? 'The selected request is hidden by the filter.' : this.log.requests.length > 0 ? 'Select a request to see it here.' : endpoint ? 'Requests appear here as they arrive.' : '';
-        this.content.replaceChildren(h('p', { class: 'muted placeholder', text }));
+        this.content.replaceChildren(h('p', { class: 'muted placeholder', text: placeholder ?? '' }));
       } else {
         this.forwardedView = new ForwardedView(this.log.forwarded.get(shown.seq));
         const panels = { forwarded: this.forwardedView.element, verify: renderVerifyPanel(shown) };

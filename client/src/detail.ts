@@ -3,7 +3,7 @@ import { REDACTED } from '../../src/shared/redact.js';
 import { replayUrl } from '../../src/shared/to-curl.js';
 import { bodySection, type BodyActions } from './body-view.js';
 import { download, h } from './dom.js';
-import { bodyBytes, formatBytes, localDateTime, utc } from './format.js';
+import { bodyBytes, formatBytes, localDateTimeParts, utc } from './format.js';
 
 export interface DetailActions extends BodyActions {
   copyCurl(request: CapturedRequest): void;
@@ -63,7 +63,7 @@ function valueCell(value: string, redacted: boolean): HTMLElement {
  * Name/value rows, a step at a time; with `copy`, each value gets its own copy button.
  * `redacted`: names (lower case) whose `[redacted]` values mark a value that was never stored.
  */
-function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void, redacted?: ReadonlySet<string>): HTMLElement {
+function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void, redacted?: ReadonlySet<string>, cells?: ReadonlyMap<string, HTMLElement>): HTMLElement {
   const body = h('tbody');
   const table = h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
   let shown = 0;
@@ -72,7 +72,8 @@ function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: 
       const next = pairs.next.next();
       if (next.done) break;
       const [name, value] = next.value;
-      const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), valueCell(value, value === REDACTED && redacted?.has(name.toLowerCase()) === true));
+      const cell = cells?.get(name) ?? valueCell(value, value === REDACTED && redacted?.has(name.toLowerCase()) === true);
+      const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), cell);
       if (copy) {
         const button = h('button', { class: 'copy-value', text: 'Copy', attrs: { type: 'button', 'aria-label': `Copy ${name} value` }, on: { click: () => copy(value, `${name} value`) } });
         row.append(h('td', { class: 'copy-cell' }, button));
@@ -103,6 +104,11 @@ function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: 
   };
   const more = appendRows();
   return more ? h('div', {}, table, more) : table;
+}
+
+/** A time as pieces, each kept on one line. */
+function timeCell(pieces: string[]): HTMLElement {
+  return h('td', { class: 'value' }, ...pieces.flatMap((piece, index) => [index > 0 ? ' ' : null, h('span', { class: 'nowrap', text: piece })]));
 }
 
 /** The full URL, with a long query string folded behind a toggle. */
@@ -161,9 +167,11 @@ export interface DetailPanels {
 /** The selected request, every detail as text. */
 export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions, panels: DetailPanels): HTMLElement {
   const fullUrl = replayUrl(request, receiverUrl);
+  const local = localDateTimeParts(request.receivedAt);
+  const utcText = utc(request.receivedAt);
   const facts: Array<[string, string]> = [
-    ['Time', localDateTime(request.receivedAt)],
-    ['UTC', utc(request.receivedAt)],
+    ['Time', local.join(' ')],
+    ['UTC', utcText],
     ['From', request.remoteAddress],
     ['Size', `${formatBytes(request.size)}${request.truncated ? ` (truncated: ${formatBytes(request.storedSize)} kept)` : ''}`],
     ['Content type', request.contentType ?? '—'],
@@ -188,7 +196,11 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
   const parts: HTMLElement[] = [
     header,
     h('p', { class: 'gone warning', text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.', attrs: { hidden: '' } }),
-    pairsTable('Facts', listPairs(facts)),
+    // The times in pieces that never break inside ("5:20:01.123 PM", not "…123 P / M").
+    pairsTable('Facts', listPairs(facts), undefined, undefined, new Map([
+      ['Time', timeCell(local)],
+      ['UTC', timeCell([utcText.slice(0, 10), utcText.slice(11)])],
+    ])),
     panels.forwarded,
   ];
   if (request.truncated) {

@@ -22,7 +22,8 @@ export interface EndpointBarEvents {
   retryNow(): void;
 }
 
-const STATE_LABELS: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', polling: 'No live connection', expired: 'Expired' };
+/** The connection's state, in words apart from the endpoint's kind ("Live" names a kind of URL). */
+const STATE_LABELS: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Connected', reconnecting: 'Reconnecting…', polling: 'No live connection', expired: 'Expired' };
 
 export class EndpointBar {
   private readonly state = byId('state');
@@ -67,6 +68,7 @@ export class EndpointBar {
 
   /** While the connection starts: what it is doing. */
   showJoining(joining: boolean): void {
+    this.url.classList.remove('url-gone', 'url-none');
     this.url.textContent = joining ? 'joining the endpoint…' : 'creating an endpoint…';
   }
 
@@ -86,6 +88,11 @@ export class EndpointBar {
     if (this.state.textContent !== STATE_LABELS[state]) this.state.textContent = STATE_LABELS[state];
     this.state.dataset.state = state;
     this.expired.hidden = state !== 'expired';
+    // Expired: the URL it had, struck through; none when the page never learnt it (an old link).
+    const endpoint = this.source.endpoint();
+    this.url.classList.toggle('url-gone', state === 'expired' && endpoint !== undefined);
+    this.url.classList.toggle('url-none', state === 'expired' && endpoint === undefined);
+    if (state === 'expired') this.url.textContent = endpoint ? endpoint.url : 'none: this link’s endpoint has expired';
     this.copyUrl.disabled = this.copyShare.disabled = !this.source.endpoint() || state === 'expired';
     this.tick();
   }
@@ -105,12 +112,17 @@ export class EndpointBar {
   private showRetry(): void {
     const state = this.source.state();
     const at = this.source.nextAttemptAt();
-    const waiting = state === 'reconnecting' && at !== undefined;
+    const reconnecting = state === 'reconnecting';
     const polling = state === 'polling';
-    this.retryIn.hidden = this.retryNow.hidden = !(waiting || polling);
-    if (waiting) this.retryIn.textContent = `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
-    else if (polling) this.retryIn.textContent = `checking every ${POLL_MS / 1000} s`;
-    this.retryNow.textContent = polling ? 'Try live now' : 'Retry now';
+    // While reconnecting the note and the button stay, also during an attempt, so nothing flickers.
+    this.retryIn.hidden = this.retryNow.hidden = !(reconnecting || polling);
+    this.retryNow.disabled = reconnecting && at === undefined;
+    let note = '';
+    if (reconnecting) note = at === undefined ? 'trying now…' : `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
+    else if (polling) note = `checking every ${POLL_MS / 1000} s`;
+    if (this.retryIn.textContent !== note) this.retryIn.textContent = note;
+    // Short: on a phone it shares the brand's line.
+    this.retryNow.textContent = polling ? 'Retry' : 'Retry now';
   }
 
   /** Under the URL: the endpoint's kind, how long it lives (a countdown for a kept one) and what it keeps. */

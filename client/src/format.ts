@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, ParamMap } from '../../src/shared/captured-request.js';
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -20,15 +20,16 @@ export function localTime(iso: string): string {
   return clock.format(new Date(iso));
 }
 
-/** Local date and time with milliseconds and the offset from UTC: `22 Nov 2026, 17:20:01.123 (UTC+1)`. */
-export function localDateTime(iso: string): string {
+/** Local date, time with milliseconds, and the offset from UTC: `22 Nov 2026,`, `17:20:01.123`, `(UTC+1)`: pieces not to break inside. */
+export function localDateTimeParts(iso: string): [string, string, string] {
   const date = new Date(iso);
   const offset = -date.getTimezoneOffset();
   const hours = Math.trunc(Math.abs(offset) / 60);
   const minutes = Math.abs(offset) % 60;
   const zone = offset === 0 ? 'UTC' : `UTC${offset > 0 ? '+' : '−'}${hours}${minutes ? `:${String(minutes).padStart(2, '0')}` : ''}`;
-  return `${calendar.format(date)}, ${preciseClock.format(date)} (${zone})`;
+  return [`${calendar.format(date)},`, preciseClock.format(date), `(${zone})`];
 }
+
 
 /** How long ago, short: `now`, `5 s ago`, `3 min ago`, `2 h ago`, `4 d ago`. */
 export function ago(ms: number): string {
@@ -68,9 +69,20 @@ export function hexDump(bytes: Uint8Array, limit = 4096): string {
   return lines.join('\n');
 }
 
-/** Lower-cased text a filter matches against: method, path, headers and body. */
+/** `name=value` lines, decoded, repeated names once per value. */
+function paramLines(params: ParamMap | null): string {
+  if (!params) return '';
+  return Object.entries(params)
+    .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((item) => `${name}=${item}`))
+    .join('\n');
+}
+
+/**
+ * Lower-cased text a filter matches against: method, path, headers and body, and the decoded
+ * query and form values (`ada@example.com` finds a form that sent `ada%40example.com`).
+ */
 export function searchText(request: CapturedRequest): string {
   const headers = request.headers.map(([name, value]) => `${name}: ${value}`).join('\n');
   const body = request.bodyEncoding === 'utf8' ? request.body : '';
-  return `${request.method}\n${request.url}\n${headers}\n${body}`.toLowerCase();
+  return `${request.method}\n${request.url}\n${headers}\n${body}\n${paramLines(request.query)}\n${paramLines(request.form)}`.toLowerCase();
 }

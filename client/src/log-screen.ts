@@ -15,6 +15,8 @@ export interface LogScreenSource {
   endpoint(): PageEndpoint | undefined;
   /** The log can be changed: over the socket, or over HTTP while polling. */
   canChange(): boolean;
+  /** The endpoint has expired: nothing more will arrive. */
+  expired(): boolean;
   /** The reader asked to clear the log. */
   clear(): void;
 }
@@ -43,12 +45,12 @@ export class LogScreen {
       badge: (seq) => renderBadge(this.log.forwarded.get(seq)),
       filtered: () => this.render(),
       clear: () => source.clear(),
-      exportLog: (format) => exportLog(format, this.log.requests, source.endpoint()),
+      exportLog: (format, requests) => exportLog(format, requests, source.endpoint()),
       jumpToLatest: () => this.jumpToLatest(),
     });
     this.detail = new DetailPane(
       this.log,
-      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), back: () => this.back() },
+      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back() },
       { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
     );
     narrowScreen.addEventListener('change', () => {
@@ -67,6 +69,7 @@ export class LogScreen {
   /** Another endpoint: an empty log. */
   reset(): void {
     this.log.reset();
+    this.view.showEndpoint(undefined);
     this.detail.open = false;
     this.render();
   }
@@ -108,12 +111,10 @@ export class LogScreen {
 
   /** Shows the state; `deferDetail`: the detail pane catches up in the next task (arrivals come in bursts). */
   render(deferDetail = false): void {
-    this.view.render(this.source.endpoint(), this.source.canChange());
+    // A filter that hides the open request opens the first match instead.
+    this.log.filter((request) => this.view.matches(request));
+    this.view.render(this.source.endpoint(), this.source.canChange(), this.source.expired());
     this.detail.render(deferDetail);
-  }
-
-  enableClear(): void {
-    this.view.enableClear(this.source.canChange());
   }
 
   refreshTimes(): void {

@@ -11,7 +11,8 @@ export interface LogViewEvents extends LogListEvents {
   /** The filter changed. */
   filtered(): void;
   clear(): void;
-  exportLog(format: 'json' | 'har'): void;
+  /** Export what the filter shows (all, without a filter), oldest first. */
+  exportLog(format: 'json' | 'har', requests: CapturedRequest[]): void;
   jumpToLatest(): void;
 }
 
@@ -20,11 +21,12 @@ export class LogView {
   private readonly method = byId<HTMLSelectElement>('method-filter');
   private readonly count = byId('count');
   private readonly clearButton = byId<HTMLButtonElement>('clear');
-  private readonly exportJson = byId<HTMLButtonElement>('export-json');
-  private readonly exportHar = byId<HTMLButtonElement>('export-har');
+  private readonly exportButton = byId<HTMLButtonElement>('export');
+  private readonly exportFormat = byId<HTMLSelectElement>('export-format');
   private readonly jump = byId<HTMLButtonElement>('jump-latest');
   private readonly listElement = byId('log');
   private readonly empty = byId('empty');
+  private readonly emptyText = byId('empty-text');
   private readonly emptyCurl = byId('empty-curl');
   private readonly noMatch = byId('no-match');
   private readonly noMatchText = byId('no-match-text');
@@ -46,8 +48,7 @@ export class LogView {
       this.filter.focus();
     });
     this.clearButton.addEventListener('click', () => events.clear());
-    this.exportJson.addEventListener('click', () => events.exportLog('json'));
-    this.exportHar.addEventListener('click', () => events.exportLog('har'));
+    this.exportButton.addEventListener('click', () => events.exportLog(this.exportFormat.value === 'har' ? 'har' : 'json', this.visible().reverse()));
     this.jump.addEventListener('click', () => events.jumpToLatest());
   }
 
@@ -60,14 +61,29 @@ export class LogView {
     return haystack.includes(text);
   }
 
+  /** `No request matches “text” and the method PUT.` */
+  noMatchMessage(): string {
+    const text = this.filter.value.trim();
+    const what = [text && `“${text}”`, this.method.value && `the method ${this.method.value}`].filter(Boolean).join(' and ');
+    return `No request matches ${what}.`;
+  }
+
   /** What the filter lets through, newest first. */
   visible(): CapturedRequest[] {
     return this.log.requests.filter((request) => this.matches(request)).reverse();
   }
 
-  /** The empty log's example, for this endpoint's URL. */
-  showEndpoint(endpoint: PageEndpoint): void {
-    this.emptyCurl.textContent = `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'`;
+  /** The empty log's example, for this endpoint's URL; none (undefined) while joining another. */
+  showEndpoint(endpoint: PageEndpoint | undefined): void {
+    this.emptyCurl.textContent = endpoint ? `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'` : '';
+  }
+
+  /** What the empty log says: waiting for the endpoint, for its first request (with an example), or that it expired. */
+  private renderEmpty(expired: boolean): void {
+    const example = !expired && this.emptyCurl.textContent !== '';
+    const text = expired ? 'This endpoint has expired: no more requests will arrive.' : example ? 'Waiting for the first request. Try:' : 'Waiting for the endpoint…';
+    if (this.emptyText.textContent !== text) this.emptyText.textContent = text;
+    this.emptyCurl.hidden = !example;
   }
 
   /** Clearing is possible over the socket, or over HTTP while polling. */
@@ -83,8 +99,9 @@ export class LogView {
     this.listElement.focus({ preventScroll: true });
   }
 
-  render(endpoint: PageEndpoint | undefined, canChange: boolean): void {
+  render(endpoint: PageEndpoint | undefined, canChange: boolean, expired: boolean): void {
     const { requests } = this.log;
+    this.renderEmpty(expired);
     this.renderMethodOptions();
     const visible = this.visible();
     const filtering = this.filter.value.trim() !== '' || this.method.value !== '';
@@ -93,12 +110,10 @@ export class LogView {
     this.count.title = this.log.dropped > 0 ? `The endpoint keeps only the newest ${maxRequests(endpoint)} requests, within its stored-bytes budget.` : '';
     this.empty.hidden = requests.length > 0;
     this.noMatch.hidden = requests.length === 0 || visible.length > 0;
-    if (!this.noMatch.hidden) {
-      const text = this.filter.value.trim();
-      const what = [text && `“${text}”`, this.method.value && `the method ${this.method.value}`].filter(Boolean).join(' and ');
-      this.noMatchText.textContent = `No request matches ${what}.`;
-    }
-    this.exportJson.disabled = this.exportHar.disabled = requests.length === 0;
+    if (!this.noMatch.hidden) this.noMatchText.textContent = this.noMatchMessage();
+    // What is shown is what is exported, and the button says which.
+    this.exportButton.textContent = filtering ? `Export shown (${visible.length})` : 'Export all';
+    this.exportButton.disabled = visible.length === 0;
     this.enableClear(canChange);
 
     this.list.update(visible, this.log.selectedSeq);

@@ -29,9 +29,11 @@ const connection = new LiveConnection({
   gap: () => screen.log.gap(),
 });
 const responseForm = new ResponseForm((response) => {
-  if (!connection.send({ type: 'set-response', response })) toast('Not connected');
+  if (connection.send({ type: 'set-response', response })) return true;
+  toast('Not connected');
+  return false;
 });
-const screen = new LogScreen({ endpoint: () => endpoint, canChange, clear: () => void clearLog() });
+const screen = new LogScreen({ endpoint: () => endpoint, canChange, expired: () => connectionState === 'expired', clear: () => void clearLog() });
 const bar = new EndpointBar(
   { state: () => connectionState, endpoint: () => endpoint, nextAttemptAt: () => connection.nextAttemptAt },
   {
@@ -48,6 +50,7 @@ function join(credentials: Credentials | undefined): void {
   watchers = undefined;
   joiningId = credentials?.endpointId;
   bar.showJoining(credentials !== undefined);
+  responseForm.reset();
   screen.reset();
   connection.start(credentials, bar.chosenKind());
   bar.tick();
@@ -67,7 +70,8 @@ function onWelcome(message: WelcomeMessage, resumed: boolean): void {
   // The link now names this endpoint: a reload or a copied link rejoins it.
   history.replaceState(history.state, '', shareLink(endpoint, location));
   if (endpoint.partial) responseForm.unknown();
-  else responseForm.fill(endpoint.response);
+  // Folded when first known; a resume leaves it as the reader had it.
+  else responseForm.fill(endpoint.response, !resumed);
   screen.welcome(message, resumed);
   showState(connectionState);
   screen.render();
@@ -91,7 +95,10 @@ function onMessage(message: ServerMessage): void {
       screen.cleared(message.clearedSeq);
       return toast('Log cleared');
     case 'error':
-      if (message.error.code !== 'ENDPOINT_NOT_FOUND') toast(message.error.message);
+      if (message.error.code === 'INVALID_RESPONSE_CONFIG') {
+        // Marked on the form's fields; what names no field is said here.
+        for (const { message: text } of responseForm.refused(message.error.message)) toast(text);
+      } else if (message.error.code !== 'ENDPOINT_NOT_FOUND') toast(message.error.message);
       return;
     default:
       return;
@@ -104,7 +111,9 @@ function showState(state: ConnectionState): void {
   if (state === 'polling') watchers = undefined;
   bar.showState();
   responseForm.enable(canChange());
-  screen.enableClear();
+  responseForm.hide(state === 'expired');
+  // The empty log says the endpoint expired.
+  screen.render();
 }
 
 async function newUrl(ask: boolean): Promise<void> {
@@ -120,7 +129,7 @@ async function clearLog(): Promise<void> {
 
 byId('skip-link').addEventListener('click', (event) => {
   event.preventDefault();
-  screen.skipToDetail(() => byId('response-form').querySelector('select')?.focus());
+  screen.skipToDetail(() => byId('response-toggle').focus());
 });
 
 document.addEventListener('keydown', (event) => {

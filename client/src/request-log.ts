@@ -41,6 +41,8 @@ export class RequestLog {
   private backlogLeft = 0;
   /** After a resume or a poll that lost requests: the seq held before, to count the loss on the next arrival. */
   private lostAfter: number | undefined;
+  /** What the reader's filter lets through: following means following the newest of these. */
+  private shows: (request: CapturedRequest) => boolean = () => true;
   /** What forwarders got, by seq; kept for the pinned request too. */
   readonly forwarded = new ForwardedResults((seq) => this.holds(seq));
 
@@ -54,6 +56,11 @@ export class RequestLog {
 
   get newest(): CapturedRequest | undefined {
     return this.held.at(-1);
+  }
+
+  /** The newest request the filter lets through. */
+  get newestShown(): CapturedRequest | undefined {
+    return this.held.findLast(this.shows);
   }
 
   /** Requests the endpoint took since the last clear. */
@@ -130,8 +137,10 @@ export class RequestLog {
     if ((this.held.at(-2)?.seq ?? 0) > request.seq) this.held.sort((a, b) => a.seq - b.seq);
     const kept = this.maxRequests();
     if (this.held.length > kept) this.letGo(this.held.length - kept);
+    // What the filter hides is not news to the reader, and not followed.
+    if (!this.shows(request)) return { added: true, live, lost };
     if (live && !this.follow) this.unseenCount++;
-    if (this.follow) this.selected = this.newest?.seq;
+    if (this.follow) this.selected = this.newestShown?.seq;
     return { added: true, live, lost };
   }
 
@@ -169,13 +178,26 @@ export class RequestLog {
   select(seq: number, stay = false): void {
     this.selected = seq;
     if (this.pinnedRequest && this.pinnedRequest.seq !== seq) this.pinnedRequest = undefined;
-    this.follow = !stay && seq === this.newest?.seq;
+    this.follow = !stay && seq === this.newestShown?.seq;
     if (this.follow) this.unseenCount = 0;
+  }
+
+  /**
+   * The reader's filter (it may have changed). When it hides the selected request, the newest
+   * request it lets through is selected instead, and followed; when it lets none through, the
+   * selection stays, hidden, until the filter changes again.
+   */
+  filter(shows: (request: CapturedRequest) => boolean): void {
+    this.shows = shows;
+    const selected = this.selectedRequest;
+    if (!selected || shows(selected)) return;
+    const first = this.newestShown;
+    if (first) this.jumpTo(first.seq);
   }
 
   /** The reader is no longer held on one request: follow again if it is the newest (or none is selected). */
   unstay(): void {
-    this.follow = this.selected === undefined || this.selected === this.newest?.seq;
+    this.follow = this.selected === undefined || this.selected === this.newestShown?.seq;
     if (this.follow) this.unseenCount = 0;
   }
 

@@ -1,14 +1,18 @@
 import type { ResponseConfig } from '../../src/shared/response-config.js';
 import { DEFAULT_RESPONSE, MAX_RESPONSE_DELAY_MS, MAX_RESPONSE_HEADERS } from '../../src/shared/response-limits.js';
+import { answerErrors, formErrors, type AnswerField, type FieldError } from './answer-errors.js';
 import { byId } from './dom.js';
 
 /**
- * The "Answer senders with" form: shows the answer senders get now, and edits to it as edits
- * ("Not applied yet") until they are applied, so the form never reads as what senders get when
- * it is not. The server validates; its error comes back as a toast.
+ * The answer senders get: one line ("Answer: 200 application/json, no delay") that unfolds into
+ * the form that changes it. The form shows the answer senders get now, and edits to it as edits
+ * ("Not applied yet") until they are applied, so it never reads as what senders get when it is
+ * not. The server validates; what it refuses is marked on the field, in words, until edited.
  */
 export class ResponseForm {
   private readonly form = byId<HTMLFormElement>('response-form');
+  private readonly toggle = byId<HTMLButtonElement>('response-toggle');
+  private readonly fields = byId('response-fields');
   private readonly current = byId('response-current');
   private readonly status = byId<HTMLInputElement>('response-status');
   private readonly delay = byId<HTMLInputElement>('response-delay');
@@ -17,43 +21,133 @@ export class ResponseForm {
   private readonly body = byId<HTMLTextAreaElement>('response-body');
   private readonly revert = byId<HTMLButtonElement>('response-revert');
   private readonly unsaved = byId('response-unsaved');
+  /** Each field's control, by the name the server's messages use. */
+  private readonly controls: Record<AnswerField, HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>;
   private applied: ResponseConfig | undefined;
+  /** This tab applied an answer and waits for it to come back (or be refused). */
+  private pending = false;
+  /** Joined without a socket: the answer senders get now is not known here. */
+  private answerUnknown = false;
 
-  constructor(apply: (response: ResponseConfig) => void) {
+  constructor(private readonly apply: (response: ResponseConfig) => boolean) {
+    this.controls = { status: this.status, delayMs: this.delay, contentType: this.contentType, headers: this.headers, body: this.body };
     // The server's limits, so the form says them as the server has them.
     this.delay.max = String(MAX_RESPONSE_DELAY_MS);
     byId('response-headers-max').textContent = String(MAX_RESPONSE_HEADERS);
-    this.form.addEventListener('input', () => this.markEdits());
-    this.form.addEventListener('change', () => this.markEdits());
-    this.revert.addEventListener('click', () => this.applied && this.fill(this.applied));
+    this.toggle.addEventListener('click', () => this.setOpen(!this.isOpen));
+    this.form.addEventListener('input', (event) => this.edited(event.target));
+    this.form.addEventListener('change', (event) => this.edited(event.target));
+    this.revert.addEventListener('click', () => this.applied && this.fill(this.applied, false));
     this.form.addEventListener('submit', (event) => {
       event.preventDefault();
-      apply(this.read());
+      this.submit();
     });
+    this.reset();
   }
 
-  /** The endpoint's answer changed (or is first known): show it, dropping any edits. */
-  fill(response: ResponseConfig): void {
+  /** A new endpoint, not welcomed yet: the default answer, folded. */
+  reset(): void {
+    this.fill(DEFAULT_RESPONSE, true);
+    this.applied = undefined;
+    this.form.hidden = false;
+    this.markEdits();
+  }
+
+  /**
+   * The endpoint's answer changed (or is first known): show it, dropping any edits. `fold`: fold the
+   * form to its one line (when first known, and after this tab applied it).
+   */
+  fill(response: ResponseConfig, fold = this.pending): void {
     this.applied = response;
+    this.pending = this.answerUnknown = false;
     this.status.value = String(response.status);
     this.delay.value = String(response.delayMs);
     this.contentType.value = response.contentType;
     this.headers.value = response.headers.map(([name, value]) => `${name}: ${value}`).join('\n');
     this.body.value = response.body;
     this.current.textContent = `Senders get ${describe(response)}.`;
+    this.showErrors([]);
     this.markEdits();
+    if (fold) this.setOpen(false);
   }
 
   /** The endpoint's answer is not known (joined over HTTP without a socket): the default to start from, said to be unknown. */
   unknown(): void {
-    this.fill(DEFAULT_RESPONSE);
+    this.fill(DEFAULT_RESPONSE, true);
     this.applied = undefined;
+    this.answerUnknown = true;
     this.current.textContent = 'Without a live connection the answer senders get now is not known here: Apply sets it for every tab.';
     this.markEdits();
   }
 
   enable(enabled: boolean): void {
-    for (const button of this.form.querySelectorAll('button')) button.disabled = !enabled;
+    for (const button of this.form.querySelectorAll<HTMLButtonElement>('button:not(#response-toggle)')) button.disabled = !enabled;
+  }
+
+  /** An expired endpoint has no answer to set. */
+  hide(hidden: boolean): void {
+    this.form.hidden = hidden;
+  }
+
+  /** The server refused the answer this tab applied (INVALID_RESPONSE_CONFIG): each issue on its field. */
+  refused(serverMessage: string): FieldError[] {
+    this.pending = false;
+    const errors = answerErrors(serverMessage, Number(this.status.value));
+    this.showErrors(errors);
+    return errors.filter((error) => error.field === undefined);
+  }
+
+  private get isOpen(): boolean {
+    return !this.fields.hidden;
+  }
+
+  private setOpen(open: boolean): void {
+    if (open === this.isOpen) return;
+    // Folding away the focused field (Apply, say) would drop focus to the page: keep it on the toggle.
+    const hadFocus = this.fields.contains(document.activeElement);
+    this.fields.hidden = !open;
+    this.toggle.setAttribute('aria-expanded', String(open));
+    if (!open && hadFocus) this.toggle.focus();
+  }
+
+  private submit(): void {
+    const errors = formErrors(this.status.value, this.delay.value);
+    this.showErrors(errors);
+    if (errors.length > 0) return;
+    this.pending = this.apply(this.read());
+  }
+
+  /** Marks each field with its errors (none: unmarks all), and brings the first into view. */
+  private showErrors(errors: FieldError[]): void {
+    for (const [field, control] of Object.entries(this.controls) as Array<[AnswerField, HTMLElement]>) {
+      const messages = errors.filter((error) => error.field === field).map((error) => error.message);
+      const note = byId(`${control.id}-error`);
+      note.textContent = messages.join('\n');
+      note.hidden = messages.length === 0;
+      if (messages.length > 0) {
+        control.setAttribute('aria-invalid', 'true');
+        control.setAttribute('aria-describedby', note.id);
+      } else {
+        control.removeAttribute('aria-invalid');
+        control.removeAttribute('aria-describedby');
+      }
+    }
+    const first = errors.find((error) => error.field !== undefined);
+    if (first?.field) {
+      this.setOpen(true);
+      this.controls[first.field].focus();
+    }
+  }
+
+  /** A field changed: its error goes (it may be right now), and the edits show. */
+  private edited(target: EventTarget | null): void {
+    if (target instanceof HTMLElement && target.getAttribute('aria-invalid') === 'true') {
+      target.removeAttribute('aria-invalid');
+      target.removeAttribute('aria-describedby');
+      const note = document.getElementById(`${target.id}-error`);
+      if (note) note.hidden = true;
+    }
+    this.markEdits();
   }
 
   private read(): ResponseConfig {
@@ -73,14 +167,27 @@ export class ResponseForm {
     this.unsaved.hidden = !edited;
     this.revert.hidden = !edited;
     this.form.classList.toggle('edited', edited);
+    const line = this.answerUnknown ? 'not known without a live connection' : summary(this.applied ?? DEFAULT_RESPONSE);
+    this.toggle.textContent = `Answer: ${line}${edited ? ' (edits not applied)' : ''}`;
   }
+}
+
+function formatDelay(ms: number): string {
+  return ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 /** `429 with Retry-After, after 2 s` */
 export function describe(response: ResponseConfig): string {
   const headers = response.headers.length > 0 ? ` with ${response.headers.map(([name]) => name).join(', ')}` : '';
-  const delay = response.delayMs > 0 ? `, after ${response.delayMs >= 1000 ? `${response.delayMs / 1000} s` : `${response.delayMs} ms`}` : '';
+  const delay = response.delayMs > 0 ? `, after ${formatDelay(response.delayMs)}` : '';
   return `${response.status}${headers}${delay}`;
+}
+
+/** The folded form's line: `200 application/json, no delay`, `429 text/plain, with Retry-After, after 2 s`. */
+export function summary(response: ResponseConfig): string {
+  const headers = response.headers.length > 0 ? `, with ${response.headers.map(([name]) => name).join(', ')}` : '';
+  const delay = response.delayMs > 0 ? `after ${formatDelay(response.delayMs)}` : 'no delay';
+  return `${response.status} ${response.contentType}${headers}, ${delay}`;
 }
 
 /** `Name: value` lines; blank lines skipped. A line without a colon becomes a name the server refuses, by name. */

@@ -90,10 +90,37 @@ function renderVerdict(verdict: Verdict): HTMLElement[] {
   return parts;
 }
 
-/** The panel for one request: sender (guessed from the headers), secret, remember, Verify. */
+/**
+ * The panel for one request. Where a signature header (or a sender's own header) is present: the
+ * panel itself, titled. Elsewhere (forms, XML, binary bodies, …): a small "Verify signature…"
+ * action that unfolds it.
+ */
 export function renderVerifyPanel(request: CapturedRequest): HTMLElement {
-  const title = h('h3', { text: 'Verify signature' });
-  const section = h('section', { class: 'detail-section verify' }, title);
+  if (detectProvider(request.headers)) return fillPanel(request, h('section', { class: 'detail-section verify' }, h('h3', { text: 'Verify signature' })));
+  const body = h('div', { class: 'verify-body', attrs: { id: `verify-body-${++nextId}`, hidden: '' } });
+  let filled = false;
+  const action: HTMLButtonElement = h('button', {
+    class: 'link-button',
+    text: 'Verify signature…',
+    attrs: { type: 'button', 'aria-expanded': 'false', 'aria-controls': body.id },
+    on: {
+      click: () => {
+        const open = action.getAttribute('aria-expanded') !== 'true';
+        // Built when first asked for: most requests never need it.
+        if (open && !filled) {
+          fillPanel(request, body);
+          filled = true;
+        }
+        action.setAttribute('aria-expanded', String(open));
+        body.hidden = !open;
+      },
+    },
+  });
+  return h('section', { class: 'detail-section verify verify-folded' }, action, body);
+}
+
+/** Sender (guessed from the headers), secret, remember, Verify; or why no check is possible. Appended to `section`. */
+function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement {
   // Kept endpoints store every signature header as [redacted] (they all hold "signature" or "hmac").
   if (request.redacted !== undefined) {
     const header = request.redacted.find((name) => /signature|hmac/i.test(name));

@@ -68,7 +68,7 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     expect(await secretInput.getAttribute('type')).toBe('password');
     await secretInput.fill(secret);
     await panel.getByLabel('Remember for this tab').check();
-    await panel.getByRole('button', { name: 'Verify' }).click();
+    await panel.getByRole('button', { name: 'Verify', exact: true }).click();
     const verdict = panel.locator('.verdict');
     await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Valid (GitHub)');
     expect(await verdict.textContent()).toContain('matches: GitHub signed exactly these stored bytes');
@@ -76,7 +76,7 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     // The tampered one: the remembered secret is filled in; the verdict says why and shows both signatures.
     await rows(page).nth(0).click();
     expect(await panel.getByLabel('Secret', { exact: true }).inputValue()).toBe(secret);
-    await panel.getByRole('button', { name: 'Verify' }).click();
+    await panel.getByRole('button', { name: 'Verify', exact: true }).click();
     await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Mismatch (GitHub)');
     expect(await verdict.textContent()).toContain('The signature in x-hub-signature-256 does not match the one computed from the stored body with this secret.');
     // The expected signature is good for replaying this body to the reader's app: only its start shows until asked.
@@ -118,12 +118,15 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     expect(await panel.locator('input, select, button').count()).toBe(0);
 
     await send(opened.url, { method: 'POST', body: 'unsigned' });
-    await expect.poll(() => panel.textContent(), { timeout: 5000 }).toContain('No known signature header found: choose the sender.');
-    await panel.getByRole('button', { name: 'Verify' }).click();
+    // No signature header: the panel is a small action until asked for.
+    await expect.poll(() => panel.locator('form').count(), { timeout: 5000 }).toBe(0);
+    await panel.getByRole('button', { name: 'Verify signature…' }).click();
+    expect(await panel.textContent()).toContain('No known signature header found: choose the sender.');
+    await panel.getByRole('button', { name: 'Verify', exact: true }).click();
     expect(await panel.locator('.verdict').textContent()).toBe('Choose the sender first: no known signature header was found.');
     await panel.getByLabel('Sender').selectOption('shopify');
     await panel.getByLabel('Secret', { exact: true }).fill('shpat_123');
-    await panel.getByRole('button', { name: 'Verify' }).click();
+    await panel.getByRole('button', { name: 'Verify', exact: true }).click();
     await expect.poll(() => panel.locator('.verdict').textContent(), { timeout: 5000 }).toContain('Missing header (Shopify)');
     await opened.page.close();
   });

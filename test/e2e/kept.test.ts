@@ -119,6 +119,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     expect(await rows(page).first().textContent()).toContain('/polled');
 
     // The answer, over HTTP.
+    await page.click('#response-toggle');
     await page.fill('#response-status', '418');
     await page.click('#response-form button[type=submit]');
     await expect.poll(() => page.textContent('#response-current'), { timeout: 2000 }).toBe('Senders get 418.');
@@ -135,7 +136,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     // Sockets get through again: "Try live now" returns to live, and requests arrive at once.
     allow();
     await page.click('#retry-now');
-    await expect.poll(() => page.textContent('#state'), { timeout: 3000 }).toBe('Live');
+    await expect.poll(() => page.textContent('#state'), { timeout: 3000 }).toBe('Connected');
     expect(await receiverUrl(page)).toBe(url);
     expect(await page.locator('#retry-in').isHidden()).toBe(true);
     await send(`${url}/live-again`, { method: 'POST', body: 'three' });

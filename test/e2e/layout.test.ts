@@ -1,16 +1,9 @@
-import axe from 'axe-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
-import { openPage, rows } from './page-helpers.js';
-
-interface Violation {
-  id: string;
-  help: string;
-  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
-}
+import { checkAxe, openPage, rows } from './page-helpers.js';
 
 /** No sideways scroll; the URL and its actions on screen; on narrow screens, 44 px touch targets. */
 async function checkLayout(page: Page, width: number): Promise<void> {
@@ -37,15 +30,6 @@ async function checkLayout(page: Page, width: number): Promise<void> {
   expect(report.urlClipped).toBe(false);
   expect(report.inView).toEqual({ copyUrl: true, copyShare: true, newUrl: true, state: true });
   if (width < 880) expect(report.small).toEqual([]);
-}
-
-async function checkAxe(page: Page): Promise<void> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axe.source });
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map(({ id, help, nodes }) => ({ id, help, nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })) }));
-  });
-  expect(violations as Violation[]).toEqual([]);
 }
 
 describe.skipIf(!haveChromium)('the page at phone, tablet and desktop widths', () => {

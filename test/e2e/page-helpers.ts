@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { BrowserContext, Page } from 'playwright-core';
+import axe from 'axe-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /**
@@ -33,7 +34,7 @@ export async function waitLive(page: Page, notUrl?: string): Promise<void> {
   await page.waitForFunction(
     (old) => {
       const url = document.getElementById('receiver-url')?.textContent ?? '';
-      return url.startsWith('http') && url !== old && document.getElementById('state')?.textContent === 'Live';
+      return url.startsWith('http') && url !== old && document.getElementById('state')?.dataset.state === 'live';
     },
     notUrl,
     { timeout: 5000 },
@@ -62,4 +63,56 @@ export async function pairs(page: Page, index: number): Promise<string[]> {
 export async function confirm(page: Page): Promise<void> {
   await page.bringToFront();
   await page.locator('#confirm-ok').click({ timeout: 5000 });
+}
+
+/** The sizes and themes the page is checked at: a laptop and a phone, light and dark. */
+export const VIEWS = [1280, 390].flatMap((width) =>
+  (['light', 'dark'] as const).map((colorScheme) => ({ width, height: width < 500 ? 844 : 800, colorScheme, name: `${width} px, ${colorScheme}` })),
+);
+export type View = (typeof VIEWS)[number];
+
+/**
+ * A context at `view`'s size and theme. bypassCSP only so that axe's script can be injected; the
+ * page runs as served otherwise. A phone-sized view is a touch screen too.
+ */
+export function viewContext(browser: Browser, view: View): Promise<BrowserContext> {
+  const phone = view.width < 500;
+  return browser.newContext({ viewport: { width: view.width, height: view.height }, colorScheme: view.colorScheme, bypassCSP: true, hasTouch: phone, isMobile: phone, locale: 'en-US' });
+}
+
+interface Violation {
+  id: string;
+  help: string;
+  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
+}
+
+/** No axe violations on the page as it is now. */
+export async function checkAxe(page: Page): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axe.source });
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map(({ id, help, nodes }) => ({ id, help, nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })) }));
+  });
+  expect(violations as Violation[]).toEqual([]);
+}
+
+/** Opens row `index` (0: newest). On a phone that shows the detail in place of the list: `close()` goes back. */
+export async function openRow(page: Page, index: number): Promise<{ close: () => Promise<void> }> {
+  await rows(page).nth(index).click();
+  const narrow = await page.evaluate(() => matchMedia('(max-width: 879px)').matches);
+  return {
+    close: async () => {
+      if (!narrow) return;
+      await page.click('#back-to-list');
+      await page.locator('#log').waitFor({ state: 'visible', timeout: 2000 });
+    },
+  };
+}
+
+/** The text of a download. */
+export async function downloadText(page: Page, click: () => Promise<void>): Promise<string> {
+  const [download] = await Promise.all([page.waitForEvent('download'), click()]);
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
 }

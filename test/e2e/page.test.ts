@@ -79,11 +79,11 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(await rows(page).count()).toBe(1);
     await page.selectOption('#method-filter', '');
 
-    // A filter that matches nothing says so, and hides the open request's detail.
+    // A filter that matches nothing says so, in the list and in the detail.
     await page.fill('#filter', 'no such thing');
     expect(await rows(page).count()).toBe(0);
     expect(await page.textContent('#no-match')).toContain('No request matches “no such thing”');
-    expect(await detail.textContent()).toContain('hidden by the filter');
+    expect(await detail.textContent()).toContain('No request matches “no such thing”.');
     await page.click('#clear-filter');
     expect(await rows(page).count()).toBe(4);
 
@@ -114,6 +114,7 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     await curl('-X', 'POST', first.url, '--data-raw', 'to both');
     for (const { page } of [first, second]) await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(1);
 
+    await first.page.click('#response-toggle');
     await first.page.fill('#response-status', '429');
     await first.page.fill('#response-delay', '2000');
     await first.page.selectOption('#response-content-type', 'text/plain');

@@ -26,6 +26,34 @@ describe('the page: the request log', () => {
     expect(log.dropped).toBe(0);
   });
 
+  it('opens the newest match when the filter hides the open request, follows matches only, and keeps a hidden selection when nothing matches', () => {
+    const log = logWith([1, 2, 3, 4]);
+    log.select(1);
+    const even = (held: { seq: number }) => held.seq % 2 === 0;
+    log.filter(even);
+    expect(log.selectedSeq).toBe(4);
+    expect(log.following).toBe(true);
+    // A match still open stays open.
+    log.select(2);
+    log.filter(even);
+    expect(log.selectedSeq).toBe(2);
+    // Hidden arrivals are neither followed nor news; shown ones are.
+    log.select(4);
+    log.add(request(5));
+    expect(log.selectedSeq).toBe(4);
+    log.add(request(6));
+    expect(log.selectedSeq).toBe(6);
+    log.select(4);
+    log.add(request(7));
+    log.add(request(8));
+    expect(log.unseen).toBe(1);
+    // Nothing matches: the selection stays until something does.
+    log.filter(() => false);
+    expect(log.selectedSeq).toBe(4);
+    log.filter(() => true);
+    expect(log.selectedSeq).toBe(4);
+  });
+
   it('follows the newest until the reader picks an older one, then counts what arrives as unseen', () => {
     const log = logWith([1, 2]);
     expect(log.following).toBe(true);
