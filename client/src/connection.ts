@@ -1,11 +1,11 @@
 import { CloseCode, type ClientMessage, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
-import type { Credentials, EndpointKind, PageEndpoint } from './endpoint.js';
+import type { Credentials, EndpointKind, KeptOptions, PageEndpoint } from './endpoint.js';
 import { PollingTransport } from './polling-transport.js';
 import { rememberEndpoint } from './settings.js';
 import { SocketTransport } from './socket-transport.js';
 import type { Session } from './transport.js';
 
-export type { Credentials, EndpointKind, PageEndpoint } from './endpoint.js';
+export type { Credentials, EndpointKind, KeptOptions, PageEndpoint } from './endpoint.js';
 export { POLL_MS } from './polling-transport.js';
 
 /** `polling`: no socket, the page asks the HTTP API every few seconds instead. */
@@ -60,10 +60,10 @@ export class LiveConnection {
 
   constructor(private readonly events: ConnectionEvents) {}
 
-  /** Joins the given endpoint, or creates one of `kind` when none is given. */
-  start(credentials: Credentials | undefined, kind: EndpointKind = 'live'): void {
+  /** Joins the given endpoint, or creates one of `kind` (a kept one with `keptOptions`) when none is given. */
+  start(credentials: Credentials | undefined, kind: EndpointKind = 'live', keptOptions?: KeptOptions): void {
     this.stop();
-    this.session = { credentials, kind, lastSeq: 0, clearedSeq: 0, welcomed: false };
+    this.session = { credentials, kind, ...(keptOptions ? { keptOptions } : {}), lastSeq: 0, clearedSeq: 0, welcomed: false };
     this.attempt = this.failedSockets = 0;
     if (this.socketsFail) {
       this.enter('connecting');

@@ -2,9 +2,9 @@
 // endpoint New URL makes (remembered in this browser).
 import { POLL_MS, type ConnectionState } from './connection.js';
 import { byId } from './dom.js';
-import type { EndpointKind, PageEndpoint } from './endpoint.js';
-import { formatSpan, keptSpan, lifetimeText } from './lifetime.js';
-import { saveKeptSpan, saveKind, savedKeptSpan, savedKind } from './settings.js';
+import type { EndpointKind, KeptOptions, PageEndpoint } from './endpoint.js';
+import { formatSpan, KEPT_SPANS, lifetimeText } from './lifetime.js';
+import { saveKeepSecrets, saveKeptSpan, saveKind, savedKeepSecrets, savedKeptSpan, savedKind } from './settings.js';
 
 /** What the header shows, read when it renders. */
 export interface EndpointBarSource {
@@ -20,6 +20,8 @@ export interface EndpointBarEvents {
   /** `ask`: confirm first (not from the expired banner). */
   newUrl(ask: boolean): void;
   retryNow(): void;
+  /** Extend the kept endpoint to the chosen lifetime from now. */
+  extend(ttlMs: number): void;
 }
 
 /** The connection's state, in words apart from the endpoint's kind ("Live" names a kind of URL). */
@@ -38,6 +40,11 @@ export class EndpointBar {
   private readonly copyShare = byId<HTMLButtonElement>('copy-share');
   private readonly expired = byId('expired');
   private readonly kindInputs = [...document.querySelectorAll<HTMLInputElement>('input[name="kind"]')];
+  private readonly keptTtl = byId<HTMLSelectElement>('kept-ttl');
+  private readonly nameField = byId<HTMLInputElement>('kept-name-field');
+  private readonly nameError = byId('kept-name-field-error');
+  private readonly keepSecrets = byId<HTMLInputElement>('keep-secrets');
+  private readonly extendButton = byId<HTMLButtonElement>('extend');
 
   constructor(
     private readonly source: EndpointBarSource,
@@ -48,7 +55,20 @@ export class EndpointBar {
       input.checked = input.value === saved;
       input.addEventListener('change', () => saveKind(this.chosenKind()));
     }
-    this.showKeptSpan(savedKeptSpan());
+    // The lifetime last chosen, when the page still offers it; else the server's default, 2 h.
+    const span = savedKeptSpan();
+    this.keptTtl.value = String(KEPT_SPANS.includes(span) ? span : KEPT_SPANS[0]);
+    this.showKeptSpan(this.chosenSpan());
+    this.keptTtl.addEventListener('change', () => {
+      saveKeptSpan(this.chosenSpan());
+      this.showKeptSpan(this.chosenSpan());
+      this.tick();
+    });
+    this.keepSecrets.checked = savedKeepSecrets();
+    this.keepSecrets.addEventListener('change', () => saveKeepSecrets(this.keepSecrets.checked));
+    // An edited name may be right now: its error goes.
+    this.nameField.addEventListener('input', () => this.showNameError(undefined));
+    this.extendButton.addEventListener('click', () => events.extend(this.chosenSpan()));
     this.copyUrl.addEventListener('click', () => events.copyUrl());
     this.copyShare.addEventListener('click', () => events.copyShareLink());
     byId('new-url').addEventListener('click', () => events.newUrl(true));
@@ -59,6 +79,38 @@ export class EndpointBar {
   /** The kind New URL makes. */
   chosenKind(): EndpointKind {
     return this.kindInputs.find((input) => input.checked)?.value === 'kept' ? 'kept' : 'live';
+  }
+
+  /** The lifetime chosen for kept endpoints (ms). */
+  chosenSpan(): number {
+    const span = Number(this.keptTtl.value);
+    return KEPT_SPANS.includes(span) ? span : (KEPT_SPANS[0] as number);
+  }
+
+  /** What the next kept endpoint is made with; `withName`: the name typed, if any (a new tab's first endpoint takes none). */
+  keptOptions(withName: boolean): KeptOptions {
+    const name = this.nameField.value.trim();
+    return { ttlMs: this.chosenSpan(), ...(withName && name !== '' ? { name } : {}), ...(this.keepSecrets.checked ? { redact: false as const } : {}) };
+  }
+
+  /** The server's word on the name (none: the name is fine); the field is marked and focused. */
+  showNameError(message: string | undefined): void {
+    this.nameError.textContent = message ?? '';
+    this.nameError.hidden = message === undefined;
+    if (message === undefined) {
+      this.nameField.removeAttribute('aria-invalid');
+      this.nameField.removeAttribute('aria-describedby');
+      return;
+    }
+    this.nameField.setAttribute('aria-invalid', 'true');
+    this.nameField.setAttribute('aria-describedby', this.nameError.id);
+    this.nameField.focus();
+  }
+
+  /** The name was used: the next kept endpoint takes a random one unless another is typed. */
+  nameUsed(): void {
+    this.nameField.value = '';
+    this.showNameError(undefined);
   }
 
   /** `kept for 2 h` */
@@ -72,13 +124,8 @@ export class EndpointBar {
     this.url.textContent = joining ? 'joining the endpoint…' : 'creating an endpoint…';
   }
 
-  /** Welcomed: the URL, and a kept endpoint's real span (remembered for the next one). */
+  /** Welcomed: the URL. */
   showEndpoint(endpoint: PageEndpoint): void {
-    const span = keptSpan(endpoint);
-    if (span !== undefined) {
-      this.showKeptSpan(span);
-      saveKeptSpan(span);
-    }
     this.url.textContent = endpoint.url;
   }
 
@@ -103,7 +150,7 @@ export class EndpointBar {
     this.showLifetime();
   }
 
-  /** "Kept for 2 h": the server's real span once a kept endpoint told it, 2 h (the default) before. */
+  /** "Kept for 2 h": the lifetime chosen for the next kept endpoint. */
   private showKeptSpan(ms: number): void {
     this.keptNameText.textContent = `Kept for ${formatSpan(ms)}`;
   }
@@ -130,6 +177,11 @@ export class EndpointBar {
     const endpoint = this.source.endpoint();
     this.lifetime.hidden = !endpoint || this.source.state() === 'expired';
     if (!endpoint || this.lifetime.hidden) return;
+    // A kept endpoint can be made to live the chosen lifetime from now.
+    this.extendButton.hidden = endpoint.kind !== 'kept';
+    const extendText = `Extend to ${formatSpan(this.chosenSpan())}`;
+    if (this.extendButton.textContent !== extendText) this.extendButton.textContent = extendText;
+    this.extendButton.disabled = !(this.source.state() === 'live' || this.source.state() === 'polling');
     const kind = endpoint.kind === 'kept' ? 'Kept' : 'Live';
     if (this.endpointKind.textContent !== kind) this.endpointKind.textContent = kind;
     this.endpointKind.dataset.kind = endpoint.kind;

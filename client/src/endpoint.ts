@@ -11,6 +11,20 @@ export interface PageEndpoint extends EndpointInfo {
   partial?: boolean;
 }
 
+/** What the next kept endpoint is made with (docs/protocol.md, `POST /api/endpoints`). */
+export interface KeptOptions {
+  ttlMs: number;
+  /** Its id and URL's last part; none: a random one. */
+  name?: string;
+  /** `false`: secrets stored as received. */
+  redact?: false;
+}
+
+/** The fields a kept create carries (none for a live one). */
+export function createFields(kind: EndpointKind, options: KeptOptions | undefined): Partial<KeptOptions> {
+  return kind === 'kept' && options ? options : {};
+}
+
 /** What joining an endpoint takes. */
 export interface Credentials {
   endpointId: string;

@@ -13,13 +13,24 @@ export function formatLimit(bytes: number): string {
   return `${bytes} B`;
 }
 
-/** A span of time, to the minute from a minute up and to the second below: `2 h`, `1 h 59 min`, `30 min`, `42 s`. */
+/** The lifetimes the page offers a kept endpoint: 2 h (the server's default), a day, a week. */
+export const KEPT_SPANS: readonly number[] = [2 * 3600_000, 24 * 3600_000, 7 * 24 * 3600_000];
+
+/**
+ * A span of time, to the minute from a minute up and to the second below: `2 h`, `1 h 59 min`,
+ * `30 min`, `42 s`; from a day up to the hour: `7 days`, `1 day`, `6 d 23 h`.
+ */
 export function formatSpan(ms: number): string {
   const seconds = Math.ceil(ms / 1000);
   if (seconds < 60) return `${Math.max(0, seconds)} s`;
   const minutes = Math.max(1, Math.floor(ms / 60_000));
   const hours = Math.floor(minutes / 60);
   if (hours === 0) return `${minutes} min`;
+  if (hours >= 24) {
+    const days = Math.floor(hours / 24);
+    if (hours % 24 === 0) return days === 1 ? '1 day' : `${days} days`;
+    return `${days} d ${hours % 24} h`;
+  }
   return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
 }
 
@@ -53,6 +64,7 @@ export function lifetimeText(endpoint: PageEndpoint, nowMs: number): string {
     const grace = Number.isFinite(endpoint.graceSeconds) ? `, then ${endpoint.graceSeconds} s` : ', then a short grace';
     life = `lives while a tab watches it${grace}`;
   }
+  if (endpoint.kind === 'kept' && endpoint.redact === false) life += ' · secrets kept as received';
   if (endpoint.partial) return life;
   return `${life} · keeps the newest ${maxRequests(endpoint)} requests · bodies up to ${formatLimit(endpoint.maxBodyBytes)}`;
 }

@@ -2,14 +2,16 @@
 // drives the endpoint's actions. Captured content is only ever set as text. This module wires the
 // parts together: the connection (connection.ts), the log and its views (log-screen.ts), the
 // header (endpoint-bar.ts) and the answer form (response-form.ts).
-import type { ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
+import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
 import { confirmClear, confirmNewUrl, copy, copyCurl } from './actions.js';
 import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './connection.js';
 import { byId, toast } from './dom.js';
 import { EndpointBar } from './endpoint-bar.js';
 import { credentialsFromLink, shareLink } from './endpoint.js';
+import { formatSpan } from './lifetime.js';
 import { detailInHistory, LogScreen } from './log-screen.js';
 import { describe as describeResponse, ResponseForm } from './response-form.js';
+import { rememberEndpoint } from './settings.js';
 
 let endpoint: PageEndpoint | undefined;
 /** The endpoint the connection was started for, until its welcome arrives. */
@@ -41,6 +43,7 @@ const bar = new EndpointBar(
     copyShareLink: () => void copy(shareLink(endpoint, location), 'Share link'),
     newUrl: (ask) => void newUrl(ask),
     retryNow: () => connection.retryNow(),
+    extend: (ttlMs) => void extend(ttlMs),
   },
 );
 
@@ -52,7 +55,7 @@ function join(credentials: Credentials | undefined): void {
   bar.showJoining(credentials !== undefined);
   responseForm.reset();
   screen.reset();
-  connection.start(credentials, bar.chosenKind());
+  connection.start(credentials, bar.chosenKind(), bar.keptOptions(false));
   bar.tick();
 }
 
@@ -88,6 +91,8 @@ function onMessage(message: ServerMessage): void {
       return screen.evicted(message.throughSeq);
     case 'forwarded':
       return screen.forwarded(message);
+    case 'extended':
+      return extended(message.expiresAt);
     case 'watchers':
       watchers = message.count;
       return;
@@ -118,9 +123,61 @@ function showState(state: ConnectionState): void {
 
 async function newUrl(ask: boolean): Promise<void> {
   if (ask && endpoint && connectionState !== 'expired' && !(await confirmNewUrl(endpoint, bar.chosenKind(), bar.keptName()))) return;
+  // A kept one is made over HTTP first, so that a refused name leaves this endpoint as it is; then joined.
+  const kept = bar.chosenKind() === 'kept' ? await createKept() : undefined;
+  if (kept === null) return;
   // A new history entry: Back returns to the old endpoint's link (the welcome fills in the new one).
   history.pushState(null, '', location.pathname);
-  join(undefined);
+  join(kept && { endpointId: kept.id, key: kept.key });
+}
+
+/** `POST /api/endpoints` with the chosen lifetime, name and redaction; null when refused (the reason shown). */
+async function createKept(): Promise<EndpointInfo | null> {
+  const answer = await api('POST', '/api/endpoints', undefined, { kind: 'kept', ...bar.keptOptions(true) });
+  if (answer.status === 201) {
+    bar.nameUsed();
+    return answer.body as EndpointInfo;
+  }
+  const error = (answer.body as { error?: { code: string; message: string } } | undefined)?.error;
+  const message = error?.message ?? (answer.status === 0 ? 'The server did not answer: no new URL was made.' : `The server answered ${answer.status}: no new URL was made.`);
+  // The name's own trouble goes next to it; anything else is said once.
+  if (error && (error.code === 'NAME_TAKEN' || /\bname\b/i.test(error.message))) bar.showNameError(message);
+  else toast(message);
+  return null;
+}
+
+/** The kept endpoint lives `ttlMs` from now; every tab watching hears `extended`. */
+async function extend(ttlMs: number): Promise<void> {
+  const current = endpoint;
+  if (!current || current.kind !== 'kept') return;
+  const answer = await api('POST', `/api/endpoints/${encodeURIComponent(current.id)}/extend`, current.key, { ttlMs });
+  if (endpoint !== current) return;
+  const error = (answer.body as { error?: { message: string } } | undefined)?.error;
+  if (answer.status === 200) extended((answer.body as { expiresAt: string }).expiresAt);
+  else toast(error?.message ?? `Not extended: the server answered ${answer.status || 'nothing'}`);
+}
+
+/** The endpoint's new expiry, from this tab's Extend or another's (the `extended` message). */
+function extended(expiresAt: string): void {
+  if (!endpoint || endpoint.expiresAt === expiresAt) return;
+  endpoint = { ...endpoint, expiresAt };
+  if (!endpoint.partial) rememberEndpoint(endpoint);
+  bar.tick();
+  toast(`Extended: expires in ${formatSpan(Date.parse(expiresAt) - Date.now())}`);
+}
+
+async function api(method: string, path: string, key: string | undefined, body: unknown): Promise<{ status: number; body: unknown }> {
+  try {
+    const response = await fetch(path, {
+      method,
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      cache: 'no-store',
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json().catch(() => undefined) };
+  } catch {
+    return { status: 0, body: undefined };
+  }
 }
 
 async function clearLog(): Promise<void> {

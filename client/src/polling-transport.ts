@@ -1,7 +1,7 @@
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
-import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type EndpointInfo, type SetResponseMessage } from '../../src/shared/protocol.js';
+import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type EndpointInfo, type ForwardedMessage, type SetResponseMessage } from '../../src/shared/protocol.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-limits.js';
-import type { Credentials, EndpointKind, PageEndpoint } from './endpoint.js';
+import { createFields, type Credentials, type EndpointKind, type PageEndpoint } from './endpoint.js';
 import { knownEndpoint } from './settings.js';
 import type { Session, Transport, TransportEvents } from './transport.js';
 
@@ -27,6 +27,8 @@ interface PollAnswer {
   /** The page was full: more requests wait, ask again at once. */
   more?: boolean;
   expiresAt: string | null;
+  /** The latest forward result of each request in `requests` that has one (absent from older servers). */
+  forwarded?: ForwardedMessage[];
   requests: CapturedRequest[];
 }
 
@@ -45,6 +47,8 @@ type Outcome = 'ok' | 'more' | 'gone' | 'failed';
 export class PollingTransport implements Transport {
   private timer: number | undefined;
   private closed = false;
+  /** A kept endpoint's expiry as last told: a poll telling a later one brings `extended`. */
+  private expiresAt: string | undefined;
 
   constructor(
     private readonly session: Readonly<Session>,
@@ -88,13 +92,14 @@ export class PollingTransport implements Transport {
   }
 
   private async create(): Promise<Outcome> {
-    const answer = await this.http('POST', '/api/endpoints', { kind: this.session.kind });
+    const answer = await this.http('POST', '/api/endpoints', { kind: this.session.kind, ...createFields(this.session.kind, this.session.keptOptions) });
     if (this.closed) return 'failed';
     if (answer.status !== 201) {
       this.reportError(answer, 'create');
       return 'failed';
     }
     const endpoint = answer.body as EndpointInfo;
+    this.expiresAt = endpoint.expiresAt;
     this.events.answered();
     this.events.welcome({ type: 'welcome', endpoint, created: true, backlog: 0, clearedSeq: 0, lastSeq: 0, gap: false });
     return 'ok';
@@ -118,8 +123,19 @@ export class PollingTransport implements Transport {
     } else {
       if (log.clearedSeq > this.session.clearedSeq) this.events.message({ type: 'cleared', clearedSeq: log.clearedSeq });
       if (log.gap) this.events.gap();
+      // Extended meanwhile (here or in another tab): as the socket's `extended` message says it.
+      if (log.expiresAt && log.expiresAt !== this.expiresAt) this.events.message({ type: 'extended', expiresAt: log.expiresAt });
     }
-    for (const request of log.requests) this.events.message({ type: 'request', request });
+    if (log.expiresAt) this.expiresAt = log.expiresAt;
+    // Each forward result right after its request, as a joining socket's backlog brings them.
+    const forwarded = new Map<number, ForwardedMessage[]>();
+    for (const result of log.forwarded ?? []) forwarded.set(result.seq, [...(forwarded.get(result.seq) ?? []), result]);
+    for (const request of log.requests) {
+      this.events.message({ type: 'request', request });
+      for (const result of forwarded.get(request.seq) ?? []) this.events.message(result);
+      forwarded.delete(request.seq);
+    }
+    for (const results of forwarded.values()) for (const result of results) this.events.message(result);
     return log.more === true ? 'more' : 'ok';
   }
 

@@ -7,6 +7,7 @@ import type { EndpointKind } from './endpoint.js';
 const KIND_KEY = 'hookwatch.kind';
 const KEPT_SPAN_KEY = 'hookwatch.keptSpanMs';
 const KNOWN_KEY = 'hookwatch.endpoints';
+const KEEP_SECRETS_KEY = 'hookwatch.keepSecrets';
 /** Endpoints remembered, the most recently seen last. */
 export const KNOWN_MAX = 20;
 /** A kept endpoint's span before one has told the real one: the server's default, 2 h. */
@@ -40,7 +41,7 @@ export function saveKind(kind: EndpointKind): void {
   write(KIND_KEY, kind);
 }
 
-/** How long a kept endpoint lives, as the last one told. */
+/** How long the next kept endpoint lives, as last chosen. */
 export function savedKeptSpan(): number {
   const span = Number(read(KEPT_SPAN_KEY));
   return span > 0 ? span : DEFAULT_KEPT_SPAN_MS;
@@ -48,6 +49,15 @@ export function savedKeptSpan(): number {
 
 export function saveKeptSpan(ms: number): void {
   write(KEPT_SPAN_KEY, String(ms));
+}
+
+/** Whether the next kept endpoint stores secrets as received (`redact: false`): no unless chosen. */
+export function savedKeepSecrets(): boolean {
+  return read(KEEP_SECRETS_KEY) === 'true';
+}
+
+export function saveKeepSecrets(keep: boolean): void {
+  write(KEEP_SECRETS_KEY, String(keep));
 }
 
 function knownEndpoints(): Record<string, KnownEndpoint> {

@@ -1,4 +1,5 @@
 import { CloseCode, LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage } from '../../src/shared/protocol.js';
+import { createFields } from './endpoint.js';
 import type { Session, Transport, TransportEvents } from './transport.js';
 
 /** The code a browser reports for a socket that closed without a close frame (a refused or blocked upgrade, a dropped network); no server sends it. */
@@ -29,7 +30,7 @@ export class SocketTransport implements Transport {
     socket.onopen = () => {
       opened = true;
       const { credentials } = session;
-      socket.send(JSON.stringify(credentials ? { type: 'join', ...credentials, afterSeq: session.lastSeq } : { type: 'create', kind: session.kind }));
+      socket.send(JSON.stringify(credentials ? { type: 'join', ...credentials, afterSeq: session.lastSeq } : { type: 'create', kind: session.kind, ...createFields(session.kind, session.keptOptions) }));
     };
     socket.onmessage = (event) => {
       if (this.closed) return;

@@ -2,13 +2,15 @@
 // and, where sockets do not get through, polling the HTTP API (polling-transport.ts).
 // connection.ts chooses between them.
 import type { ClientMessage, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
-import type { Credentials, EndpointKind } from './endpoint.js';
+import type { Credentials, EndpointKind, KeptOptions } from './endpoint.js';
 
 /** Where the page stands with its endpoint; kept by the connection, read by whichever transport is in use. */
 export interface Session {
   /** The endpoint to join; none: create one of `kind`. Set from the first welcome. */
   credentials: Credentials | undefined;
   kind: EndpointKind;
+  /** A kept one to create: its lifetime, name and redaction. */
+  keptOptions?: KeptOptions;
   /** The highest request seq received: a resume or a poll asks for what came after it. */
   lastSeq: number;
   /** The seq the log was cleared up to, as last heard. */

@@ -27,6 +27,9 @@ describe('the lifetime line', () => {
     expect(formatSpan(59_000)).toBe('59 s');
     expect(formatSpan(400)).toBe('1 s');
     expect(formatSpan(-5)).toBe('0 s');
+    expect(formatSpan(24 * 3600_000)).toBe('1 day');
+    expect(formatSpan(7 * 24 * 3600_000)).toBe('7 days');
+    expect(formatSpan(7 * 24 * 3600_000 - 1)).toBe('6 d 23 h');
   });
 
   it('formats limits in round units', () => {
