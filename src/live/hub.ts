@@ -19,7 +19,6 @@ export interface HubOptions {
   onDelivered?: (capturedAtMs: number) => void;
 }
 
-
 interface Channel {
   watchers: Set<Watcher>;
   /** The bus subscription and this instance's lease; attaches wait for them. */
