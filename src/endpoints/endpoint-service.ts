@@ -55,10 +55,13 @@ export interface EndpointService {
 export function createEndpointService(options: { store: Store; bus: Bus; config: Config }): EndpointService {
   const { store, bus, config } = options;
   const redactAlso = new Set(config.redactHeaders);
+  // Built once: their limits come from the configuration, which does not change.
+  const createSchema = createSchemaFor(config);
+  const extendSchema = z.strictObject({ ttlMs: ttlMsFor(config) });
 
   return {
     async create(input) {
-      const options = parseCreate(input, config);
+      const options = parseCreate(input, createSchema, config);
       if (typeof options === 'string') return refused(errors.INVALID_REQUEST(options));
       const created = await createEndpoint(store, config, options);
       if (created === 'taken') return refused(errors.NAME_TAKEN(options.name ?? ''));
@@ -68,7 +71,7 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
 
     async extend(endpoint, input) {
       if (endpoint.kind !== 'kept') return refused(errors.INVALID_REQUEST('a live endpoint lives while it is watched: only kept endpoints are extended'));
-      const parsed = extendSchema(config).safeParse(input ?? {});
+      const parsed = extendSchema.safeParse(input ?? {});
       if (!parsed.success) return refused(errors.INVALID_REQUEST(problemsOf(parsed.error)));
       const extended = await store.extendEndpoint(endpoint.id, Date.now() + parsed.data.ttlMs);
       return extended ? done(extended) : notFound();
@@ -118,19 +121,17 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
 /** A kept endpoint's chosen name: 3-64 of a-z, 0-9 and -, starting with a letter (its id, so its URL). */
 export const ENDPOINT_NAME = /^[a-z][a-z0-9-]{2,63}$/;
 
-const ttlMs = (config: Config) =>
+const ttlMsFor = (config: Config) =>
   z
     .number({ error: 'ttlMs must be a number of milliseconds' })
     .int('ttlMs must be a whole number of milliseconds')
     .min(60_000, 'ttlMs must be at least 60000 (a minute)')
     .max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
 
-const extendSchema = (config: Config) => z.strictObject({ ttlMs: ttlMs(config) });
-
-const createSchema = (config: Config) =>
+const createSchemaFor = (config: Config) =>
   z.strictObject({
     kind: z.enum(['live', 'kept'], { error: 'kind must be "live" or "kept"' }).default('live'),
-    ttlMs: ttlMs(config).optional(),
+    ttlMs: ttlMsFor(config).optional(),
     name: z.string({ error: 'name must be a string' }).regex(ENDPOINT_NAME, 'name must be 3-64 characters of a-z, 0-9 and -, starting with a letter').optional(),
     redact: z.boolean({ error: 'redact must be true or false' }).optional(),
   });
@@ -140,8 +141,8 @@ function problemsOf(error: z.ZodError): string {
 }
 
 /** The creator's choices, checked against the schema and what this server allows; a string says what is wrong. */
-function parseCreate(input: unknown, config: Config): CreateOptions | string {
-  const parsed = createSchema(config).safeParse(input ?? {});
+function parseCreate(input: unknown, schema: ReturnType<typeof createSchemaFor>, config: Config): CreateOptions | string {
+  const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) return problemsOf(parsed.error);
   const options = parsed.data;
   if (options.kind === 'live' && (options.ttlMs !== undefined || options.name !== undefined || options.redact !== undefined)) {

@@ -35,13 +35,18 @@ const PAGE_BYTES = 4 * 1024 * 1024;
 /** A polling client holds a live endpoint like a watcher does, under this holder name. */
 const POLLING_HOLDER = 'polling';
 
+/** A query parameter of decimal digits only: Number() would also take `0x2`, `1e1` and an empty string. */
+function decimalParam(maxDigits: number, max: number) {
+  return z
+    .string()
+    .regex(new RegExp(`^\\d{1,${maxDigits}}$`))
+    .transform(Number)
+    .pipe(z.number().max(max));
+}
+
 /** The longest a poll may wait for a request (`waitMs`). */
 export const MAX_WAIT_MS = 60_000;
-const waitMsSchema = z
-  .string()
-  .regex(/^\d{1,6}$/)
-  .transform(Number)
-  .pipe(z.number().max(MAX_WAIT_MS));
+const waitMsSchema = decimalParam(6, MAX_WAIT_MS);
 
 /** Aborts when the client's connection closes before its answer is sent (the answer's own 'close', not the socket's, which outlives it when kept alive). */
 function closedSignal(reply: FastifyReply): AbortSignal {
@@ -50,12 +55,7 @@ function closedSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-/** Decimal digits only: Number() would also take `0x2`, `1e1` and an empty string. */
-const afterSeqSchema = z
-  .string()
-  .regex(/^\d{1,16}$/)
-  .transform(Number)
-  .pipe(z.number().max(Number.MAX_SAFE_INTEGER));
+const afterSeqSchema = decimalParam(16, Number.MAX_SAFE_INTEGER);
 
 /**
  * The endpoints API beside the socket (docs/protocol.md), for kept endpoints and for clients

@@ -74,6 +74,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const leases = new Map<string, Map<string, number>>();
   const watchers = new Map<string, Map<string, number>>();
 
+  /** The database refused or is gone (disk full, read-only, I/O error, closed): not a bug here. */
+  const unavailable = (error: unknown): unknown => (!db.open || (error instanceof Error && error.name === 'SqliteError') ? new StoreUnavailableError(error) : error);
   /** Runs `work` in one transaction; any database failure is the store being unavailable. */
   const inTransaction = <T>(work: () => T): T => {
     try {
@@ -81,9 +83,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     } catch (error) {
       // Rolled back: what was counted meanwhile did not happen.
       if (db.open) loadHeld();
-      // The database refused or is gone (disk full, read-only, I/O error, closed): not a bug here.
-      if (!db.open || (error instanceof Error && error.name === 'SqliteError')) throw new StoreUnavailableError(error);
-      throw error;
+      throw unavailable(error);
     }
   };
   /** One read statement: no transaction needed (and none paid for), the same failure handling. */
@@ -91,8 +91,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     try {
       return work();
     } catch (error) {
-      if (!db.open || (error instanceof Error && error.name === 'SqliteError')) throw new StoreUnavailableError(error);
-      throw error;
+      throw unavailable(error);
     }
   };
   const aliveRow = (id: string): EndpointRow | undefined => {
