@@ -1,29 +1,17 @@
 // The answer form's errors (issue 25): each refused field is marked, with a message in words next
 // to it, instead of the server's wording in a toast that goes away.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, openPage, VIEWS, viewContext } from './page-helpers.js';
+import { haveChromium } from './browser.js';
+import { checkAxe, openPage, VIEWS, viewContext, serverAndBrowser } from './page-helpers.js';
 
 describe.skipIf(!haveChromium)('the answer form (issue 25)', () => {
-  let server: TestServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startServer({ graceMs: 500, logLevel: 'warn' });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const rig = serverAndBrowser();
 
   for (const view of VIEWS) {
     it(`${view.name}: marks each field the server refused, says why in words next to it, and clears the marks once applied`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       await page.click('#response-toggle');
       await page.fill('#response-status', '302');
       await page.fill('#response-headers', 'X-Ok: 1\nSet-Cookie: session=abc');

@@ -1,12 +1,11 @@
 // The detail (issue 25): the signature panel only where a signature is, and on a phone copy buttons
 // beside their values, times in one piece and no keyboard hints on a touch screen.
 import { createHmac } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, openPage, openRow, rows, VIEWS, viewContext } from './page-helpers.js';
+import { haveChromium } from './browser.js';
+import { checkAxe, openPage, openRow, rows, VIEWS, viewContext, serverAndBrowser } from './page-helpers.js';
 
 /** How many lines the first match of `pattern` in the element's text takes. */
 function linesOf(page: Page, selector: string, pattern: RegExp): Promise<number> {
@@ -35,22 +34,12 @@ function linesOf(page: Page, selector: string, pattern: RegExp): Promise<number>
 }
 
 describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (issue 25)', () => {
-  let server: TestServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startServer({ graceMs: 500, logLevel: 'warn' });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const rig = serverAndBrowser();
 
   for (const view of VIEWS) {
     it(`${view.name}: shows the Verify signature panel where a signature header is, and a small action elsewhere`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       const body = '{"action":"opened"}';
       const signature = `sha256=${createHmac('sha256', 'secret').update(body).digest('hex')}`;
       await send(`${url}/github`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
@@ -88,8 +77,8 @@ describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (iss
 
   for (const view of VIEWS.filter(({ width }) => width < 500)) {
     it(`${view.name}: on a phone, copy buttons sit beside their values, times do not break, and no keyboard hints show`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       expect(await page.locator('#empty').isVisible()).toBe(true);
       expect(await page.locator('#empty').innerText()).not.toMatch(/\bj\b.*\bk\b|Keys:/s);
       await checkAxe(page);
@@ -133,8 +122,8 @@ describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (iss
       await checkAxe(page);
 
       // A mouse and keyboard at the same width do see the hints.
-      const desk = await browser.newContext({ viewport: { width: view.width, height: view.height }, colorScheme: view.colorScheme });
-      const deskPage = (await openPage(desk, server.baseUrl)).page;
+      const desk = await rig.browser.newContext({ viewport: { width: view.width, height: view.height }, colorScheme: view.colorScheme });
+      const deskPage = (await openPage(desk, rig.server.baseUrl)).page;
       expect(await deskPage.locator('#empty').innerText()).toContain('Keys:');
       await desk.close();
       await context.close();

@@ -3,13 +3,12 @@
 // HAR 1.2 (checked against its JSON schema).
 import { createRequire } from 'node:module';
 import { Ajv, type AnySchemaObject } from 'ajv';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { send } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, downloadText, openPage, openRow, rows, VIEWS, viewContext } from './page-helpers.js';
+import { haveChromium } from './browser.js';
+import { checkAxe, downloadText, openPage, openRow, rows, VIEWS, viewContext, serverAndBrowser } from './page-helpers.js';
 
 const require = createRequire(import.meta.url);
 
@@ -46,22 +45,12 @@ const selected = (page: Page) => page.locator('#log [aria-selected="true"]').tex
 const detailLabel = (page: Page) => page.locator('#detail article').getAttribute('aria-label');
 
 describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
-  let server: TestServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startServer({ graceMs: 500, logLevel: 'warn' });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const rig = serverAndBrowser();
 
   for (const view of VIEWS) {
     it(`${view.name}: finds decoded form fields and query values`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       await send(`${url}/signup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'email=ada%40example.com&name=Ada+Lovelace' });
       await send(`${url}/lookup?who=grace%40example.com&q=a%2Bb`, { method: 'GET' });
       await send(`${url}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"someone@example.org"}' });
@@ -81,8 +70,8 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
     });
 
     it(`${view.name}: a filter that hides the open request opens the first match, and says so in the detail when nothing matches`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       for (const name of ['alpha', 'beta', 'gamma']) await send(`${url}/${name}`, { method: 'POST', body: `${name} body` });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
       const opened = await openRow(page, 2);
@@ -109,8 +98,8 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
     });
 
     it(`${view.name}: exports what the filter shows, and says so on the button`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       for (const name of ['alpha', 'beta', 'gamma']) await send(`${url}/${name}`, { method: 'POST', body: name });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
       const exportButton = page.locator('#export');
@@ -133,8 +122,8 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
     });
 
     it(`${view.name}: exports HAR 1.2 that its schema accepts, binary bodies marked as base64 and the answer's status filled in`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url } = await openPage(context, rig.server.baseUrl);
       await page.click('#response-toggle');
       await page.fill('#response-status', '201');
       await page.click('#response-form button[type=submit]');

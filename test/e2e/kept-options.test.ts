@@ -1,29 +1,18 @@
 import { createHmac } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { EndpointInfo, ForwardedMessage } from '../../src/shared/protocol.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, confirm, openPage, openRow, receiverUrl, rows, VIEWS, viewContext, waitLive } from './page-helpers.js';
+import { haveChromium } from './browser.js';
+import { checkAxe, confirm, openPage, openRow, receiverUrl, rows, VIEWS, viewContext, waitLive, serverAndBrowser } from './page-helpers.js';
 
 const DAY = 24 * 3600_000;
 /** One light view per size: 1280×800 and 390×844. */
 const SIZES = VIEWS.filter((view) => view.colorScheme === 'light');
 
 describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, secrets, Extend, and polling', () => {
-  let server: TestServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startServer({ graceMs: 500, logLevel: 'warn' });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const rig = serverAndBrowser();
 
   /** Chooses the next kept URL's options and asks for it. */
   async function makeKept(page: Page, options: { lifetime: string; name?: string; keepSecrets?: boolean }): Promise<void> {
@@ -37,17 +26,17 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
 
   for (const view of SIZES) {
     it(`${view.name}: makes a named kept URL with the chosen lifetime and secrets kept, says why a name is refused, and remembers the choice`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url: liveUrl, errors } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url: liveUrl, errors } = await openPage(context, rig.server.baseUrl);
       const name = `hook-${view.width}`;
       await makeKept(page, { lifetime: '1 day', name, keepSecrets: true });
       await waitLive(page, liveUrl);
       const keptUrl = await receiverUrl(page);
-      expect(keptUrl).toBe(`${server.baseUrl}/api/webhook-endpoint/${name}`);
+      expect(keptUrl).toBe(`${rig.server.baseUrl}/api/webhook-endpoint/${name}`);
       expect(await page.textContent('#endpoint-kind')).toBe('Kept');
       expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 23 h 59 min \(.+ local\) · secrets kept as received · keeps the newest 50 requests · bodies up to 64 KB$/);
       expect(await page.getByRole('radio', { name: /^Kept for 1 day/ }).isChecked()).toBe(true);
-      const stored = await server.store.getEndpoint(name);
+      const stored = await rig.server.store.getEndpoint(name);
       expect(Date.parse(stored?.expiresAt ?? '') - Date.now()).toBeGreaterThan(DAY - 60_000);
       // The name was used: the field is empty for the next one.
       expect(await page.getByLabel('URL name').inputValue()).toBe('');
@@ -76,7 +65,7 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
       expect(await note.isVisible()).toBe(false);
 
       // The choice is remembered in this browser: a new tab starts a kept endpoint with it (no name).
-      const next = await openPage(context, server.baseUrl);
+      const next = await openPage(context, rig.server.baseUrl);
       expect(next.url).toMatch(/\/api\/webhook-endpoint\/[A-Za-z0-9_-]{21}$/);
       // The refused creates are the browser's only complaints.
       expect(errors.filter((error) => !/^Failed to load resource: the server responded with a status of (409|400)/.test(error))).toEqual([]);
@@ -89,8 +78,8 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
 
   for (const view of SIZES) {
     it(`${view.name}: Extend makes a kept endpoint live the chosen lifetime from now, in this tab and in others watching`, async () => {
-      const context = await viewContext(browser, view);
-      const { page, url: liveUrl } = await openPage(context, server.baseUrl);
+      const context = await viewContext(rig.browser, view);
+      const { page, url: liveUrl } = await openPage(context, rig.server.baseUrl);
       await makeKept(page, { lifetime: '2 h' });
       await waitLive(page, liveUrl);
       expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 1 h 59 min /);
@@ -108,7 +97,7 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
       await expect.poll(() => other.page.textContent('#lifetime-text'), { timeout: 3000 }).toMatch(/^expires in 6 d 23 h /);
       const keptUrl = await receiverUrl(page);
       const id = keptUrl.split('/').at(-1) ?? '';
-      expect(Date.parse((await server.store.getEndpoint(id))?.expiresAt ?? '') - Date.now()).toBeGreaterThan(7 * DAY - 60_000);
+      expect(Date.parse((await rig.server.store.getEndpoint(id))?.expiresAt ?? '') - Date.now()).toBeGreaterThan(7 * DAY - 60_000);
 
       // A live endpoint has nothing to extend.
       await page.getByRole('radio', { name: /^Live/ }).check();
@@ -121,9 +110,9 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
   }
 
   it('shows forward results a poll brings when WebSockets cannot connect', async () => {
-    const created = await send(`${server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const created = await send(`${rig.server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
     const kept = JSON.parse(created.text) as EndpointInfo;
-    const forwarder = await LiveClient.join(server.wsUrl, kept.id, kept.key);
+    const forwarder = await LiveClient.join(rig.server.wsUrl, kept.id, kept.key);
     const report = (seq: number, status: number): ForwardedMessage => ({
       type: 'forwarded',
       seq,
@@ -140,10 +129,10 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
     forwarder.client.send(report(1, 200));
     await forwarder.client.next('forwarded');
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.routeWebSocket(/\/api\/live$/, (ws) => void ws.close());
     const page = await context.newPage();
-    await page.goto(`${server.baseUrl}/#${kept.id}.${kept.key}`);
+    await page.goto(`${rig.server.baseUrl}/#${kept.id}.${kept.key}`);
     await expect.poll(() => page.textContent('#state'), { timeout: 5000 }).toBe('No live connection');
     await expect.poll(() => rows(page).first().locator('.fwd-badge').textContent(), { timeout: 5000 }).toBe('forwarded → 200');
 
@@ -159,12 +148,12 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
   });
 
   it('as a new user: a kept URL named stripe-dev for 7 days with secrets kept checks a Stripe signature', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const { page, url: liveUrl, errors } = await openPage(context, server.baseUrl);
+    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const { page, url: liveUrl, errors } = await openPage(context, rig.server.baseUrl);
     await makeKept(page, { lifetime: '7 days', name: 'stripe-dev', keepSecrets: true });
     await waitLive(page, liveUrl);
     const url = await receiverUrl(page);
-    expect(url).toBe(`${server.baseUrl}/api/webhook-endpoint/stripe-dev`);
+    expect(url).toBe(`${rig.server.baseUrl}/api/webhook-endpoint/stripe-dev`);
     expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 6 d 23 h .* · secrets kept as received · /);
 
     const secret = 'whsec_e2eStripeSecret123';

@@ -1,31 +1,20 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
 import { send } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { haveChromium, launchChromium } from './browser.js';
-import { confirm, openPage, pairs, receiverUrl, rows, waitLive } from './page-helpers.js';
+import { haveChromium } from './browser.js';
+import { confirm, openPage, pairs, receiverUrl, rows, waitLive, serverAndBrowser } from './page-helpers.js';
 
 const endpointId = (url: string) => url.slice(url.lastIndexOf('/') + 1);
 
 describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets, and with redacted headers', () => {
-  let server: TestServer;
-  let browser: Browser;
+  const rig = serverAndBrowser();
 
-  beforeAll(async () => {
-    server = await startServer({ graceMs: 500, logLevel: 'warn' });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  const newContext = (width = 1280) => browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 } });
+  const newContext = (width = 1280) => rig.browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 } });
 
   /** A kept endpoint made over HTTP, as the CLI makes one. */
   async function createKept(): Promise<EndpointInfo> {
-    const created = await send(`${server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const created = await send(`${rig.server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
     expect(created.status).toBe(201);
     return JSON.parse(created.text) as EndpointInfo;
   }
@@ -47,7 +36,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
 
   it('makes a kept endpoint that outlives its tab: the share link reopens it later, with what arrived meanwhile and a countdown', async () => {
     const context = await newContext();
-    const { page, url: liveUrl } = await openPage(context, server.baseUrl);
+    const { page, url: liveUrl } = await openPage(context, rig.server.baseUrl);
     expect(await page.textContent('#endpoint-kind')).toBe('Live');
     expect(await page.textContent('#lifetime-text')).toBe('lives while a tab watches it, then 0.5 s · keeps the newest 50 requests · bodies up to 1 MB');
     expect(await page.getByRole('radio', { name: /Kept for 2 h/ }).isChecked()).toBe(false);
@@ -58,20 +47,20 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     await confirm(page);
     await waitLive(page, liveUrl);
     const keptUrl = await receiverUrl(page);
-    expect(keptUrl).toMatch(new RegExp(`^${server.baseUrl}/api/webhook-endpoint/[A-Za-z0-9_-]{21}$`));
+    expect(keptUrl).toMatch(new RegExp(`^${rig.server.baseUrl}/api/webhook-endpoint/[A-Za-z0-9_-]{21}$`));
     expect(await page.textContent('#endpoint-kind')).toBe('Kept');
     expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 1 h 59 min \(.+ local\) · keeps the newest 50 requests · bodies up to 64 KB$/);
     const shareLink = page.url();
 
     // The choice is remembered: the next page in this browser starts with a kept endpoint.
-    const next = await openPage(context, server.baseUrl);
+    const next = await openPage(context, rig.server.baseUrl);
     expect(next.url).toContain('/api/webhook-endpoint/');
     expect(await next.page.getByRole('radio', { name: /Kept for 2 h/ }).isChecked()).toBe(true);
     await next.page.close();
 
     // A live endpoint, left at the same moment, for comparison.
     const other = await newContext();
-    const live = await openPage(other, server.baseUrl);
+    const live = await openPage(other, rig.server.baseUrl);
     expect(live.url).toContain('/api/webhook-tester/');
     await Promise.all([context.close(), other.close()]);
     // Past the grace: the live one is gone, the kept one still takes requests.
@@ -93,7 +82,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     expect(await reopened.textContent('header')).not.toContain('lives while');
 
     // The countdown: by the minute, then by the second in the last minute.
-    const expiresAt = Date.parse((await server.store.getEndpoint(endpointId(keptUrl)))?.expiresAt ?? '');
+    const expiresAt = Date.parse((await rig.server.store.getEndpoint(endpointId(keptUrl)))?.expiresAt ?? '');
     await reopened.clock.pauseAt(Date.now() + 60_000);
     expect(await reopened.textContent('#lifetime-text')).toMatch(/^expires in 1 h 58 min /);
     await reopened.clock.setSystemTime(expiresAt - 30_500);
@@ -106,12 +95,12 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
 
   it('polls the HTTP API every 3 s when WebSockets cannot connect, makes changes over it, and returns to live when sockets come back', async () => {
     const context = await newContext();
-    const { page, errors, allow } = await openWithoutSockets(context, server.baseUrl);
+    const { page, errors, allow } = await openWithoutSockets(context, rig.server.baseUrl);
     await expect.poll(() => page.textContent('#state'), { timeout: 5000 }).toBe('No live connection');
     expect(await page.textContent('#retry-in')).toBe('checking every 3 s');
     // The endpoint was made over HTTP.
     const url = await receiverUrl(page);
-    expect(url).toMatch(new RegExp(`^${server.baseUrl}/api/webhook-tester/[A-Za-z0-9_-]{21}$`));
+    expect(url).toMatch(new RegExp(`^${rig.server.baseUrl}/api/webhook-tester/[A-Za-z0-9_-]{21}$`));
     expect(await page.textContent('#lifetime-text')).toContain('lives while a tab watches it');
 
     await send(`${url}/polled`, { method: 'POST', body: 'one' });
@@ -131,7 +120,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     expect(await page.textContent('#confirm-title')).toBe('Clear the log?');
     await confirm(page);
     await expect.poll(() => rows(page).count(), { timeout: 2000 }).toBe(0);
-    expect((await server.store.readLog(endpointId(url), 0))?.requests).toEqual([]);
+    expect((await rig.server.store.readLog(endpointId(url), 0))?.requests).toEqual([]);
 
     // Sockets get through again: "Try live now" returns to live, and requests arrive at once.
     allow();
@@ -149,14 +138,14 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     const kept = await createKept();
     await send(`${kept.url}/before`, { method: 'POST', body: 'x' });
     const context = await newContext(390);
-    const { page } = await openWithoutSockets(context, `${server.baseUrl}/#${kept.id}.${kept.key}`);
+    const { page } = await openWithoutSockets(context, `${rig.server.baseUrl}/#${kept.id}.${kept.key}`);
     await expect.poll(() => page.textContent('#state'), { timeout: 5000 }).toBe('No live connection');
     expect(await receiverUrl(page)).toBe(kept.url);
     expect(await rows(page).count()).toBe(1);
     expect(await page.textContent('#endpoint-kind')).toBe('Kept');
     expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 1 h 59 min /);
 
-    expect((await send(`${server.baseUrl}/api/endpoints/${kept.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${kept.key}` } })).status).toBe(204);
+    expect((await send(`${rig.server.baseUrl}/api/endpoints/${kept.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${kept.key}` } })).status).toBe(204);
     await page.locator('#expired').waitFor({ state: 'visible', timeout: 4500 });
     expect(await page.textContent('#state')).toBe('Expired');
     await context.close();
@@ -165,7 +154,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
   it('shows a redacted header as redacted, and that a kept endpoint cannot check signatures', async () => {
     const kept = await createKept();
     const context = await newContext();
-    const { page } = await openPage(context, `${server.baseUrl}/#${kept.id}.${kept.key}`);
+    const { page } = await openPage(context, `${rig.server.baseUrl}/#${kept.id}.${kept.key}`);
     await send(`${kept.url}/github`, {
       method: 'POST',
       headers: { authorization: 'Bearer x', 'x-hub-signature-256': 'sha256=abc', 'x-github-event': 'push', 'content-type': 'application/json' },
@@ -186,7 +175,7 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
 
   it('names how many tabs watch in the Clear confirmation, and no one else when this tab is alone', async () => {
     const context = await newContext();
-    const first = await openPage(context, server.baseUrl);
+    const first = await openPage(context, rig.server.baseUrl);
     await send(first.url, { method: 'POST', body: 'x' });
     await rows(first.page).first().waitFor({ timeout: 2000 });
     const second = await openPage(context, first.page.url());

@@ -1,9 +1,8 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, openPage, rows } from './page-helpers.js';
+import { haveChromium } from './browser.js';
+import { checkAxe, openPage, rows, serverAndBrowser } from './page-helpers.js';
 
 /** No sideways scroll; the URL and its actions on screen; on narrow screens, 44 px touch targets. */
 async function checkLayout(page: Page, width: number): Promise<void> {
@@ -33,24 +32,14 @@ async function checkLayout(page: Page, width: number): Promise<void> {
 }
 
 describe.skipIf(!haveChromium)('the page at phone, tablet and desktop widths', () => {
-  let server: TestServer;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    server = await startServer({ graceMs: 500, logLevel: 'warn' });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const rig = serverAndBrowser();
 
   for (const width of [390, 768, 1280]) {
     for (const colorScheme of ['light', 'dark'] as const) {
       it(`${width} px, ${colorScheme}: no sideways scroll, the URL in view and one tap from copying, no axe violations`, async () => {
         // bypassCSP only so that axe's script can be injected; the page runs as served otherwise.
-        const context = await browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 }, colorScheme, bypassCSP: true });
-        const { page, url } = await openPage(context, server.baseUrl);
+        const context = await rig.browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 }, colorScheme, bypassCSP: true });
+        const { page, url } = await openPage(context, rig.server.baseUrl);
         expect(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)).toBe(colorScheme === 'dark');
         await checkLayout(page, width);
         await checkAxe(page);

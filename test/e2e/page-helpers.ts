@@ -2,7 +2,9 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { launchChromium } from './browser.js';
 
 /**
  * Where screenshots go: a temp dir, so tests never modify tracked files. With
@@ -115,4 +117,18 @@ export async function downloadText(page: Page, click: () => Promise<void>): Prom
   const chunks: Buffer[] = [];
   for await (const chunk of await download.createReadStream()) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A server and a Chromium for a describe block: started before its tests, closed after them. */
+export function serverAndBrowser(): { server: TestServer; browser: Browser } {
+  const rig = {} as { server: TestServer; browser: Browser };
+  beforeAll(async () => {
+    rig.server = await startServer({ graceMs: 500, logLevel: 'warn' });
+    rig.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await rig.browser?.close();
+    await rig.server?.close();
+  });
+  return rig;
 }
