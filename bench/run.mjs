@@ -18,6 +18,7 @@ import { keptPhase } from './phases/kept.mjs';
 import { largeBodiesPhase } from './phases/large.mjs';
 import { latencyPhase } from './phases/latency.mjs';
 import { redisPhase } from './phases/redis.mjs';
+import { rulesPhase } from './phases/rules.mjs';
 import { storedBodiesPhase } from './phases/stored-bodies.mjs';
 import { stopAll } from './processes.mjs';
 import { report, writeResults } from './report.mjs';
@@ -63,7 +64,8 @@ function budgetMs(config) {
   // The Redis phase (only when asked for): 4 measured runs per round, and three servers to start.
   const redisRuns = config.only?.includes('redis') ? rounds * 4 : 0;
   const keptRuns = config.only?.includes('kept') ? rounds * 2 + 6 : 0;
-  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + redisRuns * (seconds + 10) * 1000 + keptRuns * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
+  const rulesRuns = config.only?.includes('rules') ? rounds * 2 + 2 : 0;
+  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + (redisRuns + keptRuns + rulesRuns) * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
 }
 
 /**
@@ -97,6 +99,8 @@ function selectedPhases(config) {
     ...(config.only?.includes('redis') ? [() => redisPhase(config)] : []),
     // The embedded store against memory for a kept endpoint: only when asked for.
     ...(config.only?.includes('kept') ? [() => keptPhase(config)] : []),
+    // What 20 answer rules that never match cost a capture: only when asked for.
+    ...(config.only?.includes('rules') ? [() => rulesPhase(config)] : []),
   ];
 }
 

@@ -29,7 +29,8 @@ import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { CloseCode, SUBPROTOCOL } from './shared/protocol.js';
+import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
+import { createLocalAnswers } from './http/local-answers.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -60,7 +61,6 @@ declare module 'fastify' {
  * 64 KiB of UTF-8, which JSON escaping may grow up to six times, plus headers. Anything larger
  * is past every documented limit, and ws closes the socket with 1009.
  */
-const MAX_WS_MESSAGE_BYTES = 512 * 1024;
 
 /** Builds the whole service without listening, so tests and main.ts share it. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
@@ -126,7 +126,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
   await app.register(endpointsRoute, { config, store, service, hub, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
-  app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal }));
+  const localAnswers = createLocalAnswers({ hub, config });
+  app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, localAnswers }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }

@@ -271,6 +271,21 @@ const live = {
     schema: integer(1, 100_000).default(16),
     doc: 'Open live sockets per client address (IPv6 by /64). A socket holds at most one endpoint, so this bounds the endpoints one address keeps alive. Past it the upgrade gets 429 TOO_MANY_SOCKETS.',
   },
+  respondTimeoutMs: {
+    env: 'RESPOND_TIMEOUT_MS',
+    schema: integer(100, 30_000).default(10_000),
+    doc: 'How long a sender waits for the local app\'s answer while a `hookwatch forward --respond` holds its endpoint; past it (or with no responder) it gets the configured answer.',
+  },
+  respondMaxWaiting: {
+    env: 'RESPOND_MAX_WAITING',
+    schema: integer(1, 100_000).default(1000),
+    doc: 'Senders one instance holds waiting for a local app\'s answer at once; past it a sender gets the configured answer at once.',
+  },
+  respondMaxBytes: {
+    env: 'RESPOND_MAX_BYTES',
+    schema: integer(2 * MIB, 1024 * MIB).default(64 * MIB),
+    doc: 'Bytes of local apps\' answers one instance holds while relaying them to their senders; past it a sender gets the configured answer instead.',
+  },
   liveMessagesPerSecond: {
     env: 'LIVE_MESSAGES_PER_SECOND',
     schema: integer(1, 10_000).default(20),

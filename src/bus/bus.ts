@@ -11,6 +11,11 @@ export interface BusMessage {
   capturedAtMs?: number;
   /** The endpoint is gone: after this message its watchers are closed (4004). */
   ends?: boolean;
+  /**
+   * A local app's answer (`local-answer`) for the sender of request `answerFor`, who waits on
+   * some instance (hub.ts `waitForLocalAnswer`); never passed to watchers.
+   */
+  answerFor?: number;
 }
 
 export type BusHandler = (endpointId: string, message: BusMessage) => void;

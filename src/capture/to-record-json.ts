@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
-import type { MultipartPart, ParamMap, RequestDraft } from '../shared/captured-request.js';
+import type { MultipartPart, ParamMap, RecordedAnswer, RequestDraft } from '../shared/captured-request.js';
 import { redactHeaders, redactTarget } from '../shared/redact.js';
 
 export interface RawCapture {
@@ -16,7 +16,8 @@ export interface RawCapture {
   truncated: boolean;
   remoteAddress: string;
   receivedAtMs: number;
-  answer: { status: number; delayMs: number };
+  /** The answer, when known as the record is built; the receiver leaves it out and the store adds the one it chose (store.ts). */
+  answer?: RecordedAnswer;
   /** Parsed multipart parts, when the body is multipart (parsed beforehand: it is async). */
   parts?: MultipartPart[] | null;
   /**
@@ -63,9 +64,10 @@ function recordJson(draft: RequestDraft, quotedBody: string, lean: boolean): str
     `"body":${quotedBody},"bodyEncoding":"${draft.bodyEncoding}","isJson":${draft.isJson},"form":${lean ? 'null' : JSON.stringify(draft.form)},` +
     `"parts":${lean ? 'null' : JSON.stringify(draft.parts)},"omitted":${lean ? '["query","form","parts"]' : JSON.stringify(draft.omitted)},` +
     `"size":${draft.size},"storedSize":${draft.storedSize},"truncated":${draft.truncated},"remoteAddress":${JSON.stringify(draft.remoteAddress)},` +
-    `"receivedAt":${JSON.stringify(draft.receivedAt)},"answer":{"status":${answer.status},"delayMs":${answer.delayMs}}` +
+    `"receivedAt":${JSON.stringify(draft.receivedAt)}` +
     `${draft.redacted === undefined ? '' : `,"redacted":${JSON.stringify(draft.redacted)}`}` +
-    `${draft.redactedQuery === undefined ? '' : `,"redactedQuery":${JSON.stringify(draft.redactedQuery)}`}}`
+    `${draft.redactedQuery === undefined ? '' : `,"redactedQuery":${JSON.stringify(draft.redactedQuery)}`}` +
+    `${answer === undefined ? '' : `,"answer":${JSON.stringify(answer)}`}}`
   );
 }
 
@@ -106,10 +108,11 @@ function draftOf(raw: RawCapture, options: CaptureOptions): { draft: RequestDraf
     truncated: raw.truncated,
     remoteAddress: raw.remoteAddress,
     receivedAt: options.formatTime(raw.receivedAtMs),
-    answer: raw.answer,
-  };
+  } as RequestDraft;
   if (raw.redact) draft.redacted = redactHeaders(headers, raw.redact);
   if (target) draft.redactedQuery = target.queryNames;
+  // Last: see RecordedAnswer.
+  if (raw.answer) draft.answer = raw.answer;
   return { draft, quotedBody: stored.quoted };
 }
 

@@ -6,7 +6,8 @@ import { displayPath, formatForwardLine, toPrintable } from './format.js';
 import { buildForwardedMessage, type ForwardResult } from './forward-report.js';
 import { parseTarget, PathRefusal, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
 import { LiveFollower } from './live-follower.js';
-import { TargetClient } from './send-request.js';
+import { TargetClient, type SendResult } from './send-request.js';
+import { localAnswerProblem, MAX_LOCAL_ANSWER_BODY_BYTES, toLocalAnswer } from './local-answer.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type SignatureDisplay, type VerifySpec } from './verify.js';
 
 export const FORWARD_USAGE = `Usage: hookwatch forward <share-link> --to <url> [options]
@@ -31,6 +32,11 @@ X-Forwarded-For is set to the address the server saw it come from.
                         the environment variable NAME, which keeps it out of ps.
   --show-expected       on a mismatch, print the whole expected signature, not its first 12
                         characters: it is a valid signature of the body (docs/signatures.md).
+  --respond             answer the endpoint's senders with what <url> answers: each sender
+                        waits (up to the server's RESPOND_TIMEOUT_MS, 10 s by default) and
+                        gets the status, headers and body (up to 1 MiB) of your app's answer.
+                        The latest forward --respond on an endpoint wins; without one, or
+                        past the wait, senders get the configured answer.
   -h, --help            this text
 
 Request lines go to stdout, status and warnings to stderr. Each result (status, time, the
@@ -62,6 +68,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
       timeout: { type: 'string' },
       verify: { type: 'string' },
       'show-expected': { type: 'boolean' },
+      respond: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -87,7 +94,12 @@ export async function runForward(args: string[], context: CommandContext): Promi
   const link = await resolveShareLink(positionals, context);
   if (verify?.source === 'inline') warnInlineSecret(context);
 
-  const client = new TargetClient(target, timeoutMs);
+  const respond = values.respond === true;
+  // A responder relays the whole answer (up to 1 MiB, and one byte more to know it was over).
+  const client = new TargetClient(target, timeoutMs, respond ? MAX_LOCAL_ANSWER_BODY_BYTES + 1 : undefined);
+  /** The responder id the server gave this process, while it answers senders. */
+  let responderId: string | undefined;
+  let answeredBefore = false;
   const targetText = `${target.protocol}//${target.host}${target.basePath}`;
   // The follower's handlers run only once run() is under way, by when the forwarder exists.
   const follower: LiveFollower = new LiveFollower({
@@ -104,13 +116,36 @@ export async function runForward(args: string[], context: CommandContext): Promi
           context.err(`rejoined endpoint ${link.endpointId}; resuming after #${follower.lastSeq}`);
           if (welcome.gap) context.err(`warning: requests were dropped while away (the server keeps the newest ${welcome.endpoint.maxRequests}); they were not forwarded`);
         }
+        // Claimed on every join: a claim lives with the socket that made it. Until the server
+        // says which id is ours, an announcement of a new one is not news of being replaced.
+        if (respond) {
+          responderId = undefined;
+          follower.send({ type: 'claim-responder' });
+        }
+      },
+      onResponder(message) {
+        if (!respond) return;
+        if (message.you === true) {
+          if (!answeredBefore) context.err(`answering the endpoint's senders with ${targetText}'s answers`);
+          answeredBefore = true;
+          responderId = message.id ?? undefined;
+        } else if (responderId !== undefined && message.id !== responderId) {
+          responderId = undefined;
+          context.err(`another hookwatch forward --respond took over answering senders; this one only forwards now`);
+        }
       },
       onRequest: (request) => forwarder.add(request),
       onStatus: (message) => context.err(message),
     },
   });
   const reporter = new ResultReporter((message) => follower.send(message), context);
-  const forwarder = new Forwarder(client, target, { concurrency, retries, verify, display }, context, reporter, {
+  const answerSender = (request: CapturedRequest, result: Extract<SendResult, { ok: true }>) => {
+    if (responderId === undefined) return;
+    const refusal = localAnswerProblem(result);
+    if (refusal) return context.err(`#${request.seq}: your app's answer was not relayed (${refusal}); the sender gets the configured answer`);
+    follower.send(toLocalAnswer(request.seq, result));
+  };
+  const forwarder = new Forwarder(client, target, { concurrency, retries, verify, display, answerSender }, context, reporter, {
     onBacklogged: () => follower.pause(),
     onCaughtUp: () => follower.resume(),
   });
@@ -194,7 +229,14 @@ class Forwarder {
   constructor(
     private readonly client: TargetClient,
     private readonly target: ForwardTarget,
-    private readonly options: { concurrency: number; retries: number; verify: VerifySpec | undefined; display: SignatureDisplay },
+    private readonly options: {
+      concurrency: number;
+      retries: number;
+      verify: VerifySpec | undefined;
+      display: SignatureDisplay;
+      /** Relays the target's answer to the request's sender (`--respond`). */
+      answerSender: (request: CapturedRequest, result: Extract<SendResult, { ok: true }>) => void;
+    },
     private readonly context: CommandContext,
     private readonly reporter: ResultReporter,
     private readonly flow: FlowControl,
@@ -273,6 +315,8 @@ class Forwarder {
     for (let attempt = 0; ; attempt++) {
       const result = await this.client.send(prepared, this.cutInFlight.signal);
       if (result.ok) {
+        // First, so the sender waits no longer than it must.
+        this.options.answerSender(request, result);
         report(result);
         await print(formatForwardLine(request, { delivered: true, status: result.status, ms: result.ms }));
         return;

@@ -1,6 +1,6 @@
 import type WebSocket from 'ws';
 import type { CapturedRequest } from '../shared/captured-request.js';
-import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
+import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ResponderMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';
@@ -12,6 +12,8 @@ export interface FollowerHandlers {
   onRequest(request: CapturedRequest): void;
   /** Something the user should know: a lost connection, a reconnect, a server error. */
   onStatus(message: string): void;
+  /** Who answers the endpoint's senders changed (`hookwatch forward --respond`). */
+  onResponder?(message: ResponderMessage): void;
 }
 
 export type FollowEnd =
@@ -178,6 +180,8 @@ export class LiveFollower {
           this.onWelcome(message);
         } else if (message.type === 'request') {
           this.onRequest(message.request);
+        } else if (message.type === 'responder') {
+          this.options.handlers.onResponder?.(message);
         } else if (message.type === 'expired') {
           gone = true;
         } else if (message.type === 'error') {

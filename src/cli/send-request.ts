@@ -9,7 +9,7 @@ export type SendResult =
   /** `retryable`: the target could not be reached or did not answer; worth another try. */
   | { ok: false; error: string; retryable: boolean; ms: number };
 
-/** How much of an answer's body is kept: what the page is shown (the rest is read and dropped). */
+/** How much of an answer's body is kept by default: what the page is shown (the rest is read and dropped). */
 const KEEP_BODY_BYTES = 4096;
 
 /**
@@ -23,6 +23,8 @@ export class TargetClient {
   constructor(
     private readonly target: ForwardTarget,
     private readonly timeoutMs: number,
+    /** How much of each answer's body to keep (more for `--respond`, which relays it). */
+    private readonly keepBodyBytes = KEEP_BODY_BYTES,
   ) {
     this.agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   }
@@ -77,11 +79,11 @@ export class TargetClient {
         let bodyTruncated = false;
         // Read to the end (so the connection can be reused), keeping only the start.
         response.on('data', (chunk: Buffer) => {
-          if (kept >= KEEP_BODY_BYTES) {
+          if (kept >= this.keepBodyBytes) {
             bodyTruncated = true;
             return;
           }
-          const part = chunk.subarray(0, KEEP_BODY_BYTES - kept);
+          const part = chunk.subarray(0, this.keepBodyBytes - kept);
           if (part.length < chunk.length) bodyTruncated = true;
           chunks.push(part);
           kept += part.length;

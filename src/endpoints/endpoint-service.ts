@@ -3,11 +3,12 @@ import { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
-import type { ForwardedMessage } from '../shared/protocol.js';
+import type { ForwardedMessage, LocalAnswerMessage } from '../shared/protocol.js';
 import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
 import { forwardedMessage } from '../shared/server-messages.js';
 import { redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
+import { toRelayed } from './local-answer.js';
 import { redactForwarded } from './redact-forwarded.js';
 
 /** What an action gives: its value, or the error (from the errors table) a transport turns into a status or a close code. */
@@ -50,7 +51,27 @@ export interface EndpointService {
   readSince(id: string, afterSeq: number): Promise<Outcome<LogSince>>;
   /** Passes a forwarder's report to every watcher, with the endpoint's redaction applied to the local app's answer. */
   relayForwarded(endpoint: EndpointRecord, report: ForwardedMessage): Promise<void>;
+  /**
+   * The endpoint's responder is now `token` (claim), still is (renew), or is no more (release),
+   * for RESPONDER_LEASE_MS at a time: false when the endpoint is gone or `token` no longer holds it.
+   */
+  setResponder(endpointId: string, token: string, action: 'claim' | 'renew' | 'release'): Promise<boolean>;
+  /**
+   * Passes a responder's local answer to the sender of request `seq`, on whichever instance it
+   * waits (nothing happens when none does any more); BAD_MESSAGE for an answer that cannot be
+   * relayed, whose sender then gets the configured answer at once.
+   */
+  relayLocalAnswer(endpointId: string, message: LocalAnswerMessage): Promise<Outcome<void>>;
 }
+
+/**
+ * How long a responder's claim lasts unless renewed: its session renews it every third of this,
+ * so a claim whose instance died lapses, and senders stop waiting for it, within this time.
+ */
+export const RESPONDER_LEASE_MS = 30_000;
+
+/** Published for a sender whose local answer cannot be relayed: it gets the configured answer now. */
+export const NO_LOCAL_ANSWER = '';
 
 export function createEndpointService(options: { store: Store; bus: Bus; config: Config }): EndpointService {
   const { store, bus, config } = options;
@@ -114,6 +135,15 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       // Kept with its request, so a tab that joins later sees it too; a request no longer stored
       // still has its result shown to the tabs watching now.
       if (!(await store.setForwarded(endpoint.id, report.seq, shown))) await bus.publish(endpoint.id, { data: shown });
+    },
+
+    setResponder: (endpointId, token, action) => store.setResponder(endpointId, token, Date.now() + RESPONDER_LEASE_MS, action),
+
+    async relayLocalAnswer(endpointId, message) {
+      const relayed = toRelayed(message);
+      const data = relayed.ok ? JSON.stringify(relayed.value) : NO_LOCAL_ANSWER;
+      await bus.publish(endpointId, { answerFor: message.seq, data });
+      return relayed.ok ? done(undefined) : refused(errors.BAD_MESSAGE(`local-answer for request ${message.seq}: ${relayed.problem}`));
     },
   };
 }

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { ENDPOINT_NAME } from '../endpoints/endpoint-service.js';
 import { errors, type ErrorCode } from '../errors.js';
 import type { CapturedRequest, MultipartPart } from '../shared/captured-request.js';
+import { MAX_RULE_CONDITIONS, MAX_RULE_NAME_CHARS, MAX_RULES, type AnswerRule, type RuleAnswer, type RuleWhen } from '../shared/answer-rules.js';
 import { LIVE_PATH, RECEIVER_PREFIXES, SUBPROTOCOL, type CreateMessage, type EndpointInfo, type ForwardedMessage } from '../shared/protocol.js';
 import type { responseConfigSchema, ResponseConfig } from '../shared/response-config.js';
 import {
@@ -48,6 +49,8 @@ export interface JsonSchema {
   maxLength?: number;
   minimum?: number;
   maximum?: number;
+  exclusiveMinimum?: number;
+  maxProperties?: number;
   properties?: Record<string, JsonSchema>;
   required?: string[];
   additionalProperties?: JsonSchema | boolean;
@@ -124,6 +127,7 @@ type SchemaName =
   | 'ResponseConfig'
   | 'ResponseConfigInput'
   | 'ResponseHeader'
+  | 'AnswerRule'
   | 'EndpointInfo'
   | 'CreateEndpoint'
   | 'ExtendEndpoint'
@@ -249,7 +253,20 @@ const responseConfigProperties = {
     default: [],
   },
   delayMs: { ...integer('How long the receiver waits before answering.', 0, MAX_RESPONSE_DELAY_MS), default: 0 },
+  rules: {
+    type: 'array',
+    description: 'Answer rules (docs/protocol.md "Answer rules"): the first that matches a request and is not passed over answers it; else the fields above do.',
+    items: ref('AnswerRule'),
+    maxItems: MAX_RULES,
+  },
 } satisfies Record<keyof ResponseConfig, JsonSchema>;
+
+const conditionMap = (description: string): JsonSchema => ({
+  type: 'object',
+  description: `${description} Values are compared as text; "*" only asks that it be present.`,
+  additionalProperties: { type: 'string', maxLength: 1024 },
+  maxProperties: MAX_RULE_CONDITIONS,
+});
 
 const paramMap: JsonSchema = {
   type: 'object',
@@ -284,11 +301,42 @@ const schemas: Record<SchemaName, JsonSchema> = {
     minItems: 2,
     maxItems: 2,
   },
-  ResponseConfig: objectOf<ResponseConfig>('What a receiver URL answers senders with.', responseConfigProperties),
+  AnswerRule: objectOf<AnswerRule>(
+    'One answer rule. Placeholders in `answer.body` and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}.',
+    {
+      name: string('Shown on the page and recorded in `answer.name`.', { maxLength: MAX_RULE_NAME_CHARS }),
+      when: objectOf<RuleWhen>(
+        'All given must hold.',
+        {
+          method: string('Case-insensitive.'),
+          path: string('A glob on the sub-path: * within one segment, ** across segments, / alone the bare URL.'),
+          query: conditionMap('Query parameters by name.'),
+          headers: conditionMap('Headers by name, case-insensitive.'),
+          json: conditionMap('Dotted paths into the JSON body (items.0.id).'),
+        },
+        ['method', 'path', 'query', 'headers', 'json'],
+      ),
+      times: integer('Answers only its first N matches (counted across instances; reset when the configuration is set), then is passed over.', 1),
+      chance: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'A match is answered by this rule with this probability, else passed over.' },
+      answer: objectOf<RuleAnswer>(
+        'The answer: the default answer\'s fields, each optional (status 200).',
+        {
+          status: responseConfigProperties.status,
+          body: responseConfigProperties.body,
+          contentType: responseConfigProperties.contentType,
+          headers: responseConfigProperties.headers,
+          delayMs: responseConfigProperties.delayMs,
+        },
+        ['status', 'body', 'contentType', 'headers', 'delayMs'],
+      ),
+    },
+    ['name', 'when', 'times', 'chance'],
+  ),
+  ResponseConfig: objectOf<ResponseConfig>('What a receiver URL answers senders with.', responseConfigProperties, ['rules']),
   ResponseConfigInput: objectOf<z.input<typeof responseConfigSchema>>(
     'A response configuration to set: every field but `status` may be left out for its default.',
     responseConfigProperties,
-    ['body', 'contentType', 'headers', 'delayMs'],
+    ['body', 'contentType', 'headers', 'delayMs', 'rules'],
   ),
   EndpointInfo: objectOf<EndpointInfo>(
     'An endpoint as its owner sees it (also `welcome.endpoint` on the live socket).',
@@ -359,10 +407,18 @@ const schemas: Record<SchemaName, JsonSchema> = {
       truncated: boolean('`size > storedSize`.'),
       remoteAddress: string('The sender address (from X-Forwarded-For only when TRUST_PROXY trusts the proxy).'),
       receivedAt: dateTime('Capture time, UTC with milliseconds.'),
-      answer: objectOf<CapturedRequest['answer']>('What the sender got.', {
-        status: integer('The configured status, or 413 past the read limit.', 100, 599),
-        delayMs: integer('The delay before the answer.'),
-      }),
+      answer: objectOf<CapturedRequest['answer']>(
+        'What the sender got, and who chose it.',
+        {
+          status: integer('The status sent: the default answer\'s, a rule\'s, the local app\'s, or 413 past the read limit.', 100, 599),
+          delayMs: integer('The delay before the answer (for the local app\'s: how long the sender waited for it).'),
+          by: { type: 'string', enum: ['default', 'rule', 'forwarder', 'error'], description: 'The default answer, a rule, the local app through `hookwatch forward --respond`, or Hookwatch\'s own 413.' },
+          rule: integer('`by: rule`: the rule\'s index.'),
+          name: string('`by: rule`: the rule\'s name, when it has one.'),
+          droppedHeaders: { type: 'array', items: { type: 'string' }, description: '`by: forwarder`: the local app\'s headers not passed on (hop-by-hop or denied).' },
+        },
+        ['rule', 'name', 'droppedHeaders'],
+      ),
       redacted: { type: 'array', items: { type: 'string' }, description: 'Kept endpoints: the headers whose values were replaced by `[redacted]` before storage.' },
       redactedQuery: { type: 'array', items: { type: 'string' }, description: 'Kept endpoints: the query parameters whose values were replaced by `[redacted]` before storage.' },
     },

@@ -12,7 +12,11 @@ import { errors } from '../errors.js';
 import { RECEIVER_PREFIXES } from '../shared/protocol.js';
 import type { Metrics } from '../metrics.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import type { EndpointKind, Store } from '../store/store.js';
+import type { Draft, EndpointKind, Store } from '../store/store.js';
+import { DEFAULT_CHOICE, ONLY_DEFAULT, type AnswerChoice, type RuleInput } from '../shared/answer-rules.js';
+import type { RecordedAnswer } from '../shared/captured-request.js';
+import type { LocalAnswers } from './local-answers.js';
+import { answerOf, choicesFor, recordedAnswers, ruleInputOf, type Answer } from './rule-answers.js';
 import { addressKey } from './address-key.js';
 import { createLimits } from './rate-limit.js';
 import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './answers.js';
@@ -25,6 +29,8 @@ export interface ReceiverRouteOptions {
   readingBudget: ReadingBudget;
   /** Aborted when the app closes, so answers waiting out a configured delay go at once. */
   closing: AbortSignal;
+  /** Senders waiting for their local app's answer. */
+  localAnswers: LocalAnswers;
 }
 
 /**
@@ -32,6 +38,9 @@ export interface ReceiverRouteOptions {
  * sub-path): still a request to the endpoint, so it is limited and captured like any other.
  */
 export type CaptureUnrouted = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** The record's answer for a body past the read limit: Hookwatch's own 413. */
+const TOO_LARGE_ANSWERS: readonly string[] = [JSON.stringify({ status: 413, delayMs: 0, by: 'error' } satisfies RecordedAnswer)];
 
 /** Seconds a sender refused for capacity should wait. */
 const CAPACITY_RETRY_AFTER_SECONDS = 1;
@@ -43,7 +52,7 @@ const CAPACITY_RETRY_AFTER_SECONDS = 1;
  * watchers), and answers with the endpoint's response configuration.
  */
 export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOptions): CaptureUnrouted {
-  const { config, store, metrics, readingBudget, closing } = options;
+  const { config, store, metrics, readingBudget, closing, localAnswers } = options;
   // Kept endpoints keep less of each body (KEPT_MAX_BODY_BYTES), and redact secrets.
   const perKind = Object.fromEntries(
     (['live', 'kept'] as const).map((kind) => {
@@ -105,27 +114,33 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
       throw errors.AT_CAPACITY('too many request bodies are being read');
     }
 
+    const endpointPath = RECEIVER_PREFIXES[kind] + endpointId;
+    let input: RuleInput | undefined;
+    const inputOf = () => (input ??= ruleInputOf(request, endpointPath, body));
+    /** The choices of the draft last built: the store takes one of them. */
+    let choices: readonly AnswerChoice[] = ONLY_DEFAULT;
     let appended;
     try {
       const contentType = headerValue(request.raw.rawHeaders, 'content-type');
       let parts: MultipartPart[] | null = null;
       if (isMultipartFormData(contentType)) parts = await parseMultipart(body.bytes, contentType, body.truncated);
-      // The record says how the sender was answered: the configuration in force when it is
-      // stored. An object literal here, not a spread of a prepared one: a spread changes the
-      // object's shape and slows every later property read (docs/performance.md).
-      const recordFor = (response: ResponseConfig, redact: boolean) =>
-        toRecordJson(
+      // The draft follows the configuration in force when it is stored; the store adds the
+      // answer it picks among the choices. An object literal here, not a spread of a prepared
+      // one: a spread changes the object's shape and slows every later property read
+      // (docs/performance.md).
+      const recordFor = (response: ResponseConfig, redact: boolean): Draft => {
+        choices = body.overLimit ? ONLY_DEFAULT : choicesFor(response, inputOf);
+        const json = toRecordJson(
           {
             method: request.method,
             url: request.raw.url ?? '',
-            endpointPath: RECEIVER_PREFIXES[kind] + endpointId,
+            endpointPath,
             rawHeaders: request.raw.rawHeaders,
             body: body.bytes,
             size: body.size,
             truncated: body.truncated,
             remoteAddress: request.ip,
             receivedAtMs,
-            answer: body.overLimit ? { status: 413, delayMs: 0 } : { status: response.status, delayMs: response.delayMs },
             parts,
             // Secrets go before storage (kept endpoints, unless their creator chose otherwise), so
             // nothing redacted is stored, logged or sent.
@@ -134,6 +149,8 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
           captureOptions,
           perKind[kind].maxRecord,
         );
+        return { json, choices, answers: body.overLimit ? TOO_LARGE_ANSWERS : recordedAnswers(response, choices) };
+      };
       appended = await store.appendRequest(endpointId, kind, recordFor, receivedAtMs);
     } finally {
       readingBudget.give(body.bytes.length);
@@ -151,10 +168,34 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
       reply.header('connection', 'close');
       throw errors.BODY_TOO_LARGE(config.readLimitBytes);
     }
-    if (response.delayMs > 0 && !closing.aborted) {
-      await sleep(response.delayMs, undefined, { signal: closing }).catch(() => undefined);
+    if (appended.responder) {
+      const local = await localAnswers.wait(endpointId, seq, closing);
+      if (local) return relayLocal(request, reply, local, endpointId, seq, receivedAtMs);
     }
-    return sendConfigured(request, reply, response);
+    const answer = answerOf(response, choices[appended.choice] ?? DEFAULT_CHOICE, inputOf, seq);
+    if (answer.delayMs > 0 && !closing.aborted) {
+      await sleep(answer.delayMs, undefined, { signal: closing }).catch(() => undefined);
+    }
+    return sendConfigured(request, reply, answer);
+  };
+
+  /**
+   * Writes the local app's answer (local-answer.ts) marked `forwarded`, then records on the
+   * stored request that the sender got it (announced as `answered`).
+   */
+  const relayLocal = (request: FastifyRequest, reply: FastifyReply, local: NonNullable<Awaited<ReturnType<LocalAnswers['wait']>>>, endpointId: string, seq: number, receivedAtMs: number) => {
+    reply.hijack();
+    const raw = reply.raw;
+    const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'forwarded' }).flat(), ...local.headers.flat()];
+    const noBody = local.status === 204 || local.status === 304 || request.method === 'HEAD';
+    if (!noBody) lines.push('content-length', String(local.bytes.length));
+    raw.once('close', local.release);
+    raw.writeHead(local.status, lines);
+    raw.end(noBody ? undefined : local.bytes);
+    const recorded: RecordedAnswer = { status: local.status, delayMs: Date.now() - receivedAtMs, by: 'forwarder' };
+    if (local.droppedHeaders.length > 0) recorded.droppedHeaders = local.droppedHeaders;
+    store.setAnswer(endpointId, seq, JSON.stringify(recorded)).catch((error: unknown) => request.log.warn({ err: error, endpointId, seq }, 'recording the relayed answer failed'));
+    return undefined;
   };
 
   // Fastify gives every request a child logger bound to its reqId. That binding only ties
@@ -210,7 +251,7 @@ function headerValue(rawHeaders: string[], lowerName: string): string | null {
   return null;
 }
 
-function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: ResponseConfig) {
+function sendConfigured(request: FastifyRequest, reply: FastifyReply, response: Answer) {
   const preflightMethod = request.method === 'OPTIONS' ? request.headers['access-control-request-method'] : undefined;
   if (preflightMethod !== undefined) {
     // A CORS preflight is captured like any request, but answered so the browser lets the real
@@ -251,7 +292,7 @@ interface PreparedAnswer {
 }
 
 /** Keyed by the configuration object, which a store keeps until the configuration changes. */
-const preparedAnswers = new WeakMap<ResponseConfig, PreparedAnswer>();
+const preparedAnswers = new WeakMap<Answer, PreparedAnswer>();
 
 /**
  * The answer for `sendConfigured`'s configuration: RECEIVER_HEADERS with the source set to
@@ -259,7 +300,7 @@ const preparedAnswers = new WeakMap<ResponseConfig, PreparedAnswer>();
  * per pair; none of them can be one of ours, see response-config.ts), and for a body its content
  * type and length.
  */
-function prepareAnswer(response: ResponseConfig): PreparedAnswer {
+function prepareAnswer(response: Answer): PreparedAnswer {
   const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'configured' }).flat(), ...response.headers.flat()];
   let body: Buffer | undefined;
   if (response.status !== 204 && response.body !== '') {

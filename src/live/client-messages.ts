@@ -25,6 +25,16 @@ const clientMessageSchema = z.discriminatedUnion('type', [
     bodyEncoding: z.enum(['utf8', 'base64']),
     bodyTruncated: z.boolean(),
   }),
+  z.strictObject({ type: z.literal('claim-responder') }),
+  z.strictObject({
+    type: z.literal('local-answer'),
+    seq: z.number().int().min(1),
+    status: z.number().int().min(100).max(599),
+    headers: z.array(z.tuple([z.string().max(256), z.string().max(8192)])).max(100),
+    // A 1 MiB body in base64, with room to say it is too large rather than fail to parse.
+    body: z.string().max(1_500_000),
+    bodyEncoding: z.enum(['utf8', 'base64']),
+  }),
 ]);
 
 export type ParsedClientMessage =

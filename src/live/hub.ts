@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { createCorking } from './corking.js';
-import { EXPIRED_MESSAGE, watchersMessage } from '../shared/server-messages.js';
+import { EXPIRED_MESSAGE, responderMessage, watchersMessage } from '../shared/server-messages.js';
 import { toFramed, type Framed, type Watcher } from './watcher.js';
 
 export interface HubOptions {
@@ -29,6 +29,8 @@ interface Channel {
   filling: Framed[] | undefined;
   /** Long polls waiting for the next request (`waitForRequest`). */
   waiters: Set<(outcome: WaitOutcome) => void>;
+  /** Senders waiting for their local app's answer, by request seq (`waitForLocalAnswer`). */
+  answerWaiters: Map<number, (answer: Buffer | string | undefined) => void>;
 }
 
 /** How a wait for a request ended. */
@@ -50,6 +52,14 @@ export interface Hub {
    * subscribed: a request stored before then would never be announced to this wait.
    */
   waitForRequest(endpointId: string, signal: AbortSignal, stored: () => Promise<boolean>): Promise<WaitOutcome>;
+  /**
+   * Resolves with the `local-answer` message a responder sent for request `seq`'s sender, on any
+   * instance, or undefined when `signal` aborts (the timeout), the responder lets go, or the
+   * endpoint ends. The sender's instance subscribes as soon as the store says a responder holds
+   * the endpoint, which is before the responder can have the request, let alone its local
+   * app's answer (that takes the responder's own round trips).
+   */
+  waitForLocalAnswer(endpointId: string, seq: number, signal: AbortSignal): Promise<Buffer | string | undefined>;
   /** Removes a watcher; after this instance's last one leaves, it gives its lease back. */
   detach(endpointId: string, watcher: Watcher): void;
   /** Local watchers of one endpoint (for tests and metrics). */
@@ -84,6 +94,8 @@ export function createHub(options: HubOptions): Hub {
     if (!channel) return;
     // Gone (deleted on any instance): tell the watchers why and close their sockets now.
     if (message.ends) return expireLocal(endpointId, message.data);
+    if (message.answerFor !== undefined) return channel.answerWaiters.get(message.answerFor)?.(message.data);
+    if (channel.answerWaiters.size > 0 && isNoResponder(message.data)) for (const give of [...channel.answerWaiters.values()]) give(undefined);
     if (message.seq !== undefined && channel.waiters.size > 0) for (const wake of [...channel.waiters]) wake('request');
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
     deliver(endpointId, channel, toFramed(message.data, message.seq));
@@ -92,7 +104,7 @@ export function createHub(options: HubOptions): Hub {
   });
 
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined, waiters: new Set() };
+    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined, waiters: new Set(), answerWaiters: new Map() };
     channel.ready = Promise.all([
       bus.subscribe(endpointId),
       store.holdEndpoints([endpointId], options.instanceId, Date.now() + options.leaseMs, options.graceMs),
@@ -112,6 +124,11 @@ export function createHub(options: HubOptions): Hub {
     }
   }
 
+  /** Closes a channel nobody uses any more: no watcher, no long poll, no sender waiting. */
+  function closeWhenUnused(endpointId: string, channel: Channel): void {
+    if (channel.watchers.size === 0 && channel.waiters.size === 0 && channel.answerWaiters.size === 0) closeChannel(endpointId, channel, true);
+  }
+
   /** Tells every local watcher of a gone endpoint (4004) with `message`; their sockets then close. */
   function expireLocal(endpointId: string, message: Buffer | string = EXPIRED_MESSAGE): void {
     const channel = channels.get(endpointId);
@@ -122,6 +139,7 @@ export function createHub(options: HubOptions): Hub {
     watcherTotal -= channel.watchers.size;
     channel.watchers.clear();
     for (const wake of [...channel.waiters]) wake('gone');
+    for (const give of [...channel.answerWaiters.values()]) give(undefined);
   }
 
   /** Hands a message to the channel's watchers, filling a hole from the store first. */
@@ -222,7 +240,7 @@ export function createHub(options: HubOptions): Hub {
       if (!channel || !channel.watchers.delete(watcher)) return;
       watcherTotal--;
       announceWatchers(endpointId);
-      if (channel.watchers.size === 0 && channel.waiters.size === 0) closeChannel(endpointId, channel, true);
+      closeWhenUnused(endpointId, channel);
     },
 
     async waitForRequest(endpointId, signal, stored) {
@@ -244,7 +262,26 @@ export function createHub(options: HubOptions): Hub {
       } finally {
         signal.removeEventListener('abort', onAbort);
         channel.waiters.delete(wake);
-        if (channel.watchers.size === 0 && channel.waiters.size === 0) closeChannel(endpointId, channel, true);
+        closeWhenUnused(endpointId, channel);
+      }
+    },
+
+    async waitForLocalAnswer(endpointId, seq, signal) {
+      if (signal.aborted) return undefined;
+      const channel = channels.get(endpointId) ?? openChannel(endpointId);
+      let give: (answer: Buffer | string | undefined) => void = () => undefined;
+      const given = new Promise<Buffer | string | undefined>((resolve) => (give = resolve));
+      const onAbort = () => give(undefined);
+      channel.answerWaiters.set(seq, give);
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        // A bus that cannot subscribe (or an endpoint gone) leaves the configured answer.
+        if (!(await channel.ready.then(() => true, () => false))) return undefined;
+        return await given;
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        if (channel.answerWaiters.get(seq) === give) channel.answerWaiters.delete(seq);
+        closeWhenUnused(endpointId, channel);
       }
     },
 
@@ -266,3 +303,7 @@ export function createHub(options: HubOptions): Hub {
 }
 
 class EndpointGoneError extends Error {}
+
+/** The `responder` message saying nobody answers now: waiting senders get the configured answer at once. */
+const NO_RESPONDER = Buffer.from(responderMessage(null));
+const isNoResponder = (data: Buffer | string): boolean => (typeof data === 'string' ? data === NO_RESPONDER.toString() : NO_RESPONDER.equals(data));

@@ -6,8 +6,10 @@ import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js'
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { AddressLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
-import { CloseCode, type ClientMessage, type CreateMessage } from '../shared/protocol.js';
-import { errorMessage, EXPIRED_MESSAGE, welcomeMessage } from '../shared/server-messages.js';
+import { CloseCode, MAX_WS_MESSAGE_BYTES, type ClientMessage, type CreateMessage } from '../shared/protocol.js';
+import { errorMessage, EXPIRED_MESSAGE, responderMessage, welcomeMessage } from '../shared/server-messages.js';
+import { nanoid } from 'nanoid';
+import { RESPONDER_LEASE_MS } from '../endpoints/endpoint-service.js';
 import { StoreUnavailableError, type EndpointRecord, type Store } from '../store/store.js';
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
@@ -35,6 +37,18 @@ export const HELLO_TIMEOUT_MS = 10_000;
  * captured request, so it may send ten times the rate of a tab's own messages.
  */
 const FORWARDED_COST = 0.1;
+/**
+ * What a parsed message costs: a forwarder's report and a responder's answer FORWARDED_COST (a
+ * local answer also a token per MiB of its text, so a flood of large answers is cut off sooner),
+ * anything else (a malformed message too) a whole token.
+ */
+function costOf(parsed: ReturnType<typeof parseClientMessage>, textLength: number): number {
+  if (!parsed.ok) return 1;
+  if (parsed.message.type === 'forwarded') return FORWARDED_COST;
+  if (parsed.message.type === 'local-answer') return FORWARDED_COST + textLength / (1024 * 1024);
+  return 1;
+}
+
 /** Malformed messages in a row after which the socket is closed (1008): a client that keeps sending junk is broken or hostile. */
 export const BAD_MESSAGE_RUN = 10;
 /**
@@ -43,9 +57,15 @@ export const BAD_MESSAGE_RUN = 10;
  * store is not keeping up, and the socket is told so and closed (1013) rather than queued
  * without bound.
  */
-const MAX_WAITING_BYTES = 1024 * 1024;
+const MAX_WAITING_BYTES = 2 * MAX_WS_MESSAGE_BYTES;
 /** What a waiting message is counted as beyond its text: its parsed form and its place in line. */
 const WAITING_UPKEEP_BYTES = 512;
+
+/** A socket that claimed the responder role (`hookwatch forward --respond`): its token, and the timer renewing its claim. */
+interface Responder {
+  token: string;
+  renewal: NodeJS.Timeout;
+}
 
 /**
  * Where a socket is in its life. `hello`: it must send create or join before its timer runs out.
@@ -56,7 +76,7 @@ const WAITING_UPKEEP_BYTES = 512;
 type State =
   | { name: 'hello'; timer: NodeJS.Timeout }
   | { name: 'joining' }
-  | { name: 'watching'; watcher: Watcher; endpoint: EndpointRecord }
+  | { name: 'watching'; watcher: Watcher; endpoint: EndpointRecord; responder?: Responder }
   | { name: 'closed' };
 
 /** How a refused message is answered: the error, for which message type, and whether the socket closes. */
@@ -116,7 +136,7 @@ export class LiveSession {
     }
     if (isBinary) return this.badMessage('binary frames are not part of the protocol', undefined);
     const parsed = parseClientMessage(text);
-    if ((!parsed.ok || parsed.message.type !== 'forwarded') && !this.budget.take(1 - FORWARDED_COST)) return this.tooManyMessages();
+    if (!this.budget.take(costOf(parsed, text.length) - FORWARDED_COST)) return this.tooManyMessages();
     if (!parsed.ok) return this.badMessage(parsed.problem, parsed.type);
     this.badRun = 0;
     // Handled in the order sent: a set-response right after create, or a corrected join right
@@ -138,7 +158,10 @@ export class LiveSession {
     const previous = this.state;
     if (previous.name === 'closed') return;
     if (previous.name === 'hello') clearTimeout(previous.timer);
-    if (previous.name === 'watching' && next.name === 'closed') this.context.hub.detach(previous.watcher.endpointId, previous.watcher);
+    if (previous.name === 'watching' && next.name === 'closed') {
+      this.context.hub.detach(previous.watcher.endpointId, previous.watcher);
+      if (previous.responder) this.letGo(previous.endpoint.id, previous.responder);
+    }
     this.state = next;
   }
 
@@ -229,9 +252,42 @@ export class LiveSession {
     const { service } = this.context;
     const { endpoint } = this.state;
     if (message.type === 'forwarded') return service.relayForwarded(endpoint, message);
+    if (message.type === 'claim-responder') return this.claimResponder(endpoint.id);
+    if (message.type === 'local-answer') {
+      if (!this.state.responder) return this.refuse(errors.BAD_MESSAGE('send claim-responder before local-answer'), { forType: message.type });
+      const relayed = await service.relayLocalAnswer(endpoint.id, message);
+      return relayed.ok ? undefined : this.refuse(relayed.error, { forType: message.type });
+    }
     const outcome = message.type === 'set-response' ? await service.setResponse(endpoint.id, message.response) : await service.clear(endpoint.id);
     // Applied: every watcher, this one included, hears of it from the store's announcement.
     if (!outcome.ok) this.refuseOutcome(outcome, message.type);
+  }
+
+  /**
+   * This socket answers the endpoint's senders from now on: the claim is renewed while the socket
+   * watches, and given back when it closes. Every watcher hears `responder` from the store; this
+   * socket is also told the id is its own.
+   */
+  private async claimResponder(endpointId: string): Promise<void> {
+    if (this.state.name !== 'watching' || this.state.responder) return;
+    const token = nanoid(12);
+    const renewal = setInterval(() => {
+      this.context.service.setResponder(endpointId, token, 'renew').then(
+        // Replaced by a later claim: the watchers' `responder` message has told the client.
+        (holds) => (holds ? undefined : clearInterval(renewal)),
+        (error: unknown) => this.context.log.warn({ err: error, endpointId }, 'renewing a responder claim failed; retrying'),
+      );
+    }, RESPONDER_LEASE_MS / 3);
+    renewal.unref();
+    this.state.responder = { token, renewal };
+    if (!(await this.context.service.setResponder(endpointId, token, 'claim'))) return this.expire();
+    this.send(responderMessage(token, true));
+  }
+
+  /** A closing responder gives its claim back, so senders stop waiting for it at once. */
+  private letGo(endpointId: string, responder: Responder): void {
+    clearInterval(responder.renewal);
+    this.context.service.setResponder(endpointId, responder.token, 'release').catch((error: unknown) => this.context.log.warn({ err: error, endpointId }, 'giving a responder claim back failed; it lapses'));
   }
 
   private async create(message: CreateMessage): Promise<void> {

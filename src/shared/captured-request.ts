@@ -46,12 +46,12 @@ export interface CapturedRequest {
   remoteAddress: string;
   /** Capture time, ISO 8601 UTC with milliseconds. */
   receivedAt: string;
-  /** The answer the sender got: its status, and the delay before it. */
-  answer: { status: number; delayMs: number };
   /** Kept endpoints: the headers whose values were replaced by `[redacted]` before storage. */
   redacted?: string[];
   /** Kept endpoints: the query parameters (names as in `query`) whose values were replaced by `[redacted]`. */
   redactedQuery?: string[];
+  /** The answer the sender got, and what gave it. Last, so the store can add it to a record built before the answer was chosen. */
+  answer: RecordedAnswer;
 }
 
 /** One part of a multipart body. A file's bytes are `body` bytes [offset, offset + size). */
@@ -67,6 +67,22 @@ export interface MultipartPart {
   text: string | null;
   /** The stored body (or a parser limit) cut this part short. */
   truncated: boolean;
+}
+
+/**
+ * The answer a request's sender got: its status, the delay before it, and who chose it: the
+ * endpoint's default answer, one of its rules (`rule` its index, `name` when it has one), the
+ * local app through `hookwatch forward --respond` (set once the sender has it, announced as
+ * `answered`), or Hookwatch's own error (413 past the read limit).
+ */
+export interface RecordedAnswer {
+  status: number;
+  delayMs: number;
+  by: 'default' | 'rule' | 'forwarder' | 'error';
+  rule?: number;
+  name?: string;
+  /** `by: forwarder`: the local app's headers that were not passed on (hop-by-hop or denied), lower case. */
+  droppedHeaders?: string[];
 }
 
 /** A captured request before the store numbers it. */

@@ -41,3 +41,13 @@ export function compileGlob(glob: string): (subPath: string) => boolean {
   // The bare URL, with or without its trailing slash, is the sub-path "".
   return (subPath) => regex.test(subPath === '/' ? '' : subPath);
 }
+
+/** Why a text is not a path glob we take (for answer rules), or undefined when it is one. */
+export function globProblem(glob: string): string | undefined {
+  if (glob === '') return 'it is empty (use "/" for the bare URL, "/**" for every path)';
+  if (glob.length > 1024) return 'it is longer than 1024 characters';
+  if (!/^[\x21-\x7e]+$/.test(glob)) return 'it may hold only visible ASCII, no spaces';
+  if (/[?#]/.test(glob)) return 'a path has no ? or # (match the query with when.query)';
+  if (glob.includes('***')) return '*** means nothing: use * within a segment or ** across segments';
+  return undefined;
+}

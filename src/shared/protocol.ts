@@ -3,7 +3,7 @@
  * WebSocket at `/api/live`, negotiated with the subprotocol `hookwatch.v1`. The browser page
  * imports these types; nothing here depends on Node.
  */
-import type { CapturedRequest } from './captured-request.js';
+import type { CapturedRequest, RecordedAnswer } from './captured-request.js';
 import type { ResponseConfig } from './response-config.js';
 
 export const SUBPROTOCOL = 'hookwatch.v1';
@@ -13,6 +13,9 @@ export const RECEIVER_PREFIXES = { live: '/api/webhook-tester/', kept: '/api/web
 
 /** How many of the newest requests an endpoint keeps when the server does not say (`maxRequests`). */
 export const DEFAULT_MAX_REQUESTS = 50;
+
+/** The largest frame a client may send: a `local-answer` carries up to 1 MiB of body, base64-encoded. */
+export const MAX_WS_MESSAGE_BYTES = 1536 * 1024;
 
 /** WebSocket close codes the server uses (4000-4999 are ours, RFC 6455 section 7.4.2). */
 export const CloseCode = {
@@ -85,7 +88,28 @@ export interface ForwardedMessage {
   bodyTruncated: boolean;
 }
 
-export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | ClearMessage | ForwardedMessage;
+/**
+ * `hookwatch forward --respond`: this socket (joined with the key) becomes the endpoint's
+ * responder: senders wait for its `local-answer` (up to RESPOND_TIMEOUT_MS) and get it. The
+ * latest claim wins; every watcher hears `responder`.
+ */
+export interface ClaimResponderMessage {
+  type: 'claim-responder';
+}
+
+/** The responder's local app answered request `seq`: relayed to its sender when it still waits. */
+export interface LocalAnswerMessage {
+  type: 'local-answer';
+  seq: number;
+  /** 200-599. */
+  status: number;
+  headers: Array<[string, string]>;
+  /** The whole body, at most 1 MiB once decoded. */
+  body: string;
+  bodyEncoding: 'utf8' | 'base64';
+}
+
+export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | ClearMessage | ForwardedMessage | ClaimResponderMessage | LocalAnswerMessage;
 
 // ---- server -> client ----
 
@@ -177,6 +201,25 @@ export interface EvictedMessage {
   throughSeq: number;
 }
 
+/**
+ * Who answers senders: `id` names the responder (a `hookwatch forward --respond`) now holding the
+ * endpoint, null when none does. Sent to every watcher when it changes; a responder whose `id`
+ * is no longer the one it was given has been replaced.
+ */
+export interface ResponderMessage {
+  type: 'responder';
+  id: string | null;
+  /** Only to the socket that claimed: the id is its own. */
+  you?: boolean;
+}
+
+/** Request `seq`'s sender got its local app's answer: the record's `answer` is now this. */
+export interface AnsweredMessage {
+  type: 'answered';
+  seq: number;
+  answer: RecordedAnswer;
+}
+
 export interface ErrorMessage {
   type: 'error';
   error: { code: string; message: string };
@@ -194,6 +237,8 @@ export type ServerMessage =
   | EvictedMessage
   | WatchersMessage
   | ForwardedMessage
+  | ResponderMessage
+  | AnsweredMessage
   | ErrorMessage;
 
 // ---- messages the stores write around stored bytes ----

@@ -1,8 +1,12 @@
 import { z } from 'zod';
+import { MAX_RULE_CONDITIONS, MAX_RULE_NAME_CHARS, MAX_RULES } from './answer-rules.js';
+import { parseTemplate } from './answer-template.js';
+import { globProblem } from './glob.js';
 import {
   DENIED_RESPONSE_HEADERS,
   MAX_RESPONSE_BODY_BYTES,
   MAX_RESPONSE_BODY_ESCAPED_BYTES,
+  MAX_RESPONSE_CONFIG_JSON_BYTES,
   MAX_RESPONSE_DELAY_MS,
   MAX_RESPONSE_HEADERS,
   RESPONSE_CONTENT_TYPES,
@@ -33,18 +37,71 @@ const header = z
     if (!HEADER_VALUE.test(value)) ctx.addIssue({ code: 'custom', message: `header ${name} value must be at most 1024 visible ASCII characters` });
   });
 
-export const responseConfigSchema = z.strictObject({
-  status,
-  body: z
-    .string()
-    .refine((value) => utf8Length(value) <= MAX_RESPONSE_BODY_BYTES, `body must be at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8`)
-    // Stored and sent on as JSON, where a control character takes six bytes: bounded there too.
-    .refine((value) => JSON.stringify(value).length - 2 <= MAX_RESPONSE_BODY_ESCAPED_BYTES, `body must be at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} bytes once JSON-escaped (a control character counts 6)`)
-    .default(''),
-  contentType: z.enum(RESPONSE_CONTENT_TYPES, { error: `contentType must be one of ${RESPONSE_CONTENT_TYPES.join(', ')}` }).default('application/json'),
-  headers: z.array(header).max(MAX_RESPONSE_HEADERS, `at most ${MAX_RESPONSE_HEADERS} headers`).default([]),
-  delayMs: z.number().int('delayMs must be an integer').min(0, 'delayMs must be at least 0').max(MAX_RESPONSE_DELAY_MS, `delayMs must be at most ${MAX_RESPONSE_DELAY_MS}`).default(0),
-});
+const body = z
+  .string({ error: 'body must be a string' })
+  .refine((value) => utf8Length(value) <= MAX_RESPONSE_BODY_BYTES, `body must be at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8`)
+  // Stored and sent on as JSON, where a control character takes six bytes: bounded there too.
+  .refine((value) => JSON.stringify(value).length - 2 <= MAX_RESPONSE_BODY_ESCAPED_BYTES, `body must be at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} bytes once JSON-escaped (a control character counts 6)`);
+const contentType = z.enum(RESPONSE_CONTENT_TYPES, { error: `contentType must be one of ${RESPONSE_CONTENT_TYPES.join(', ')}` });
+const headers = z.array(header).max(MAX_RESPONSE_HEADERS, `at most ${MAX_RESPONSE_HEADERS} headers`);
+const delayMs = z.number({ error: 'delayMs must be a number' }).int('delayMs must be an integer').min(0, 'delayMs must be at least 0').max(MAX_RESPONSE_DELAY_MS, `delayMs must be at most ${MAX_RESPONSE_DELAY_MS}`);
+
+/** A rule answer's body or header value may hold placeholders (answer-template.ts), each one we know. */
+const withPlaceholders = (ctx: z.RefinementCtx, text: string, path: Array<string | number>) => {
+  const template = parseTemplate(text);
+  if ('unknown' in template) {
+    ctx.addIssue({ code: 'custom', path, message: `unknown placeholder ${template.unknown.slice(0, 64)}: use {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}} or {{seq}}` });
+  }
+};
+
+const conditions = (what: string, nameLabel: string) =>
+  z
+    .record(z.string().min(1, `${what} ${nameLabel} must not be empty`).max(256, `${what} ${nameLabel} must be at most 256 characters`), z.string({ error: `${what} values must be strings (compared as text; "*" = present)` }).max(1024, `${what} values must be at most 1024 characters`))
+    .refine((map) => Object.keys(map).length <= MAX_RULE_CONDITIONS, `at most ${MAX_RULE_CONDITIONS} ${what} conditions`);
+
+const when = z.strictObject(
+  {
+    method: z.string({ error: 'method must be a string' }).regex(/^[A-Za-z]{1,32}$/, 'method must be a method name such as POST'),
+    path: z.string({ error: 'path must be a string' }).superRefine((glob, ctx) => {
+      const problem = globProblem(glob);
+      if (problem) ctx.addIssue({ code: 'custom', message: `path ${JSON.stringify(glob.slice(0, 64))} is not a glob: ${problem}` });
+    }),
+    query: conditions('query', 'names'),
+    headers: conditions('header', 'names'),
+    json: conditions('json', 'paths'),
+  },
+  { error: 'when may only hold method, path, query, headers and json' },
+).partial();
+
+const ruleAnswer = z
+  .strictObject({ status, body, contentType, headers, delayMs }, { error: 'answer may only hold status, body, contentType, headers and delayMs' })
+  .partial()
+  .superRefine((answer, ctx) => {
+    if (answer.body !== undefined) withPlaceholders(ctx, answer.body, ['body']);
+    answer.headers?.forEach(([, value], index) => withPlaceholders(ctx, value, ['headers', index, 1]));
+  });
+
+const rule = z.strictObject(
+  {
+    name: z.string({ error: 'name must be a string' }).max(MAX_RULE_NAME_CHARS, `name must be at most ${MAX_RULE_NAME_CHARS} characters`).optional(),
+    when: when.optional(),
+    times: z.number({ error: 'times must be a number' }).int('times must be a whole number').min(1, 'times must be at least 1').max(1_000_000_000, 'times must be at most 1000000000').optional(),
+    chance: z.number({ error: 'chance must be a number' }).gt(0, 'chance must be above 0 (0 would never answer)').max(1, 'chance must be at most 1').optional(),
+    answer: ruleAnswer,
+  },
+  { error: 'a rule may only hold name, when, times, chance and answer' },
+);
+
+export const responseConfigSchema = z
+  .strictObject({
+    status,
+    body: body.default(''),
+    contentType: contentType.default('application/json'),
+    headers: headers.default([]),
+    delayMs: delayMs.default(0),
+    rules: z.array(rule, { error: 'rules must be a list' }).max(MAX_RULES, `at most ${MAX_RULES} rules`).optional(),
+  })
+  .refine((config) => JSON.stringify(config).length <= MAX_RESPONSE_CONFIG_JSON_BYTES, `the configuration with its rules must be at most ${MAX_RESPONSE_CONFIG_JSON_BYTES} bytes as JSON`);
 
 /** What a receiver URL answers senders with. */
 export type ResponseConfig = z.output<typeof responseConfigSchema>;
@@ -54,10 +111,22 @@ export type ResponseConfig = z.output<typeof responseConfigSchema>;
 export function parseResponseConfig(input: unknown): { ok: true; value: ResponseConfig } | { ok: false; message: string } {
   const parsed = responseConfigSchema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const message = parsed.error.issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
+  const message = parsed.error.issues.map((issue) => describeIssue(issue, input)).join('; ');
   return { ok: false, message };
+}
+
+/** `rules.2.answer.status (rule "fail three times"): status must be…`: the field, and for a rule its name too. */
+function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
+  if (issue.path.length === 0) return issue.message;
+  const [first, index] = issue.path;
+  const name = first === 'rules' && typeof index === 'number' ? ruleName(input, index) : undefined;
+  return `${issue.path.join('.')}${name === undefined ? '' : ` (rule ${JSON.stringify(name.slice(0, MAX_RULE_NAME_CHARS))})`}: ${issue.message}`;
+}
+
+function ruleName(input: unknown, index: number): string | undefined {
+  const rules = (input as { rules?: unknown } | null)?.rules;
+  const name = Array.isArray(rules) ? (rules[index] as { name?: unknown } | null)?.name : undefined;
+  return typeof name === 'string' ? name : undefined;
 }
 
 /** UTF-8 length without Node's Buffer: the page validates with this module too. */

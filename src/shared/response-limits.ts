@@ -13,6 +13,8 @@ export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 /** Twice the body cap: room for a body of quotes or backslashes, not for one of control characters. */
 export const MAX_RESPONSE_BODY_ESCAPED_BYTES = 2 * MAX_RESPONSE_BODY_BYTES;
 export const MAX_RESPONSE_HEADERS = 10;
+/** The whole configuration, its rules included, as JSON: it travels in one API body or socket message (512 KiB). */
+export const MAX_RESPONSE_CONFIG_JSON_BYTES = 384 * 1024;
 export const MAX_RESPONSE_DELAY_MS = 30_000;
 
 /**

@@ -9,6 +9,7 @@ import type {
   ExpiredMessage,
   ExtendedMessage,
   ForwardedMessage,
+  ResponderMessage,
   ResponseChangedMessage,
   WatchersMessage,
   WelcomeMessage,
@@ -37,6 +38,11 @@ export const extendedMessage = (expiresAt: string): string => json<ExtendedMessa
 
 export const watchersMessage = (count: number): string => json<WatchersMessage>({ type: 'watchers', count });
 
+
+export const responderMessage = (id: string | null, you?: boolean): string => json<ResponderMessage>(you === undefined ? { type: 'responder', id } : { type: 'responder', id, you });
+
+/** `answerJson`: the record's new `answer`, as JSON. */
+export const answeredMessage = (seq: number, answerJson: string): string => `{"type":"answered","seq":${seq},"answer":${answerJson}}`;
 
 export const forwardedMessage = (message: ForwardedMessage): string => json<ForwardedMessage>(message);
 

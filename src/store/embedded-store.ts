@@ -34,6 +34,8 @@ export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store
     appendRequest: async (id, kind, recordFor, capturedAtMs) => byKind(kind).appendRequest(id, kind, recordFor, capturedAtMs),
     readLog: async (id, afterSeq) => (await holding(id)).readLog(id, afterSeq),
     setForwarded: async (id, seq, message) => (await holding(id)).setForwarded(id, seq, message),
+    setAnswer: async (id, seq, answerJson) => (await holding(id)).setAnswer(id, seq, answerJson),
+    setResponder: async (id, token, untilMs, action) => (await holding(id)).setResponder(id, token, untilMs, action),
     clearRequests: async (id) => (await holding(id)).clearRequests(id),
     async stats() {
       const [a, b] = await Promise.all([live.stats(), kept.stats()]);

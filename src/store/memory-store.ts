@@ -1,8 +1,9 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import { clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
+import { chooseAnswer } from '../shared/answer-rules.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -18,6 +19,10 @@ interface Entry {
   bytes: number;
   /** What its own response configuration costs (0 for the shared default). */
   responseBytes: number;
+  /** Answers each rule has given since the configuration was set (answer-rules.ts). */
+  ruleCounts: Record<number, number>;
+  /** The `hookwatch forward --respond` holding the endpoint, until its claim lapses. */
+  responder: { token: string; untilMs: number } | undefined;
 }
 
 /**
@@ -125,7 +130,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // The map may still hold expired entries the sweep has not reached: count the living.
       if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return 'full';
       if (taken) remove(endpoint.id, taken);
-      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0 });
+      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0, ruleCounts: {}, responder: undefined });
       return 'created';
     },
 
@@ -220,6 +225,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       responseBytes += cost - entry.responseBytes;
       entry.responseBytes = cost;
       entry.endpoint.response = response;
+      entry.ruleCounts = {};
       await options.bus.publish(id, { data: responseChangedMessage(response) });
       return 'set';
     },
@@ -229,9 +235,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (!entry || entry.endpoint.kind !== kind) return undefined;
       const { response } = entry.endpoint;
       // Built before the seq is taken: a record that throws leaves no hole in the numbering.
-      const json = recordFor(response, redactsSecrets(entry.endpoint));
+      const draft = recordFor(response, redactsSecrets(entry.endpoint));
       const seq = ++entry.lastSeq;
-      const request: Held = { seq, message: toRequestMessage(json, seq), entry, older: undefined, newer: undefined };
+      const choice = chooseAnswer(draft.choices, entry.ruleCounts);
+      const request: Held = { seq, message: toRequestMessage(draft.json, draft.answers[choice] as string, seq), entry, older: undefined, newer: undefined };
       entry.requests.push(request);
       entry.bytes += costOf(request);
       totalBytes += costOf(request);
@@ -251,7 +258,38 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
         announceEvicted(entry, evictedSeq);
       }
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
-      return { seq, response };
+      return { seq, response, choice, responder: entry.responder !== undefined && entry.responder.untilMs > now() };
+    },
+
+    async setAnswer(id, seq, answerJson) {
+      const held = alive(id)?.requests.find((request) => request.seq === seq);
+      const message = held && withAnswer(held.message, answerJson);
+      if (!held || !message) return false;
+      const growth = message.length - held.message.length;
+      held.message = message;
+      held.entry.bytes += growth;
+      totalBytes += growth;
+      await options.bus.publish(id, { data: answeredMessage(seq, answerJson) });
+      return true;
+    },
+
+    async setResponder(id, token, untilMs, action) {
+      const entry = alive(id);
+      if (!entry) return false;
+      const holds = entry.responder !== undefined && entry.responder.token === token && entry.responder.untilMs > now();
+      if (action === 'claim') {
+        entry.responder = { token, untilMs };
+        await options.bus.publish(id, { data: responderMessage(token) });
+        return true;
+      }
+      if (!holds) return false;
+      if (action === 'renew') {
+        entry.responder = { token, untilMs };
+        return true;
+      }
+      entry.responder = undefined;
+      await options.bus.publish(id, { data: responderMessage(null) });
+      return true;
     },
 
     async readLog(id, afterSeq) {

@@ -5,7 +5,9 @@
  *
  * Keys, under the configured prefix P (ARGV[1]):
  *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), rv (resp's
- *               version, counted up by each change), kind, seq, cleared
+ *               version, counted up by each change), kind, seq, cleared; rc<i>: answers rule i
+ *               gave since the configuration was set; rsp, rspu: the responder's token and the
+ *               end of its claim
  *   P rq:<id>   list: the stored `request` messages, oldest first: the seqs up to the hash's
  *               seq, without holes (requests only ever leave from the head, or all at once), so
  *               each one's seq follows from its place, and its cost from its length
@@ -26,6 +28,7 @@
 
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import { CLEARED_MESSAGE_HEAD } from '../shared/server-messages.js';
+import { MAX_RULES } from '../shared/answer-rules.js';
 
 /** A Lua string literal of `text` (JSON's escapes are Lua's too). */
 const lua = (text: string): string => JSON.stringify(text);
@@ -148,6 +151,10 @@ export const SET_RESPONSE = script(`
 if not alive(ARGV[2], tonumber(ARGV[3])) then return 0 end
 redis.call('HSET', epKey(ARGV[2]), 'resp', ARGV[4])
 redis.call('HINCRBY', epKey(ARGV[2]), 'rv', 1)
+-- A new configuration starts its rules' counts again.
+local counts = {}
+for rule = 0, ${MAX_RULES - 1} do table.insert(counts, 'rc' .. rule) end
+redis.call('HDEL', epKey(ARGV[2]), unpack(counts))
 redis.call('PUBLISH', P .. 'ch:' .. ARGV[2], 'E\\n' .. ARGV[5])
 return 1
 `);
@@ -202,26 +209,40 @@ return 1
 
 /**
  * ARGV: P, id, now, draftJson, capturedAtMs, requestsPerEndpoint, maxPerEndpoint, maxTotal,
- * overheadBytes, kind, rv -> the new seq; nil when there is no endpoint of that kind; or, when
- * the draft was built for another response version than the current one (rv '' accepts any),
- * nothing stored and [resp, rv] returned, for the caller to build it again.
+ * overheadBytes, kind, rv, then per answer choice (answer-rules.ts) its rule, times and answer
+ * JSON -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint]; nil when
+ * there is no endpoint of that kind; or, when the draft was built for another response version
+ * than the current one (rv '' accepts any), nothing stored and [resp, rv] returned, for the
+ * caller to build it again.
  */
 export const APPEND = script(`
 local id, now = ARGV[2], tonumber(ARGV[3])
 local deadline = alive(id, now)
 if not deadline then return nil end
 local ep, rq, overhead = epKey(id), P .. 'rq:' .. id, tonumber(ARGV[9])
-local current = redis.call('HMGET', ep, 'kind', 'rv')
+local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu')
 if current[1] ~= ARGV[10] then return nil end
 local rv = current[2] or '0'
 if ARGV[11] ~= '' and ARGV[11] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
+local responder = (current[3] and tonumber(current[4]) > now) and 1 or 0
+-- The first choice whose rule has answers left (times 0: no limit), counted here.
+local choice = 0
+local choices = (#ARGV - 11) / 3
+for at = 0, choices - 1 do
+  local rule, times = ARGV[12 + at * 3], tonumber(ARGV[13 + at * 3])
+  choice = at
+  if times == 0 then break end
+  if redis.call('HINCRBY', ep, 'rc' .. rule, 1) <= times then break end
+  redis.call('HINCRBY', ep, 'rc' .. rule, -1)
+end
+local answer = ARGV[14 + choice * 3]
 local draft = ARGV[4]
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
 local message
 if #draft > 2 then
-  message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',' .. string.sub(draft, 2) .. '}'
+  message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',' .. string.sub(draft, 2, -2) .. ',"answer":' .. answer .. '}}'
 else
-  message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. '}}'
+  message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',"answer":' .. answer .. '}}'
 end
 local cost = #message + overhead
 local count = redis.call('RPUSH', rq, message)
@@ -265,7 +286,61 @@ while total > maxTotal do
 end
 for owner, through in pairs(evictedBy) do announceEvicted(owner, through) end
 if evicted > 0 then redis.call('INCRBY', P .. 'evicted', evicted) end
-return seq
+return {seq, choice, responder}
+`);
+
+/**
+ * ARGV: P, id, now, seq, answerJson, answeredMessage -> 1 when stored request seq's answer was
+ * replaced (and announced), 0 when it is no longer stored.
+ */
+export const SET_ANSWER = script(`
+local id, seq = ARGV[2], tonumber(ARGV[4])
+if not alive(id, tonumber(ARGV[3])) then return 0 end
+local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
+local head = headSeq(id, last)
+if not head or seq < head or seq > last then return 0 end
+local rq = P .. 'rq:' .. id
+local message = redis.call('LINDEX', rq, seq - head)
+local at = nil
+local from = 1
+while true do
+  local found = string.find(message, ${lua(',"answer":{')}, from, true)
+  if not found then break end
+  at, from = found, found + 1
+end
+if not at then return 0 end
+local replaced = string.sub(message, 1, at - 1) .. ',"answer":' .. ARGV[5] .. '}}'
+redis.call('LSET', rq, seq - head, replaced)
+local growth = #replaced - #message
+redis.call('HINCRBY', P .. 'sizes', id, growth)
+redis.call('INCRBY', P .. 'total', growth)
+redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[6])
+return 1
+`);
+
+/**
+ * ARGV: P, id, now, token, untilMs, action (claim, renew, release), responderMessage (claim),
+ * noResponderMessage (release) -> 1 done, 0 no endpoint or (renew, release) not the holder.
+ */
+export const SET_RESPONDER = script(`
+local id, now, token, action = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[6]
+if not alive(id, now) then return 0 end
+local ep = epKey(id)
+local current = redis.call('HMGET', ep, 'rsp', 'rspu')
+local holds = current[1] == token and tonumber(current[2]) > now
+if action == 'claim' then
+  redis.call('HSET', ep, 'rsp', token, 'rspu', ARGV[5])
+  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[7])
+  return 1
+end
+if not holds then return 0 end
+if action == 'renew' then
+  redis.call('HSET', ep, 'rspu', ARGV[5])
+else
+  redis.call('HDEL', ep, 'rsp', 'rspu')
+  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[8])
+end
+return 1
 `);
 
 /** ARGV: P, id, now, afterSeq -> nil, or [lastSeq, clearedSeq, seq1, message1, forwarded1 or false, seq2, …]. */

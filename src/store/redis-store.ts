@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { ResponseConfig } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
 import { redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
-import { DELETED_MESSAGE, extendedMessage, responseChangedMessage } from '../shared/server-messages.js';
+import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
 
 export interface RedisStoreOptions extends StoreLimits {
@@ -142,21 +142,33 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     async appendRequest(id, kind, recordFor, capturedAtMs) {
       let seen = await lookUp(id);
       if (!seen) return undefined;
-      const append = ({ response, redact }: Known, version: string) =>
-        run('APPEND', id, now(), recordFor(response, redact), capturedAtMs, ...limits, kind, version) as Promise<number | [string, string] | null>;
+      const append = ({ response, redact }: Known, version: string) => {
+        const draft = recordFor(response, redact);
+        const choices = draft.choices.flatMap((choice, at) => [choice.rule, choice.times, draft.answers[at] as string]);
+        return run('APPEND', id, now(), draft.json, capturedAtMs, ...limits, kind, version, ...choices) as Promise<[number, number, number] | [string, string] | null>;
+      };
       let reply = await append(seen, seen.version);
-      if (Array.isArray(reply)) {
+      if (reply !== null && typeof reply[0] === 'string') {
         // The configuration changed since this instance saw it: build the draft again for the
         // current one. This try takes whatever is current, so a stream of changes cannot keep
         // a capture waiting.
-        seen = remember(id, kind, seen.redact, reply[0], reply[1]);
+        seen = remember(id, kind, seen.redact, reply[0], reply[1] as string);
         reply = await append(seen, '');
       }
-      if (reply === null || Array.isArray(reply)) {
+      if (reply === null || typeof reply[0] === 'string') {
         forget(id);
         return undefined;
       }
-      return { seq: reply, response: seen.response };
+      const [seq, choice, responder] = reply as [number, number, number];
+      return { seq, response: seen.response, choice, responder: responder === 1 };
+    },
+
+    async setAnswer(id, seq, answerJson) {
+      return (await run('SET_ANSWER', id, now(), seq, answerJson, answeredMessage(seq, answerJson))) === 1;
+    },
+
+    async setResponder(id, token, untilMs, action) {
+      return (await run('SET_RESPONDER', id, now(), token, untilMs, action, responderMessage(token), responderMessage(null))) === 1;
     },
 
     async readLog(id, afterSeq) {

@@ -33,6 +33,8 @@ const MIGRATIONS: string[] = [
    CREATE UNIQUE INDEX requests_by_endpoint ON requests (endpoint_id, seq);`,
   // The latest forward result of a request (a `forwarded` protocol message).
   `ALTER TABLE requests ADD COLUMN forwarded TEXT;`,
+  // Answers each rule has given since the configuration was set: {"<rule index>": count}.
+  `ALTER TABLE endpoints ADD COLUMN rule_counts TEXT NOT NULL DEFAULT '{}';`,
 ];
 
 export class DatabaseOpenError extends Error {

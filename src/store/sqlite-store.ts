@@ -1,13 +1,15 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage } from '../shared/server-messages.js';
+import { chooseAnswer } from '../shared/answer-rules.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import {
   redactsSecrets,
   STORED_REQUEST_OVERHEAD_BYTES,
   StoreUnavailableError,
   toRequestMessage,
+  withAnswer,
   type EndpointKind,
   type EndpointRecord,
   type Store,
@@ -36,6 +38,7 @@ interface EndpointRow {
   deadline_ms: number;
   last_seq: number;
   cleared_seq: number;
+  rule_counts: string;
 }
 
 /** What the store keeps in memory of each endpoint's stored requests, for its budgets. */
@@ -58,6 +61,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const now = options.now ?? Date.now;
   const sql = prepareStatements(db);
   const held = new Map<string, Held>();
+  /** Responders (`hookwatch forward --respond`): sockets of this process, so held here and gone with it. */
+  const responders = new Map<string, { token: string; untilMs: number }>();
   let totalBytes = 0;
   let evictedRequests = 0;
   /** The counts as the database has them: at start, and after a transaction that failed part-way. */
@@ -125,6 +130,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     sql.deleteEndpoint.run(id);
     leases.delete(id);
     watchers.delete(id);
+    responders.delete(id);
   };
 
   /** The disk budget: the oldest requests of any endpoint go first. Returns endpoint -> last seq evicted. */
@@ -257,8 +263,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         const response = JSON.parse(row.response) as ResponseConfig;
         const record = JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>;
         // Built before the seq is taken: a record that throws leaves no hole in the numbering.
-        const message = toRequestMessage(recordFor(response, redactsSecrets(record)), row.last_seq + 1);
+        const draft = recordFor(response, redactsSecrets(record));
         const seq = row.last_seq + 1;
+        const counts = draft.choices.length > 1 ? (JSON.parse(row.rule_counts) as Record<number, number>) : {};
+        const choice = chooseAnswer(draft.choices, counts);
+        if (draft.choices[choice]?.times) sql.setRuleCounts.run(JSON.stringify(counts), id);
+        const message = toRequestMessage(draft.json, draft.answers[choice] as string, seq);
         const cost = message.length + STORED_REQUEST_OVERHEAD_BYTES;
         sql.insertRequest.run(id, seq, cost, message);
         sql.setLastSeq.run(seq, id);
@@ -273,13 +283,40 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         evictedRequests += evicted;
         const across = evictAcrossEndpoints();
         if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
-        return { seq, message, response, evictedThrough: across };
+        return { seq, message, response, choice, evictedThrough: across };
       });
       if (!appended) return undefined;
       // Announced in the order they happened: the request, then what left to make room.
       await bus.publish(id, { seq: appended.seq, data: appended.message, capturedAtMs });
       for (const [endpointId, throughSeq] of appended.evictedThrough) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
-      return { seq: appended.seq, response: appended.response };
+      const responder = responders.get(id);
+      return { seq: appended.seq, response: appended.response, choice: appended.choice, responder: responder !== undefined && responder.untilMs > now() };
+    },
+
+    async setAnswer(id, seq, answerJson) {
+      const changed = inTransaction(() => {
+        if (!aliveRow(id)) return false;
+        const row = sql.request.get(id, seq) as { message: Buffer; cost: number } | undefined;
+        const message = row && withAnswer(row.message, answerJson);
+        if (!row || !message) return false;
+        const growth = message.length - row.message.length;
+        sql.setMessage.run(message, row.cost + growth, id, seq);
+        account(id, 0, growth);
+        return true;
+      });
+      if (changed) await bus.publish(id, { data: answeredMessage(seq, answerJson) });
+      return changed;
+    },
+
+    async setResponder(id, token, untilMs, action) {
+      if (inTransaction(() => aliveRow(id)) === undefined) return false;
+      const current = responders.get(id);
+      const holds = current !== undefined && current.token === token && current.untilMs > now();
+      if (action !== 'claim' && !holds) return false;
+      if (action === 'release') responders.delete(id);
+      else responders.set(id, { token, untilMs });
+      if (action !== 'renew') await bus.publish(id, { data: responderMessage(action === 'claim' ? token : null) });
+      return true;
     },
 
     async readLog(id, afterSeq) {
@@ -316,7 +353,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
 function prepareStatements(db: SqliteDatabase) {
   return {
-    endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq FROM endpoints WHERE id = ?'),
+    endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?'),
     insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
     deleteEndpoint: db.prepare('DELETE FROM endpoints WHERE id = ?'),
     countAlive: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE deadline_ms > ?'),
@@ -324,7 +361,10 @@ function prepareStatements(db: SqliteDatabase) {
     expired: db.prepare('SELECT id FROM endpoints WHERE deadline_ms <= ? LIMIT ?'),
     setDeadline: db.prepare('UPDATE endpoints SET deadline_ms = ? WHERE id = ?'),
     extend: db.prepare('UPDATE endpoints SET record = ?, deadline_ms = ? WHERE id = ?'),
-    setResponse: db.prepare('UPDATE endpoints SET response = ? WHERE id = ? AND deadline_ms > ?'),
+    setResponse: db.prepare("UPDATE endpoints SET response = ?, rule_counts = '{}' WHERE id = ? AND deadline_ms > ?"),
+    setRuleCounts: db.prepare('UPDATE endpoints SET rule_counts = ? WHERE id = ?'),
+    request: db.prepare('SELECT message, cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
+    setMessage: db.prepare('UPDATE requests SET message = ?, cost = ? WHERE endpoint_id = ? AND seq = ?'),
     setLastSeq: db.prepare('UPDATE endpoints SET last_seq = ? WHERE id = ?'),
     setCleared: db.prepare('UPDATE endpoints SET cleared_seq = ? WHERE id = ?'),
     insertRequest: db.prepare('INSERT INTO requests (endpoint_id, seq, cost, message) VALUES (?, ?, ?, ?)'),

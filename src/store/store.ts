@@ -1,3 +1,4 @@
+import type { AnswerChoice } from '../shared/answer-rules.js';
 import { REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 
@@ -104,14 +105,17 @@ export interface Store {
    */
   setResponse(id: string, response: ResponseConfig): Promise<'set' | 'full' | undefined>;
   /**
-   * Gives the request the endpoint's next sequence number, stores it, and announces it on the
-   * bus, in one step, so announcements of one endpoint go out in seq order. Then trims: past
-   * the per-endpoint count or byte budget the endpoint's oldest requests go; past the store's
-   * byte budget the oldest requests of any endpoint go, and their watchers get `evicted`.
-   * `recordFor` gives the record's JSON without `seq`, for the endpoint's response configuration
-   * (and whether it redacts secrets) as it is at the moment of storing: the stored record and the sender's answer both follow
-   * the configuration in force then, on whichever instance it was set. Returns the seq given
-   * and that configuration, or undefined when no endpoint of `kind` exists.
+   * Gives the request the endpoint's next sequence number, picks its answer, stores it, and
+   * announces it on the bus, in one step, so announcements of one endpoint go out in seq order.
+   * Then trims: past the per-endpoint count or byte budget the endpoint's oldest requests go;
+   * past the store's byte budget the oldest requests of any endpoint go, and their watchers get
+   * `evicted`. `recordFor` gives the draft for the endpoint's response configuration (and whether
+   * it redacts secrets) as it is at the moment of storing: the stored record and the sender's
+   * answer both follow the configuration in force then, on whichever instance it was set. The
+   * answer is the draft's first choice whose rule has answered fewer than its `times` since the
+   * configuration was set (`chooseAnswer`; the counts are kept with the endpoint, so they hold
+   * across instances). Returns the seq given, that configuration and the choice taken, or
+   * undefined when no endpoint of `kind` exists.
    */
   appendRequest(id: string, kind: EndpointKind, recordFor: RecordBuilder, capturedAtMs: number): Promise<Appended | undefined>;
   /**
@@ -120,6 +124,18 @@ export interface Store {
    * kept or announced) when the endpoint or that request is no longer stored.
    */
   setForwarded(id: string, seq: number, message: string): Promise<boolean>;
+  /**
+   * Replaces stored request `seq`'s `answer` (its local app answered the sender: `by: forwarder`)
+   * and announces it (`answered`) in the same step. False when that request is no longer stored.
+   */
+  setAnswer(id: string, seq: number, answerJson: string): Promise<boolean>;
+  /**
+   * The endpoint's responder (`hookwatch forward --respond`, named by `token`): 'claim' makes
+   * it `token` until `untilMs`, whoever held it before, and announces `responder`; 'renew'
+   * moves the end of a current claim of `token`; 'release' ends it and announces that nobody
+   * answers now. False when there is no endpoint, or (renew, release) `token` does not hold it.
+   */
+  setResponder(id: string, token: string, untilMs: number, action: 'claim' | 'renew' | 'release'): Promise<boolean>;
   /** The endpoint's stored requests after `afterSeq` (each with its latest forward result), and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
@@ -128,8 +144,18 @@ export interface Store {
   stats(): Promise<StoreStats>;
 }
 
-/** Builds a request's record JSON (without `seq`) for its endpoint's configuration at the moment of storing. */
-export type RecordBuilder = (response: ResponseConfig, redact: boolean) => string;
+/** Builds a request's draft for its endpoint's configuration at the moment of storing. */
+export type RecordBuilder = (response: ResponseConfig, redact: boolean) => Draft;
+
+/** A captured request before the store numbers it and picks its answer. */
+export interface Draft {
+  /** The record's JSON without `seq` and `answer`. */
+  json: string;
+  /** Who may answer it, in order (answer-rules.ts). */
+  choices: readonly AnswerChoice[];
+  /** For each choice, the record's `answer` JSON it gives. */
+  answers: readonly string[];
+}
 
 /** Whether an endpoint stores secrets redacted: kept endpoints do unless their creator chose otherwise. */
 export const redactsSecrets = (endpoint: Pick<EndpointRecord, 'kind' | 'redact'>): boolean => endpoint.kind === 'kept' && endpoint.redact !== false;
@@ -138,6 +164,10 @@ export interface Appended {
   seq: number;
   /** The response configuration the request was stored under: what its sender gets. */
   response: ResponseConfig;
+  /** The index in the draft's `choices` of the one that answers. */
+  choice: number;
+  /** A responder held the endpoint as the request was stored: its sender waits for the local app's answer. */
+  responder: boolean;
 }
 
 export interface StoreStats {
@@ -190,12 +220,23 @@ export function responseConfigCost(response: ResponseConfig): number {
 const RESPONSE_CONFIG_OVERHEAD_BYTES = 1024;
 
 /**
- * `{"a":1}` + 7 -> the `request` message `{"type":"request","request":{"seq":7,"a":1}}`, as
- * bytes. Shared by every backend. Built from the draft's string in one encoding pass: a large
- * record costs one buffer of its size, not a copy per step.
+ * `{"a":1}`, answer `{"status":200,…}` and seq 7 -> the `request` message
+ * `{"type":"request","request":{"seq":7,"a":1,"answer":{"status":200,…}}}`, as bytes. Shared by
+ * every backend. Built from the draft's string in one encoding pass: a large record costs one
+ * buffer of its size, not a copy per step.
  */
-export function toRequestMessage(draftJson: string, seq: number): Buffer {
-  return Buffer.from(draftJson.length > 2 ? `${REQUEST_MESSAGE_HEAD}${seq},${draftJson.slice(1)}}` : `${REQUEST_MESSAGE_HEAD}${seq}}}`);
+export function toRequestMessage(draftJson: string, answerJson: string, seq: number): Buffer {
+  return Buffer.from(`${REQUEST_MESSAGE_HEAD}${seq},${draftJson.length > 2 ? `${draftJson.slice(1, -1)},` : ''}"answer":${answerJson}}}`);
+}
+
+/** Where a stored message's `answer` starts (it is the record's last field; a JSON string cannot hold the unescaped quotes searched for). */
+const ANSWER_FIELD = ',"answer":{';
+
+/** The stored message with its record's answer replaced (`setAnswer`); undefined when it has none. */
+export function withAnswer(message: Buffer, answerJson: string): Buffer | undefined {
+  const at = message.lastIndexOf(ANSWER_FIELD);
+  if (at === -1) return undefined;
+  return Buffer.concat([message.subarray(0, at), Buffer.from(`,"answer":${answerJson}}}`)]);
 }
 
 /** The record (`{"seq":…}`) inside a stored `request` message, without copying it. */

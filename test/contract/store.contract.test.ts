@@ -7,12 +7,13 @@ import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { createRedisBus } from '../../src/bus/redis-bus.js';
 import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/response-config.js';
+import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { createEmbeddedStore } from '../../src/store/embedded-store.js';
 import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite-database.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
+import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type Draft, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 
 /**
@@ -97,7 +98,9 @@ const endpoint = (id: string, kind: 'live' | 'kept' = 'live'): EndpointRecord =>
 });
 /** Appends a ready draft, as the receiver does with one built for the endpoint's response; the seq given. */
 const append = async (store: Store, id: string, json: string, capturedAtMs: number, kind: EndpointKind = 'live') =>
-  (await store.appendRequest(id, kind, () => json, capturedAtMs))?.seq;
+  (await store.appendRequest(id, kind, () => draftOf(json), capturedAtMs))?.seq;
+/** A draft answered by the default answer alone (`answer` its record JSON). */
+const draftOf = (json: string, answer = '{"status":200,"delayMs":0,"by":"default"}'): Draft => ({ json, choices: ONLY_DEFAULT, answers: [answer] });
 const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
 
 describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
@@ -142,8 +145,8 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await append(store, 'a', '{"method":"POST"}', 1000)).toBe(1);
     expect(await append(store, 'a', '{}', 2000)).toBe(2);
     const log = await store.readLog('a', 0);
-    expect(log?.requests[0]?.message.toString()).toBe('{"type":"request","request":{"seq":1,"method":"POST"}}');
-    expect(record(log?.requests[1]?.message)).toEqual({ seq: 2 });
+    expect(log?.requests[0]?.message.toString()).toBe('{"type":"request","request":{"seq":1,"method":"POST","answer":{"status":200,"delayMs":0,"by":"default"}}}');
+    expect(record(log?.requests[1]?.message)).toEqual({ seq: 2, answer: { status: 200, delayMs: 0, by: 'default' } });
     await expect.poll(() => heard.length).toBe(2);
     expect(heard.map(([id, message]) => [id, message.seq, String(message.data), message.capturedAtMs])).toEqual([
       ['a', 1, log?.requests[0]?.message.toString(), 1000],
@@ -241,7 +244,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     await store.createEndpoint(endpoint('live'), { maxEndpoints: 10, deadlineMs: clock + HOUR });
     const seen: Array<[string, boolean]> = [];
     for (const [id, kind] of [['secret', 'kept'], ['clear', 'kept'], ['live', 'live']] as const) {
-      await store.appendRequest(id, kind, (_response, redact) => (seen.push([id, redact]), '{}'), 0);
+      await store.appendRequest(id, kind, (_response, redact) => (seen.push([id, redact]), draftOf('{}')), 0);
     }
     expect(seen).toEqual([['secret', true], ['clear', false], ['live', false]]);
     expect((await store.getEndpoint('clear'))?.redact).toBe(false);
@@ -396,11 +399,11 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.findEndpointKind('k')).toBe('kept');
     expect(await store.findEndpointKind('missing')).toBeUndefined();
 
-    const draftFor = (response: ResponseConfig) => JSON.stringify({ answer: response.status });
-    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 1, response: DEFAULT_RESPONSE });
+    const draftFor = (response: ResponseConfig) => draftOf('{}', String(response.status));
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 1, response: DEFAULT_RESPONSE, choice: 0, responder: false });
     const conflict = { ...DEFAULT_RESPONSE, status: 409 };
     await store.setResponse('a', conflict);
-    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 2, response: conflict });
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 2, response: conflict, choice: 0, responder: false });
     expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
     // The wrong kind is no endpoint: nothing stored.
     expect(await store.appendRequest('a', 'kept', draftFor, 0)).toBeUndefined();
@@ -408,6 +411,66 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
 
     await store.deleteEndpoint('a');
     expect(await store.appendRequest('a', 'live', draftFor, 0)).toBeUndefined();
+  });
+
+  it("takes the first answer choice whose rule has answers left, counts it with the endpoint, and starts the counts again with a new configuration", async () => {
+    const { store, create } = make();
+    await create('a', { kind: 'kept' });
+    // Rule 0 answers twice, rule 2 once; then the default.
+    const choices = [
+      { rule: 0, times: 2 },
+      { rule: 2, times: 1 },
+      { rule: -1, times: 0 },
+    ];
+    const draft: Draft = { json: '{}', choices, answers: ['"r0"', '"r2"', '"default"'] };
+    const taken: number[] = [];
+    for (let i = 0; i < 4; i++) taken.push((await store.appendRequest('a', 'kept', () => draft, 0))?.choice ?? -9);
+    expect(taken).toEqual([0, 0, 1, 2]);
+    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual(['r0', 'r0', 'r2', 'default']);
+    // A rule without `times` always answers when it is reached.
+    const unlimited: Draft = { json: '{}', choices: [{ rule: 0, times: 2 }, { rule: 1, times: 0 }, { rule: -1, times: 0 }], answers: ['"r0"', '"r1"', '"default"'] };
+    expect((await store.appendRequest('a', 'kept', () => unlimited, 0))?.choice).toBe(1);
+    await store.setResponse('a', { ...DEFAULT_RESPONSE, status: 201 });
+    expect((await store.appendRequest('a', 'kept', () => draft, 0))?.choice).toBe(0);
+  });
+
+  it("replaces a stored request's answer and announces it in the same step", async () => {
+    const { store, create, watch, events } = make();
+    await create('a');
+    await watch('a');
+    await append(store, 'a', '{"method":"POST"}', 0);
+    const forwarder = '{"status":202,"delayMs":15,"by":"forwarder","droppedHeaders":["set-cookie"]}';
+    expect(await store.setAnswer('a', 1, forwarder)).toBe(true);
+    expect(record((await store.readLog('a', 0))?.requests[0]?.message)).toEqual({ seq: 1, method: 'POST', answer: JSON.parse(forwarder) as unknown });
+    await expect.poll(events).toContainEqual(['a', { type: 'answered', seq: 1, answer: JSON.parse(forwarder) as unknown }]);
+    expect(await store.setAnswer('a', 2, forwarder)).toBe(false);
+    expect(await store.setAnswer('missing', 1, forwarder)).toBe(false);
+  });
+
+  it('keeps the latest responder claim, renews and releases only for its holder, and says so in the append and to watchers', async () => {
+    const { store, create, watch, events } = make();
+    await create('a');
+    await watch('a');
+    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
+    expect(await store.setResponder('a', 'one', clock + 30_000, 'claim')).toBe(true);
+    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(true);
+    expect(await store.setResponder('a', 'two', clock + 30_000, 'claim')).toBe(true);
+    // The first holder was replaced: it cannot renew or release any more.
+    expect(await store.setResponder('a', 'one', clock + 60_000, 'renew')).toBe(false);
+    expect(await store.setResponder('a', 'one', 0, 'release')).toBe(false);
+    expect(await store.setResponder('a', 'two', clock + 60_000, 'renew')).toBe(true);
+    expect(await store.setResponder('a', 'two', 0, 'release')).toBe(true);
+    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
+    await expect.poll(() => events().filter(([, message]) => (message as { type: string }).type === 'responder')).toEqual([
+      ['a', { type: 'responder', id: 'one' }],
+      ['a', { type: 'responder', id: 'two' }],
+      ['a', { type: 'responder', id: null }],
+    ]);
+    // A claim that is not renewed lapses.
+    await store.setResponder('a', 'three', clock + 30_000, 'claim');
+    clock += 30_001;
+    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
+    expect(await store.setResponder('missing', 'x', clock + 1, 'claim')).toBe(false);
   });
 
   it('stores nothing and takes no seq when the draft cannot be built', async () => {
@@ -433,13 +496,22 @@ describe('Redis store: instances on one prefix', () => {
     }) as [Store, Store];
   };
 
+  it("counts a rule's answers across instances", async () => {
+    const [a, c] = two();
+    await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
+    const draft: Draft = { json: '{}', choices: [{ rule: 0, times: 3 }, { rule: -1, times: 0 }], answers: ['503', '200'] };
+    const taken = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : c).appendRequest('e', 'live', () => draft, 0)));
+    expect(taken.filter((appended) => appended?.choice === 0)).toHaveLength(3);
+    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([503, 503, 503, 200, 200, 200, 200, 200]);
+  });
+
   it('builds a draft again when another instance changed the response configuration since this one last saw it', async () => {
     const [a, c] = two();
     await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
     const drafts: number[] = [];
     const draftFor = (response: ResponseConfig) => {
       drafts.push(response.status);
-      return JSON.stringify({ answer: response.status });
+      return draftOf('{}', String(response.status));
     };
     expect((await c.appendRequest('e', 'live', draftFor, 0))?.response.status).toBe(200);
     await a.setResponse('e', { ...DEFAULT_RESPONSE, status: 409 });

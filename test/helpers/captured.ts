@@ -20,7 +20,7 @@ export function capturedRequest(overrides: Partial<CapturedRequest> = {}): Captu
     form: null,
     parts: null,
     omitted: [],
-    answer: { status: 200, delayMs: 0 },
+    answer: { status: 200, delayMs: 0, by: 'default' },
     size: Buffer.byteLength(body),
     storedSize: Buffer.byteLength(body),
     truncated: false,

@@ -171,7 +171,9 @@ describe('bounds', () => {
     expect(await chatty.closed).toBe(4029);
     expect(chatty.messages.some((m) => m.type === 'error' && m.error.code === 'TOO_MANY_MESSAGES')).toBe(true);
 
-    const junk = await LiveClient.open(s.wsUrl);
+    // At the default rate: ten junk messages would use all of five a second's burst of ten.
+    const roomy = await server();
+    const junk = await LiveClient.open(roomy.wsUrl);
     for (let i = 0; i < 10; i++) junk.socket.send('not json');
     expect(await junk.closed).toBe(1008);
   });

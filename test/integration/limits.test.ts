@@ -147,7 +147,7 @@ describe('limits', () => {
     const s = await server({});
     const a = await endpoint(s);
     const other = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
-    other.client.socket.send('x'.repeat(600 * 1024));
+    other.client.socket.send('x'.repeat(1600 * 1024));
     expect(await other.client.closed).toBe(1009);
     expect((await send(a.welcome.endpoint.url, { method: 'POST', body: 'ok' })).status).toBe(200);
     expect((await a.client.requests(1))[0]?.body).toBe('ok');

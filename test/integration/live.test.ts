@@ -433,7 +433,9 @@ describe('live protocol', () => {
     const started = await startServer({}, { store: stuck, bus });
     cleanups.push(started.close);
     const a = track(await LiveClient.create(started.wsUrl));
-    const response = { status: 200, body: 'x'.repeat(60_000), contentType: 'text/plain' };
+    // Five rules of 60 KB each: 20 such messages are twice what a socket may have waiting.
+    const rule = { answer: { body: 'x'.repeat(60_000) } };
+    const response = { status: 200, body: '', contentType: 'text/plain', rules: [rule, rule, rule, rule, rule] };
     for (let i = 0; i < 20; i++) a.client.send({ type: 'set-response', response });
     expect((await a.client.next('error')).error.code).toBe('STORE_UNAVAILABLE');
     expect(await a.client.closed).toBe(1013);

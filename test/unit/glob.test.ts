@@ -96,7 +96,7 @@ function record(overrides: Partial<CapturedRequest> = {}): CapturedRequest {
     truncated: false,
     remoteAddress: '127.0.0.1',
     receivedAt: '2026-01-01T00:00:00.000Z',
-    answer: { status: 200, delayMs: 0 },
+    answer: { status: 200, delayMs: 0, by: 'default' },
     ...overrides,
   };
 }

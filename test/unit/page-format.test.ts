@@ -44,7 +44,7 @@ describe('the page: HAR export', () => {
     const [text, controls, binary] = entries([
       request,
       { ...request, body: Buffer.from('a\u0001b').toString('base64'), bodyEncoding: 'base64' },
-      { ...request, body: Buffer.from([0xff, 0x00]).toString('base64'), bodyEncoding: 'base64', answer: { status: 429, delayMs: 0 } },
+      { ...request, body: Buffer.from([0xff, 0x00]).toString('base64'), bodyEncoding: 'base64', answer: { status: 429, delayMs: 0, by: 'default' } },
     ]) as unknown as Array<{ request: { postData: Record<string, string> }; response: { status: number; statusText: string; content: { size: number } } }>;
     expect(text?.request.postData).toEqual({ mimeType: 'application/json', text: '{"a":1}' });
     expect(controls?.request.postData).toEqual({ mimeType: 'application/json', text: 'a\u0001b' });
@@ -54,7 +54,7 @@ describe('the page: HAR export', () => {
   });
 
   it('carries the status the sender got, and how long the answer took', () => {
-    const [entry] = entries([{ ...request, answer: { status: 201, delayMs: 250 } }]);
+    const [entry] = entries([{ ...request, answer: { status: 201, delayMs: 250, by: 'default' } }]);
     expect(entry?.response.status).toBe(201);
     expect(entry?.time).toBe(250);
     expect(entry?.timings.wait).toBe(250);

@@ -14,7 +14,7 @@ const kept: RawCapture = {
   truncated: false,
   remoteAddress: '127.0.0.1',
   receivedAtMs: 0,
-  answer: { status: 200, delayMs: 0 },
+  answer: { status: 200, delayMs: 0, by: 'default' },
   redact: new Set(),
 };
 const keptWith = (raw: Partial<RawCapture>) => toRequestDraft({ ...kept, ...raw }, options);

@@ -17,7 +17,7 @@ const base: RawCapture = {
   truncated: false,
   remoteAddress: '127.0.0.1',
   receivedAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
-  answer: { status: 200, delayMs: 0 },
+  answer: { status: 200, delayMs: 0, by: 'default' },
 };
 
 describe('toRequestDraft', () => {
@@ -181,7 +181,7 @@ describe('toRecordJson', () => {
     ['a large cheap body (judged before escaping)', { ...base, ...text(`{"k":"${'v"'.repeat(40 * KIB)}"}`) }],
     ['a large body of quotes (base64)', { ...base, body: Buffer.alloc(100 * KIB, 0x22), size: 100 * KIB }],
     ['a body just under the escape-first bound that escaping makes too large', { ...base, body: Buffer.alloc(64 * KIB, 0x0a), size: 64 * KIB }],
-    ['a 413 answer', { ...base, answer: { status: 413, delayMs: 0 } }],
+    ['a 413 answer', { ...base, answer: { status: 413, delayMs: 0, by: 'default' } }],
     ['a kept endpoint\'s request, its secrets redacted', { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Internal', 'a', 'X-Plain', 'b'], redact: new Set(['x-internal']) }],
     ['a kept endpoint\'s absolute-form target, its user-info and secret query values redacted', { ...base, url: 'http://u:p@h.example/api/webhook-tester/abc/s?token=t&a=1&api_key=k', redact: new Set<string>() }],
   ];
