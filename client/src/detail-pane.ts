@@ -1,6 +1,8 @@
 // The detail pane: the selected request, rendered from the request log; on narrow screens it takes
 // the screen in place of the list.
+import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import { AnswerPanel } from './answer-panel.js';
 import { renderDetail, type DetailActions } from './detail.js';
 import { byId, h } from './dom.js';
 import type { PageEndpoint } from './endpoint.js';
@@ -16,6 +18,8 @@ export interface DetailPaneSource {
   noMatch(): string;
   /** The Back button. */
   back(): void;
+  /** The rules senders' requests are matched against now. */
+  rules(): readonly AnswerRule[];
 }
 
 export class DetailPane {
@@ -31,6 +35,8 @@ export class DetailPane {
   private renderedPlaceholder: string | undefined;
   /** The open detail's "Forwarded" section, updated as results come in. */
   private forwardedView: ForwardedView | undefined;
+  /** The open detail's "Answer" section, updated as the answer or the rules change. */
+  private answerPanel: AnswerPanel | undefined;
   private timer: number | undefined;
 
   constructor(
@@ -54,6 +60,12 @@ export class DetailPane {
   /** A forwarder's result came in for `seq`: shown when that request is open. */
   updateForwarded(seq: number): void {
     if (this.renderedSeq === seq) this.forwardedView?.update(this.log.forwarded.get(seq));
+  }
+
+  /** Request `seq`'s answer changed (its sender got the local app's), or the rules did (`seq` undefined): shown when open. */
+  updateAnswer(seq?: number): void {
+    const request = this.log.selectedRequest;
+    if (request && this.renderedSeq === request.seq && (seq === undefined || seq === request.seq)) this.answerPanel?.update(request, this.source.rules());
   }
 
   /** Moves focus to the pane; `scroll`: bring it into view first (when it takes the screen). */
@@ -80,11 +92,13 @@ export class DetailPane {
       this.renderedEndpoint = endpoint?.url;
       this.renderedPlaceholder = placeholder;
       this.forwardedView = undefined;
+      this.answerPanel = undefined;
       if (!shown || !endpoint) {
         this.content.replaceChildren(h('p', { class: 'muted placeholder', text: placeholder ?? '' }));
       } else {
         this.forwardedView = new ForwardedView(this.log.forwarded.get(shown.seq));
-        const panels = { forwarded: this.forwardedView.element, verify: renderVerifyPanel(shown) };
+        this.answerPanel = new AnswerPanel(shown, this.source.rules());
+        const panels = { answer: this.answerPanel, forwarded: this.forwardedView.element, verify: renderVerifyPanel(shown) };
         this.content.replaceChildren(renderDetail(shown, endpoint.url, this.actions, panels));
         // Another request starts at its top.
         this.pane.scrollTop = 0;

@@ -158,6 +158,8 @@ function partsTable(request: CapturedRequest, parts: MultipartPart[]): HTMLEleme
 
 /** Sections built by their own modules, which keep updating them while the detail is open. */
 export interface DetailPanels {
+  /** What the sender got and what chose it: a cell of the facts, and a section of its own. */
+  answer: { fact: HTMLElement; section: HTMLElement };
   /** What forwarders got for this request. */
   forwarded: HTMLElement;
   /** Checking the request's signature. */
@@ -176,7 +178,7 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
     ['Size', `${formatBytes(request.size)}${request.truncated ? ` (truncated: ${formatBytes(request.storedSize)} kept)` : ''}`],
     ['Content type', request.contentType ?? '—'],
   ];
-  if (request.answer) facts.push(['Answered', `${request.answer.status} after ${request.answer.delayMs} ms`]);
+  facts.push(['Answered', '']);
   facts.push(['Sequence', `#${request.seq}`]);
 
   const header = h(
@@ -200,7 +202,9 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
     pairsTable('Facts', listPairs(facts), undefined, undefined, new Map([
       ['Time', timeCell(local)],
       ['UTC', timeCell([utcText.slice(0, 10), utcText.slice(11)])],
+      ['Answered', panels.answer.fact],
     ])),
+    panels.answer.section,
     panels.forwarded,
   ];
   if (request.truncated) {

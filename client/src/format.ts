@@ -31,6 +31,11 @@ export function localDateTimeParts(iso: string): [string, string, string] {
 }
 
 
+/** A delay as the answer form says it: `250 ms`, `2 s`. */
+export function formatDelay(ms: number): string {
+  return ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 /** How long ago, short: `now`, `5 s ago`, `3 min ago`, `2 h ago`, `4 d ago`. */
 export function ago(ms: number): string {
   const seconds = Math.max(0, Math.floor(ms / 1000));

@@ -1,4 +1,5 @@
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import { answerMark as markOf } from './answered-by.js';
 import { h } from './dom.js';
 import { ago, formatBytes, localTime, shortPath, utc } from './format.js';
 
@@ -87,10 +88,22 @@ export class LogList {
     return this.order[Math.min(this.order.length - 1, Math.max(0, index + step))];
   }
 
-  /** Rebuilds one row's badge, after something it shows changed. */
+  /** Rebuilds one row's forwarding badge, after something it shows changed; the answer's mark stays. */
   refreshBadge(seq: number): void {
+    const slot = this.rows.get(seq)?.querySelector('.badge-slot');
     const badge = this.events.badge(seq);
-    this.rows.get(seq)?.querySelector('.badge-slot')?.replaceChildren(...(badge ? [badge] : []));
+    slot?.replaceChildren(...Array.from(slot.querySelectorAll('.answer-mark')), ...(badge ? [badge] : []));
+  }
+
+  /** Rebuilds one row's answer, after its sender got the local app's (`answered`). */
+  refreshAnswer(request: CapturedRequest): void {
+    const row = this.rows.get(request.seq);
+    if (!row) return;
+    row.querySelector('.answer-status')?.replaceWith(answerStatus(request));
+    const slot = row.querySelector('.badge-slot') as HTMLElement;
+    slot.querySelector('.answer-mark')?.remove();
+    const mark = answerMark(request);
+    if (mark) slot.prepend(mark);
   }
 
   /** Updates the "5 s ago" next to each time. */
@@ -106,7 +119,7 @@ export class LogList {
     const time = Date.parse(request.receivedAt);
     const path = shortPath(request);
     const clock = localTime(request.receivedAt);
-    // The name is the row's text: method, path, time, age, size (grid and flex items, so read apart).
+    // The name is the row's text: method, path, status, time, age, size, marks (grid and flex items, so read apart).
     return h(
       'div',
       {
@@ -120,15 +133,16 @@ export class LogList {
       },
       h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }),
       h('span', { class: 'path', text: path }),
-      // Under the path (app.css), so the path keeps its width on rows that have one.
-      h('span', { class: 'badge-slot' }, this.events.badge(request.seq)),
       h(
         'span',
         { class: 'meta' },
+        answerStatus(request),
         h('time', { attrs: { datetime: request.receivedAt }, title: utc(request.receivedAt), text: clock }),
         h('span', { class: 'ago', text: ago(Date.now() - time) }),
         h('span', { class: 'size', text: formatBytes(request.size) }),
       ),
+      // Under the path (app.css; after the meta, to be read after it), so the path keeps its width on rows that have one: what chose the answer, what a forwarder got.
+      h('span', { class: 'badge-slot' }, answerMark(request), this.events.badge(request.seq)),
     );
   }
 
@@ -171,4 +185,17 @@ export class LogList {
   private scroller(): HTMLElement | Window {
     return this.isOwnScroller() ? this.element : window;
   }
+}
+
+/** The status the sender got: said as "answered 503" to a screen reader, coloured by class but readable without. */
+function answerStatus(request: CapturedRequest): HTMLElement {
+  const { status } = request.answer;
+  const tone = status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'ok';
+  return h('span', { class: `answer-status answer-${tone}` }, h('span', { class: 'offscreen', text: 'answered ' }), String(status));
+}
+
+/** "by rule 2", "by local app": when a rule or the local app chose the answer, in words. */
+function answerMark(request: CapturedRequest): HTMLElement | null {
+  const mark = markOf(request.answer);
+  return mark ? h('span', { class: 'answer-mark', title: mark.label }, h('span', { class: 'offscreen', text: 'answered by ' }), mark.text) : null;
 }

@@ -1,6 +1,7 @@
 // The log side of the page: the request log, and the views that show it (the list, the detail,
 // the announcements), kept in step as messages arrive and the reader moves.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { AnswerRule } from '../../src/shared/answer-rules.js';
+import type { CapturedRequest, RecordedAnswer } from '../../src/shared/captured-request.js';
 import type { ForwardedMessage, WelcomeMessage } from '../../src/shared/protocol.js';
 import { copy, copyCurl, copyJson, downloadBody, exportLog } from './actions.js';
 import { Announcer } from './announcer.js';
@@ -19,6 +20,8 @@ export interface LogScreenSource {
   expired(): boolean;
   /** The reader asked to clear the log. */
   clear(): void;
+  /** The rules senders' requests are matched against now. */
+  rules(): readonly AnswerRule[];
 }
 
 type How = 'move' | 'click' | 'enter';
@@ -50,7 +53,7 @@ export class LogScreen {
     });
     this.detail = new DetailPane(
       this.log,
-      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back() },
+      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules() },
       { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
     );
     narrowScreen.addEventListener('change', () => {
@@ -107,6 +110,19 @@ export class LogScreen {
     if (!this.log.addForwarded(message)) return;
     this.view.list.refreshBadge(message.seq);
     this.detail.updateForwarded(message.seq);
+  }
+
+  /** Request `seq`'s sender got its local app's answer: its row and, when open, its detail say so. */
+  answered(seq: number, answer: RecordedAnswer): void {
+    const request = this.log.answered(seq, answer);
+    if (!request) return;
+    this.view.list.refreshAnswer(request);
+    this.detail.updateAnswer(seq);
+  }
+
+  /** Other rules apply now: the open detail's "which rule would answer" follows. */
+  rulesChanged(): void {
+    this.detail.updateAnswer();
   }
 
   /** Shows the state; `deferDetail`: the detail pane catches up in the next task (arrivals come in bursts). */

@@ -35,7 +35,13 @@ const responseForm = new ResponseForm((response) => {
   toast('Not connected');
   return false;
 });
-const screen = new LogScreen({ endpoint: () => endpoint, canChange, expired: () => connectionState === 'expired', clear: () => void clearLog() });
+const screen = new LogScreen({
+  endpoint: () => endpoint,
+  canChange,
+  expired: () => connectionState === 'expired',
+  clear: () => void clearLog(),
+  rules: () => responseForm.appliedRules,
+});
 const bar = new EndpointBar(
   { state: () => connectionState, endpoint: () => endpoint, nextAttemptAt: () => connection.nextAttemptAt },
   {
@@ -54,6 +60,7 @@ function join(credentials: Credentials | undefined): void {
   joiningId = credentials?.endpointId;
   bar.showJoining(credentials !== undefined);
   responseForm.reset();
+  responseForm.showResponder(false);
   screen.reset();
   connection.start(credentials, bar.chosenKind(), bar.keptOptions(false));
   bar.tick();
@@ -76,6 +83,7 @@ function onWelcome(message: WelcomeMessage, resumed: boolean): void {
   // Folded when first known; a resume leaves it as the reader had it.
   else responseForm.fill(endpoint.response, !resumed);
   screen.welcome(message, resumed);
+  screen.rulesChanged();
   showState(connectionState);
   screen.render();
 }
@@ -86,7 +94,12 @@ function onMessage(message: ServerMessage): void {
       return screen.arrived(message.request);
     case 'response':
       responseForm.fill(message.response);
+      screen.rulesChanged();
       return toast(`Senders now get ${describeResponse(message.response)}`);
+    case 'answered':
+      return screen.answered(message.seq, message.answer);
+    case 'responder':
+      return responseForm.showResponder(message.id !== null);
     case 'evicted':
       return screen.evicted(message.throughSeq);
     case 'forwarded':

@@ -1,6 +1,6 @@
 // The requests the page holds and where the reader is among them. No DOM here: the views render
 // from it, and it can be tested without a browser.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, RecordedAnswer } from '../../src/shared/captured-request.js';
 import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { ForwardedResults } from './forwarded-results.js';
 
@@ -172,6 +172,13 @@ export class RequestLog {
     if (message.seq <= this.clearedThrough) return false;
     this.forwarded.add(message);
     return true;
+  }
+
+  /** Request `seq`'s sender got its local app's answer (`answered`): its record says so now. The record, or undefined when it is not held. */
+  answered(seq: number, answer: RecordedAnswer): CapturedRequest | undefined {
+    const request = this.held.find((held) => held.seq === seq) ?? (this.pinnedRequest?.seq === seq ? this.pinnedRequest : undefined);
+    if (request) request.answer = answer;
+    return request;
   }
 
   /** The reader picked a request. `stay`: on it while newer ones arrive, even when it is the newest. */

@@ -1,13 +1,19 @@
+import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import type { ResponseConfig } from '../../src/shared/response-config.js';
 import { DEFAULT_RESPONSE, MAX_RESPONSE_DELAY_MS, MAX_RESPONSE_HEADERS } from '../../src/shared/response-limits.js';
 import { answerErrors, formErrors, type AnswerField, type FieldError } from './answer-errors.js';
 import { byId } from './dom.js';
+import { headerLines, parseHeaderLines } from './field-lines.js';
+import { formatDelay } from './format.js';
+import { normalRule } from './rule-fields.js';
+import { RulesEditor } from './rules-editor.js';
 
 /**
- * The answer senders get: one line ("Answer: 200 application/json, no delay") that unfolds into
- * the form that changes it. The form shows the answer senders get now, and edits to it as edits
- * ("Not applied yet") until they are applied, so it never reads as what senders get when it is
- * not. The server validates; what it refuses is marked on the field, in words, until edited.
+ * The answer senders get: one line ("Answer: 200 application/json, no delay · 2 rules") that
+ * unfolds into the form that changes it: the default answer and the rules (rules-editor.ts). The
+ * form shows the answer senders get now, and edits to it as edits ("Not applied yet") until they
+ * are applied, so it never reads as what senders get when it is not. The server validates; what it
+ * refuses is marked on the field (a rule's on that rule's field), in words, until edited.
  */
 export class ResponseForm {
   private readonly form = byId<HTMLFormElement>('response-form');
@@ -21,6 +27,8 @@ export class ResponseForm {
   private readonly body = byId<HTMLTextAreaElement>('response-body');
   private readonly revert = byId<HTMLButtonElement>('response-revert');
   private readonly unsaved = byId('response-unsaved');
+  private readonly responderNote = byId('responder-note');
+  private readonly rules = new RulesEditor(() => this.markEdits());
   /** Each field's control, by the name the server's messages use. */
   private readonly controls: Record<AnswerField, HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>;
   private applied: ResponseConfig | undefined;
@@ -63,12 +71,26 @@ export class ResponseForm {
     this.status.value = String(response.status);
     this.delay.value = String(response.delayMs);
     this.contentType.value = response.contentType;
-    this.headers.value = response.headers.map(([name, value]) => `${name}: ${value}`).join('\n');
+    this.headers.value = headerLines(response.headers);
     this.body.value = response.body;
+    this.rules.fill(response.rules ?? []);
     this.current.textContent = `Senders get ${describe(response)}.`;
     this.showErrors([]);
     this.markEdits();
-    if (fold) this.setOpen(false);
+    if (fold) {
+      this.rules.setOpen(false);
+      this.setOpen(false);
+    }
+  }
+
+  /** The rules senders' requests are matched against now (none while the answer is not known). */
+  get appliedRules(): readonly AnswerRule[] {
+    return this.applied?.rules ?? [];
+  }
+
+  /** A `hookwatch forward --respond` answers senders with the local app's answer (or no longer does). */
+  showResponder(active: boolean): void {
+    this.responderNote.hidden = !active;
   }
 
   /** The endpoint's answer is not known (joined over HTTP without a socket): the default to start from, said to be unknown. */
@@ -81,7 +103,8 @@ export class ResponseForm {
   }
 
   enable(enabled: boolean): void {
-    for (const button of this.form.querySelectorAll<HTMLButtonElement>('button:not(#response-toggle)')) button.disabled = !enabled;
+    // Only applying needs the server: rules can be edited while it is away.
+    for (const button of this.form.querySelectorAll<HTMLButtonElement>('.response-actions button')) button.disabled = !enabled;
   }
 
   /** An expired endpoint has no answer to set. */
@@ -89,12 +112,10 @@ export class ResponseForm {
     this.form.hidden = hidden;
   }
 
-  /** The server refused the answer this tab applied (INVALID_RESPONSE_CONFIG): each issue on its field. */
+  /** The server refused the answer this tab applied (INVALID_RESPONSE_CONFIG): each issue on its field. The issues that name no place in the form. */
   refused(serverMessage: string): FieldError[] {
     this.pending = false;
-    const errors = answerErrors(serverMessage, Number(this.status.value));
-    this.showErrors(errors);
-    return errors.filter((error) => error.field === undefined);
+    return this.showErrors(answerErrors(serverMessage, Number(this.status.value), this.rules.read()));
   }
 
   private get isOpen(): boolean {
@@ -111,16 +132,16 @@ export class ResponseForm {
   }
 
   private submit(): void {
-    const errors = formErrors(this.status.value, this.delay.value);
+    const errors = [...formErrors(this.status.value, this.delay.value), ...this.rules.localErrors()];
     this.showErrors(errors);
     if (errors.length > 0) return;
     this.pending = this.apply(this.read());
   }
 
-  /** Marks each field with its errors (none: unmarks all), and brings the first into view. */
-  private showErrors(errors: FieldError[]): void {
+  /** Marks each field with its errors (none: unmarks all), and brings the first into view. The errors with no place in the form. */
+  private showErrors(errors: FieldError[]): FieldError[] {
     for (const [field, control] of Object.entries(this.controls) as Array<[AnswerField, HTMLElement]>) {
-      const messages = errors.filter((error) => error.field === field).map((error) => error.message);
+      const messages = errors.filter((error) => error.rule === undefined && error.field === field).map((error) => error.message);
       const note = byId(`${control.id}-error`);
       note.textContent = messages.join('\n');
       note.hidden = messages.length === 0;
@@ -132,11 +153,15 @@ export class ResponseForm {
         control.removeAttribute('aria-describedby');
       }
     }
-    const first = errors.find((error) => error.field !== undefined);
-    if (first?.field) {
+    const ruleErrors = errors.filter((error) => error.rule !== undefined);
+    const rules = this.rules.showErrors(ruleErrors);
+    const first = errors.find((error) => error.rule === undefined && error.field !== undefined);
+    const focus = first?.field && first.rule === undefined ? this.controls[first.field] : rules.first;
+    if (focus) {
       this.setOpen(true);
-      this.controls[first.field].focus();
+      focus.focus();
     }
+    return [...errors.filter((error) => error.rule === undefined && error.field === undefined), ...rules.unplaced];
   }
 
   /** A field changed: its error goes (it may be right now), and the edits show. */
@@ -152,18 +177,21 @@ export class ResponseForm {
 
   private read(): ResponseConfig {
     const status = Number(this.status.value);
+    const rules = this.rules.read();
     return {
       status,
       body: status === 204 ? '' : this.body.value,
       contentType: this.contentType.value as ResponseConfig['contentType'],
       headers: parseHeaderLines(this.headers.value),
       delayMs: Number(this.delay.value || '0'),
+      // Without rules, none is sent: a server that has no rules yet takes the answer as before.
+      ...(rules.length > 0 ? { rules } : {}),
     };
   }
 
   private markEdits(): void {
     this.body.disabled = this.status.value === '204';
-    const edited = this.applied !== undefined && JSON.stringify(this.read()) !== JSON.stringify({ ...this.applied, body: this.applied.status === 204 ? '' : this.applied.body });
+    const edited = this.applied !== undefined && JSON.stringify(this.read()) !== JSON.stringify(asRead(this.applied));
     this.unsaved.hidden = !edited;
     this.revert.hidden = !edited;
     this.form.classList.toggle('edited', edited);
@@ -172,32 +200,28 @@ export class ResponseForm {
   }
 }
 
-function formatDelay(ms: number): string {
-  return ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`;
+/** The answer as the form would read it back after showing it: so an answer compares equal to the form it filled. */
+function asRead(response: ResponseConfig): ResponseConfig {
+  const { rules, ...answer } = response;
+  return { ...answer, body: response.status === 204 ? '' : response.body, ...(rules?.length ? { rules: rules.map(normalRule) } : {}) };
 }
 
-/** `429 with Retry-After, after 2 s` */
+const rulesCount = (response: ResponseConfig): number => response.rules?.length ?? 0;
+
+/** `429 with Retry-After, after 2 s`, `200, unless one of its 2 rules answers` */
 export function describe(response: ResponseConfig): string {
   const headers = response.headers.length > 0 ? ` with ${response.headers.map(([name]) => name).join(', ')}` : '';
   const delay = response.delayMs > 0 ? `, after ${formatDelay(response.delayMs)}` : '';
-  return `${response.status}${headers}${delay}`;
+  const count = rulesCount(response);
+  const rules = count > 0 ? `, unless ${count === 1 ? 'its rule' : `one of its ${count} rules`} answers` : '';
+  return `${response.status}${headers}${delay}${rules}`;
 }
 
-/** The folded form's line: `200 application/json, no delay`, `429 text/plain, with Retry-After, after 2 s`. */
+/** The folded form's line: `200 application/json, no delay`, `429 text/plain, with Retry-After, after 2 s · 2 rules`. */
 export function summary(response: ResponseConfig): string {
   const headers = response.headers.length > 0 ? `, with ${response.headers.map(([name]) => name).join(', ')}` : '';
   const delay = response.delayMs > 0 ? `after ${formatDelay(response.delayMs)}` : 'no delay';
-  return `${response.status} ${response.contentType}${headers}, ${delay}`;
-}
-
-/** `Name: value` lines; blank lines skipped. A line without a colon becomes a name the server refuses, by name. */
-export function parseHeaderLines(text: string): Array<[string, string]> {
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '')
-    .map((line) => {
-      const colon = line.indexOf(':');
-      return colon === -1 ? [line, ''] : [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
-    });
+  const count = rulesCount(response);
+  const rules = count > 0 ? ` · ${count} rule${count === 1 ? '' : 's'}` : '';
+  return `${response.status} ${response.contentType}${headers}, ${delay}${rules}`;
 }

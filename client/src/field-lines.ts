@@ -1,0 +1,42 @@
+// The answer form's multi-line fields: headers as `Name: value` lines, a rule's conditions as
+// `name=value` lines. No DOM here: it is unit-tested.
+
+/** `Name: value` lines; blank lines skipped. A line without a colon becomes a name the server refuses, by name. */
+export function parseHeaderLines(text: string): Array<[string, string]> {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const colon = line.indexOf(':');
+      return colon === -1 ? [line, ''] : [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+    });
+}
+
+export function headerLines(headers: ReadonlyArray<readonly [string, string]>): string {
+  return headers.map(([name, value]) => `${name}: ${value}`).join('\n');
+}
+
+/**
+ * `name=value` lines (split at the first `=`, so a value may hold one), blank lines skipped;
+ * a later line for the same name wins. `bad`: the 1-based numbers of lines with no `=`, which
+ * the form marks rather than guess what they meant.
+ */
+export function parseConditionLines(text: string): { conditions: Record<string, string>; bad: number[] } {
+  const conditions: Record<string, string> = {};
+  const bad: number[] = [];
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '') return;
+    const equals = line.indexOf('=');
+    if (equals === -1) bad.push(index + 1);
+    else conditions[line.slice(0, equals).trim()] = line.slice(equals + 1).trim();
+  });
+  return { conditions, bad };
+}
+
+export function conditionLines(conditions: Readonly<Record<string, string>> | undefined): string {
+  return Object.entries(conditions ?? {})
+    .map(([name, value]) => `${name}=${value}`)
+    .join('\n');
+}
