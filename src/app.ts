@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifyWebsocket from '@fastify/websocket';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Bus } from './bus/bus.js';
@@ -37,7 +37,7 @@ export interface AppDeps {
   store: Store;
   bus: Bus;
   /** With Redis: the client the rate limits share (a connection main.ts owns). */
-  rateLimitRedis?: Redis;
+  rateLimitRedis?: Redis | Cluster;
   /** This instance's name as a lease holder; default a new random one. */
   instanceId?: string;
   /** A pino logger; tests pass one writing to memory. Default: Fastify's own at the config's level. */

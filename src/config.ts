@@ -6,6 +6,16 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** `host:port,host:port`: Redis sentinels or cluster nodes. */
+const hostPorts = z.string().transform((value, ctx): Array<{ host: string; port: number }> => {
+  const nodes = value.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const parsed = nodes.map((node) => /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(node));
+  if (nodes.length === 0 || parsed.some((match) => match === null || Number(match[2]) > 65535)) {
+    ctx.addIssue({ code: 'custom', message: 'must be host:port pairs separated by commas, e.g. 10.0.0.1:26379,10.0.0.2:26379' });
+    return z.NEVER;
+  }
+  return parsed.map((match) => ({ host: (match as RegExpExecArray)[1]!.replace(/^\[|\]$/g, ''), port: Number((match as RegExpExecArray)[2]) }));
+});
 
 const MIN_HEADER_BYTES = KIB;
 /** The fixed part of every record (an empty body, the smallest head): no budget can be below it. */
@@ -232,9 +242,34 @@ const redis = {
       .optional(),
     doc: 'Share endpoints, requests, leases, rate limits and fan-out with other instances through this Redis (`redis://host:6379/0`). Unset: everything in this process\'s memory.',
   },
+  redisSentinels: {
+    env: 'REDIS_SENTINELS',
+    schema: hostPorts.optional(),
+    doc: 'Sentinels to ask for the Redis primary (`host:port,host:port`), with REDIS_SENTINEL_NAME: the instances follow a failover. Instead of REDIS_URL.',
+  },
+  redisSentinelName: {
+    env: 'REDIS_SENTINEL_NAME',
+    schema: z.string().min(1).max(128).default('mymaster'),
+    doc: 'The name the sentinels monitor the primary under.',
+  },
+  redisClusterNodes: {
+    env: 'REDIS_CLUSTER_NODES',
+    schema: hostPorts.optional(),
+    doc: 'Some nodes of a Redis Cluster (`host:port,host:port`): endpoints are spread over its shards, each endpoint\'s keys and channel in one hash slot. Instead of REDIS_URL.',
+  },
+  redisPartitions: {
+    env: 'REDIS_PARTITIONS',
+    schema: integer(1, 1024).default(1),
+    doc: 'How many parts the Redis keyspace is cut into, each in one hash slot with its share of MAX_STORED_BYTES and MAX_ENDPOINTS (docs/deploy.md). Defaults to 1 on one Redis and 48 on a Cluster; every instance must use the same.',
+  },
+  redisReplicaWaitMs: {
+    env: 'REDIS_REPLICA_WAIT_MS',
+    schema: integer(0, 10_000).default(1000),
+    doc: 'With Sentinel, how long a capture waits for a replica to have it (`WAIT`) before its sender is answered; 0 does not wait. Past it the sender is still answered, and `hookwatch_unreplicated_captures_total` counts it.',
+  },
   redisPrefix: {
     env: 'REDIS_PREFIX',
-    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v1:'),
+    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v2:'),
     doc: 'Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis.',
   },
   redisCommandTimeoutMs: {
@@ -356,6 +391,8 @@ const derivedDefaults: { [K in Key]?: (config: Config, isSet: (key: Key) => bool
   maxStoredBytes: (c) => Math.max(c.maxStoredBytes, c.maxStoredBytesPerEndpoint),
   requestTimeoutMs: (c) => Math.max(c.requestTimeoutMs, c.headersTimeoutMs),
   headersTimeoutMs: (c) => Math.min(c.headersTimeoutMs, c.requestTimeoutMs),
+  // Enough partitions to spread over a Cluster's shards evenly (48 = 3 × 16, 2 × 24, 4 × 12, …).
+  redisPartitions: (c) => (c.redisClusterNodes === undefined ? 1 : 48),
 };
 
 export class ConfigError extends Error {
@@ -415,6 +452,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     problems.push(`${show('keptMaxBodyBytes')} must not exceed ${show('readLimitBytes')}`);
   }
   if (problems.length === 0) problems.push(...checkBudgets(config, show));
+  const redisWays = (['redisUrl', 'redisSentinels', 'redisClusterNodes'] as const).filter((key) => config[key] !== undefined);
+  if (problems.length === 0 && redisWays.length > 1) {
+    problems.push(`${redisWays.map((key) => settings[key].env).join(' and ')} are each a way to reach Redis: set exactly one`);
+  }
   if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
   }

@@ -1,16 +1,14 @@
 import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
-import { Redis } from 'ioredis';
 import pino from 'pino';
 import { buildApp, type AppDeps } from './app.js';
 import { createMemoryBus } from './bus/memory-bus.js';
-import { createRedisBus } from './bus/redis-bus.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createMemoryStore } from './store/memory-store.js';
 import { createEmbeddedStore } from './store/embedded-store.js';
-import { createRedisStore } from './store/redis-store.js';
 import { DatabaseOpenError, openDatabase } from './store/sqlite-database.js';
 import { createSqliteStore } from './store/sqlite-store.js';
+import { onRedis } from './redis-clients.js';
 import { storeLimits } from './store/store.js';
 
 /** How long shutdown may take before the process exits anyway. */
@@ -29,7 +27,8 @@ async function main(): Promise<void> {
   const log = pino({ level: config.logLevel });
   let stores: { deps: AppDeps; close: () => Promise<void> };
   try {
-    stores = config.redisUrl === undefined ? embedded(config) : onRedis(config, config.redisUrl, log);
+    const redisWay = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
+    stores = redisWay ? onRedis(config, log) : embedded(config);
   } catch (error) {
     if (!(error instanceof DatabaseOpenError)) throw error;
     process.stderr.write(`hookwatch: ${error.message}\n`);
@@ -63,48 +62,6 @@ function embedded(config: Config): { deps: AppDeps; close: () => Promise<void> }
   const db = openDatabase(config.dataDir);
   const kept = createSqliteStore({ ...storeLimits(config), maxDiskBytes: config.maxDiskBytes, db, bus });
   return { deps: { store: createEmbeddedStore({ live, kept }), bus }, close: async () => void db.close() };
-}
-
-/**
- * Two connections: one for commands (the store, the bus's publishes, the rate limits) and one
- * for subscriptions. Commands fail at once while Redis is unreachable (no offline queue) and
- * after REDIS_COMMAND_TIMEOUT_MS when it is slow, so a request gets 503 STORE_UNAVAILABLE instead
- * of waiting; the client keeps reconnecting in the background. The process starts without Redis
- * and reports not ready (/readyz) until it is there.
- */
-function onRedis(config: Config, url: string, log: pino.Logger): { deps: AppDeps; close: () => Promise<void> } {
-  const connect = (role: string, offlineQueue: boolean) => {
-    const client = new Redis(url, {
-      commandTimeout: config.redisCommandTimeoutMs,
-      enableOfflineQueue: offlineQueue,
-      maxRetriesPerRequest: 1,
-      // Back off up to 2 s between attempts, forever: Redis coming back is the normal case.
-      retryStrategy: (attempt) => Math.min(2000, attempt * 100),
-      connectionName: `hookwatch-${role}`,
-      enableAutoPipelining: true,
-    });
-    let down = false;
-    client.on('error', (error: Error) => {
-      if (!down) log.error({ err: error, role }, 'redis connection error');
-      down = true;
-    });
-    client.on('ready', () => {
-      if (down) log.info({ role }, 'redis connection back');
-      down = false;
-    });
-    return client;
-  };
-  const commands = connect('commands', false);
-  // Subscriptions wait for the connection (ioredis restores them after a reconnect anyway).
-  const subscriber = connect('subscriber', true);
-  const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix });
-  const store = createRedisStore({ ...storeLimits(config), redis: commands, prefix: config.redisPrefix });
-  return {
-    deps: { store, bus, rateLimitRedis: commands },
-    close: async () => {
-      await Promise.allSettled([commands.quit(), subscriber.quit()]);
-    },
-  };
 }
 
 main().catch((error: unknown) => {

@@ -74,6 +74,15 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.inc((await sources.storeStats()).evictedRequests);
     },
   });
+  new Counter({
+    name: 'hookwatch_unreplicated_captures_total',
+    help: 'Captures answered before a Redis replica had them (REDIS_REPLICA_WAIT_MS passed): a failover now could lose them',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      this.inc((await sources.storeStats()).unreplicatedCaptures ?? 0);
+    },
+  });
   gauge('hookwatch_reading_bytes', 'Body bytes being read at this moment, as counted against MAX_READING_BYTES', sources.readingBytes);
   gauge('hookwatch_api_answer_bytes', 'Bytes of endpoints-API answers their clients have not read yet, as counted against MAX_API_ANSWER_BYTES', sources.apiAnswerBytes);
   gauge('hookwatch_open_connections', 'Open TCP connections, as counted against MAX_CONNECTIONS', sources.openConnections);

@@ -1,13 +1,16 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { partitionPrefixes } from '../store/redis-partitions.js';
 import type { Bus, BusHandler, BusMessage } from './bus.js';
 
 export interface RedisBusOptions {
   /** Publishes (any connection main.ts owns; the store's will do). */
-  publisher: Redis;
-  /** A connection of its own: once subscribed, Redis takes only pub/sub commands on it. */
-  subscriber: Redis;
-  /** Channels are `<prefix>ch:<endpointId>`, the ones the store's scripts publish on. */
+  publisher: Redis | Cluster;
+  /** A connection of its own: once subscribed, Redis takes only pub/sub commands on it (a Cluster client with sharded subscribers). */
+  subscriber: Redis | Cluster;
+  /** Channels are `<prefix>{<partition tag>}ch:<endpointId>`, the ones the store's scripts publish on. */
   prefix: string;
+  /** As the store has them (redis-partitions.ts). */
+  partitions?: number;
 }
 
 const NEWLINE = 0x0a;
@@ -37,24 +40,27 @@ export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
 }
 
 /**
- * Fan-out between instances over Redis pub/sub, one channel per endpoint, so an instance
- * receives only the endpoints its sockets watch. Redis delivers a channel's messages in publish
- * order; the store publishes each request from the script that numbers it, so they arrive in
- * seq order. After a reconnect the client has resubscribed (ioredis does it on its own); the
- * channels are subscribed once more to know it has taken effect, then `onReconnect` runs so the
- * hub refills what was published while the connection was down.
+ * Fan-out between instances over sharded Redis pub/sub (SSUBSCRIBE, SPUBLISH: Redis 7), one
+ * channel per endpoint in its partition's hash slot, so an instance receives only the endpoints
+ * its sockets watch, and on a Cluster a message is copied only within the shard that owns the
+ * endpoint. Redis delivers a channel's messages in publish order; the store publishes each
+ * request from the script that numbers it, so they arrive in seq order. After a reconnect the
+ * client has resubscribed (ioredis does it on its own); the channels are subscribed once more
+ * to know it has taken effect, then `onReconnect` runs so the hub refills what was published
+ * while the connection was down.
  */
 export function createRedisBus(options: RedisBusOptions): Bus {
-  const { publisher, subscriber, prefix } = options;
-  const channelPrefix = `${prefix}ch:`;
-  const channel = (endpointId: string) => channelPrefix + endpointId;
+  const { publisher, subscriber } = options;
+  const partitions = partitionPrefixes(options.prefix, options.partitions ?? 1);
+  const channel = (endpointId: string) => `${partitions.of(endpointId)}ch:${endpointId}`;
+  const endpointOf = (name: string) => name.slice(name.indexOf('}ch:') + 4);
   let handler: BusHandler | undefined;
   let onReconnect: (() => void) | undefined;
   const subscribed = new Set<string>();
 
-  subscriber.on('messageBuffer', (name: Buffer, payload: Buffer) => {
+  subscriber.on('smessageBuffer', (name: Buffer, payload: Buffer) => {
     const message = decodeBusMessage(payload);
-    if (message) handler?.(name.toString('latin1', channelPrefix.length), message);
+    if (message) handler?.(endpointOf(name.toString('latin1')), message);
   });
 
   let readyBefore = subscriber.status === 'ready';
@@ -63,8 +69,7 @@ export function createRedisBus(options: RedisBusOptions): Bus {
       readyBefore = true;
       return;
     }
-    const channels = [...subscribed].map(channel);
-    const resubscribed = channels.length > 0 ? subscriber.subscribe(...channels) : Promise.resolve();
+    const resubscribed = subscribed.size > 0 ? Promise.all([...subscribed].map((endpointId) => subscriber.ssubscribe(channel(endpointId)))) : Promise.resolve();
     resubscribed.then(
       () => onReconnect?.(),
       () => onReconnect?.(),
@@ -77,17 +82,17 @@ export function createRedisBus(options: RedisBusOptions): Bus {
     },
 
     async publish(endpointId, message) {
-      await publisher.publish(channel(endpointId), encodeBusMessage(message));
+      await publisher.spublish(channel(endpointId), encodeBusMessage(message));
     },
 
     async subscribe(endpointId) {
       subscribed.add(endpointId);
-      await subscriber.subscribe(channel(endpointId));
+      await subscriber.ssubscribe(channel(endpointId));
     },
 
     async unsubscribe(endpointId) {
       subscribed.delete(endpointId);
-      await subscriber.unsubscribe(channel(endpointId));
+      await subscriber.sunsubscribe(channel(endpointId));
     },
 
     onReconnect(next) {

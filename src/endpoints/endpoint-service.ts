@@ -47,7 +47,11 @@ export interface EndpointService {
   clear(id: string): Promise<Outcome<number>>;
   /** Deletes the endpoint: its watchers everywhere are told and closed. */
   remove(id: string): Promise<Outcome<void>>;
-  /** The stored requests after `afterSeq`, and whether some after it are no longer stored. */
+  /**
+   * The stored requests after `afterSeq`, and whether some after it are no longer stored. An
+   * `afterSeq` past the endpoint's last seq means the store lost writes the client saw: the
+   * endpoint's seq moves past it (store.raiseSeq) and the answer says there is a gap.
+   */
   readSince(id: string, afterSeq: number): Promise<Outcome<LogSince>>;
   /** Passes a forwarder's report to every watcher, with the endpoint's redaction applied to the local app's answer. */
   relayForwarded(endpoint: EndpointRecord, report: ForwardedMessage): Promise<void>;
@@ -122,8 +126,16 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
     },
 
     async readSince(id, afterSeq) {
-      const log = await store.readLog(id, afterSeq);
+      let log = await store.readLog(id, afterSeq);
       if (!log) return notFound();
+      if (afterSeq > log.lastSeq) {
+        // The client holds seqs the store no longer knows: it lost writes. Numbering goes on
+        // past them, and the client is told what is gone (a gap), rather than refused.
+        if ((await store.raiseSeq(id, afterSeq)) === undefined) return notFound();
+        log = await store.readLog(id, afterSeq);
+        if (!log) return notFound();
+        return done({ log, gap: true });
+      }
       const since = Math.max(afterSeq, log.clearedSeq);
       const firstSeq = log.requests[0]?.seq;
       return done({ log, gap: firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since });

@@ -32,8 +32,8 @@ const MAX_API_BODY_BYTES = 512 * 1024;
  * than getting every stored byte in one answer (up to MAX_STORED_BYTES_PER_ENDPOINT).
  */
 const PAGE_BYTES = 4 * 1024 * 1024;
-/** A polling client holds a live endpoint like a watcher does, under this holder name. */
-const POLLING_HOLDER = 'polling';
+/** A polling client holds a live endpoint like a watcher does, as a holder of its own per endpoint (a holder's lease covers every endpoint it holds on Redis). */
+const pollingHolder = (endpointId: string) => `polling:${endpointId}`;
 
 /** A query parameter of decimal digits only: Number() would also take `0x2`, `1e1` and an empty string. */
 function decimalParam(maxDigits: number, max: number) {
@@ -124,7 +124,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     const waitMs = waitMsSchema.safeParse(query.waitMs ?? '0');
     if (!waitMs.success) throw errors.INVALID_REQUEST(`waitMs must be a whole number from 0 to ${MAX_WAIT_MS}`);
     // Polling is watching: it keeps a live endpoint alive as a socket would.
-    if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], POLLING_HOLDER, Date.now() + config.leaseMs, config.graceMs);
+    if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], pollingHolder(endpoint.id), Date.now() + config.leaseMs, config.graceMs);
     let since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
     if (since.log.requests.length === 0 && waitMs.data > 0) {
       // A long poll: answered as soon as a request after afterSeq is stored on any instance, or

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { createCorking } from './corking.js';
-import { EXPIRED_MESSAGE, responderMessage, watchersMessage } from '../shared/server-messages.js';
+import { EXPIRED_MESSAGE, responderMessage } from '../shared/server-messages.js';
 import { toFramed, type Framed, type Watcher } from './watcher.js';
 
 export interface HubOptions {
@@ -164,7 +164,7 @@ export function createHub(options: HubOptions): Hub {
 
   /** Reads what the channel missed from the store and delivers it, then what waited meanwhile. */
   async function fill(endpointId: string, channel: Channel): Promise<void> {
-    const after = channel.lastSeq ?? 0;
+    const after = refillFrom(channel);
     try {
       const log = await store.readLog(endpointId, after);
       if (log === undefined) return expireLocal(endpointId);
@@ -175,21 +175,29 @@ export function createHub(options: HubOptions): Hub {
       channel.lastSeq = Math.max(channel.lastSeq ?? 0, (waiting[0]?.seq ?? after + 1) - 1, log.clearedSeq);
       for (const framed of waiting) deliver(endpointId, channel, framed);
     } catch (error) {
-      log.warn({ err: error, endpointId }, 'filling a gap from the store failed; watchers resume from their last seq');
-      const waiting = channel.filling ?? [];
-      channel.filling = undefined;
-      channel.lastSeq = undefined;
-      for (const framed of waiting) deliver(endpointId, channel, framed);
+      // Tried again until the store answers or nobody watches: what waits now is in the store
+      // too, so it is dropped rather than held without bound, and read again.
+      log.warn({ err: error, endpointId }, 'filling a gap from the store failed; trying again');
+      channel.filling = [];
+      const retry = setTimeout(() => {
+        if (channels.get(endpointId) === channel) void fill(endpointId, channel);
+      }, FILL_RETRY_MS);
+      retry.unref();
     }
   }
 
-  /** Records this instance's watcher count and tells every watcher everywhere the new total. */
+  /** Where a refill starts: what the channel last delivered, or before what its watchers hold (a channel that has carried nothing live yet). */
+  function refillFrom(channel: Channel): number {
+    if (channel.lastSeq !== undefined) return channel.lastSeq;
+    let from = Number.MAX_SAFE_INTEGER;
+    for (const watcher of channel.watchers) from = Math.min(from, watcher.lastSeq);
+    return from === Number.MAX_SAFE_INTEGER ? 0 : from;
+  }
+
+  /** Records this instance's watcher count; the store tells every watcher everywhere the new total. */
   function announceWatchers(endpointId: string): void {
     const local = channels.get(endpointId)?.watchers.size ?? 0;
-    store
-      .countWatchers(endpointId, options.instanceId, local)
-      .then((total) => (total === undefined ? undefined : bus.publish(endpointId, { data: watchersMessage(total) })))
-      .catch((error: unknown) => log.warn({ err: error, endpointId }, 'counting watchers failed'));
+    store.countWatchers(endpointId, options.instanceId, local).catch((error: unknown) => log.warn({ err: error, endpointId }, 'counting watchers failed'));
   }
 
   async function renewLeases(): Promise<void> {
@@ -205,10 +213,11 @@ export function createHub(options: HubOptions): Hub {
   const renewal = setInterval(() => void renewLeases(), Math.max(250, Math.floor(options.leaseMs / 3)));
   renewal.unref();
 
-  // After the bus reconnects, anything published meanwhile was lost to it: fill every channel.
+  // After the bus reconnects, anything published meanwhile was lost to it: fill every channel,
+  // one that has carried nothing live yet included (from what its watchers hold).
   bus.onReconnect(() => {
     for (const [endpointId, channel] of channels) {
-      if (channel.filling || channel.lastSeq === undefined) continue;
+      if (channel.filling || channel.watchers.size === 0) continue;
       channel.filling = [];
       void fill(endpointId, channel);
     }
@@ -303,6 +312,9 @@ export function createHub(options: HubOptions): Hub {
 }
 
 class EndpointGoneError extends Error {}
+
+/** How soon a refill from the store that failed is tried again. */
+const FILL_RETRY_MS = 500;
 
 /** The `responder` message saying nobody answers now: waiting senders get the configured answer at once. */
 const NO_RESPONDER = Buffer.from(responderMessage(null));

@@ -351,12 +351,6 @@ export class LiveSession {
       return this.expire();
     }
     const { log, gap } = since.value;
-    if (afterSeq > log.lastSeq) {
-      // A resume from a number this endpoint never gave (another endpoint's, or a lost store):
-      // accepting it would silently hold back every request up to it.
-      hub.detach(endpointId, candidate);
-      return this.badMessage(`afterSeq ${afterSeq} is past this endpoint's last request (${log.lastSeq})`, forType);
-    }
     // Closed while reading: onClose had no watcher to detach, so it is done here; an endpoint
     // made for this socket is deleted, since no one else holds its key.
     if (this.isClosed()) {

@@ -32,6 +32,7 @@ export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store
     sweepExpired: async () => (await live.sweepExpired()) + (await kept.sweepExpired()),
     setResponse: async (id, response) => (await holding(id)).setResponse(id, response),
     appendRequest: async (id, kind, recordFor, capturedAtMs) => byKind(kind).appendRequest(id, kind, recordFor, capturedAtMs),
+    raiseSeq: async (id, afterSeq) => (await holding(id)).raiseSeq(id, afterSeq),
     readLog: async (id, afterSeq) => (await holding(id)).readLog(id, afterSeq),
     setForwarded: async (id, seq, message) => (await holding(id)).setForwarded(id, seq, message),
     setAnswer: async (id, seq, answerJson) => (await holding(id)).setAnswer(id, seq, answerJson),

@@ -1,6 +1,6 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import { redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
@@ -190,7 +190,18 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       for (const [holder, count] of entry.watchers) {
         if (holder === holderId || (entry.leases.get(holder) ?? 0) > at) total += count;
       }
+      await options.bus.publish(id, { data: watchersMessage(total) });
       return total;
+    },
+
+    async raiseSeq(id, afterSeq) {
+      const entry = alive(id);
+      if (!entry) return undefined;
+      if (entry.lastSeq >= afterSeq) return false;
+      removeAll(entry);
+      entry.lastSeq = afterSeq;
+      announceEvicted(entry, afterSeq);
+      return true;
     },
 
     async releaseEndpoint(id, holderId, graceMs) {

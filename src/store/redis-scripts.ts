@@ -1,47 +1,75 @@
 /**
  * The Redis store's server-side scripts. Each runs atomically, so a request is numbered, stored,
- * announced (PUBLISH from inside the script: announcements of one endpoint leave in seq order)
- * and trimmed in one step, and lifetimes, counts and byte budgets hold across instances.
+ * announced (SPUBLISH from inside the script: announcements of one endpoint leave in seq order,
+ * and every change of stored state is announced in the step that makes it) and trimmed in one
+ * step, and lifetimes, counts and byte budgets hold across instances.
  *
- * Keys, under the configured prefix P (ARGV[1]):
+ * Time is Redis's (`TIME`), never an instance's clock: instances pass durations, and a deadline
+ * is judged the same way whichever instance asks (ARGV[2] is empty in production; tests that
+ * move a clock pass its reading there instead).
+ *
+ * Layout. Every key and channel of a partition shares one hash slot: P is the configured prefix
+ * and the partition's hash tag (`hookwatch:v2:{p0}`, ARGV[1]), so a script touches one slot and
+ * runs unchanged on Redis Cluster. KEYS[1] is always the partition's index (declaring the slot),
+ * KEYS[2] the endpoint's hash for scripts about one endpoint.
  *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), rv (resp's
  *               version, counted up by each change), kind, seq, cleared; rc<i>: answers rule i
  *               gave since the configuration was set; rsp, rspu: the responder's token and the
- *               end of its claim
+ *               end of its claim; grace: how long a live one outlives its last holder;
+ *               ic:<instance>: the instance's last captures here, for
+ *               recognising one sent again after a lost reply ("no:seq:choice,…")
  *   P rq:<id>   list: the stored `request` messages, oldest first: the seqs up to the hash's
- *               seq, without holes (requests only ever leave from the head, or all at once), so
- *               each one's seq follows from its place, and its cost from its length
- *   P pr:<id>   sorted set: instance id -> end of its lease (live endpoints)
- *   P wc:<id>   hash: instance id -> sockets watching on it
- *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead
+ *               seq, without holes, so each one's seq follows from its place
+ *   P pr:<id>   sorted set: the instances holding a live endpoint (their heartbeats say for how long)
+ *   P wc:<id>   hash: instance -> sockets watching on it
+ *   P fw:<id>   hash: seq -> the request's latest forward result
+ *   P hb        sorted set: instance -> end of its heartbeat (one renewal per instance, not per endpoint)
+ *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead, or,
+ *               for a live endpoint, while a holder's heartbeat is (the deadline then follows it)
  *   P kept      sorted set: the kept endpoints' ids -> deadline, for counting them apart
- *   P sizes     hash: endpoint id -> bytes its stored requests cost. Apart from the endpoint's
- *               keys and without expiry, so an endpoint whose keys expired before any sweep
- *               still gives its bytes back to P total when it is swept.
- *   P total     bytes held by all endpoints;  P evicted: requests evicted so far
+ *   P sizes     hash: endpoint id -> bytes its stored requests cost
+ *   P total     bytes held by all the partition's endpoints;  P evicted: requests evicted
  *   P aged      sorted set: "<id> <seq>" -> age, for evicting the oldest requests across endpoints
- *   P ch:<id>   pub/sub channel: "R <seq> <capturedAtMs>\n<message>" or "E\n<message>"
- * Per-endpoint keys are built inside the scripts, so they run on one Redis (or a primary with
- * replicas, or Sentinel), not on Redis Cluster. Every per-endpoint key also expires an hour
- * after the deadline, as a backstop for a deployment where no instance sweeps any more.
+ *   P agecounter  the ages given: a count of every request ever stored in the partition, which
+ *               also tells an instance when Redis has lost writes it saw (a restart from an
+ *               older snapshot, a failover to a lagging replica)
+ *   P cfg       hash: the budgets every instance uses (count, perEp, total, overhead),
+ *               written at start (redis-store.ts): one set of limits for all, not each caller's
+ *   P ch:<id>   sharded pub/sub channel: "R <seq> <capturedAtMs>\n<message>", "X\n<message>"
+ *               (the endpoint is gone) or "E\n<message>"
+ * Per-endpoint keys also expire an hour after the deadline, as a backstop for a deployment where
+ * no instance sweeps any more.
+ *
+ * Scripts that only free memory or read carry `allow-oom`: under `maxmemory` with
+ * `noeviction` they still run, and free before they write anything. The others are refused
+ * whole when Redis is out of memory (a flagged script is checked once, before it runs), so
+ * nothing is half done; the store then frees a batch of the oldest requests (EVICT) and tries once more.
  */
 
-import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
-import { CLEARED_MESSAGE_HEAD } from '../shared/server-messages.js';
 import { MAX_RULES } from '../shared/answer-rules.js';
+import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
+import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE } from '../shared/server-messages.js';
 
 /** A Lua string literal of `text` (JSON's escapes are Lua's too). */
 const lua = (text: string): string => JSON.stringify(text);
 
+/** Requests one call evicts at most for the store-wide budget: a lowered budget is reached over several calls, never in one long block. */
+export const EVICT_BATCH = 100;
+/** Captures per instance and endpoint remembered for recognising a capture sent twice. */
+const REMEMBERED_CAPTURES = 16;
+
 const PRELUDE = `
 local P = ARGV[1]
+local NOW = tonumber(ARGV[2])
+if not NOW then
+  local TIME = redis.call('TIME')
+  NOW = tonumber(TIME[1]) * 1000 + math.floor(tonumber(TIME[2]) / 1000)
+end
 local BACKSTOP_MS = 3600000
 local function epKey(id) return P .. 'ep:' .. id end
--- The endpoint's deadline when it is alive at 'now', else nil.
-local function alive(id, now)
-  local deadline = tonumber(redis.call('ZSCORE', P .. 'index', id))
-  if deadline and deadline > now then return deadline end
-  return nil
+local function publish(id, payload) redis.call('SPUBLISH', P .. 'ch:' .. id, payload) end
+local function setting(name, default)
+  return tonumber(redis.call('HGET', P .. 'cfg', name) or default)
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
@@ -49,9 +77,26 @@ local function backstop(id, deadline)
     redis.call('PEXPIREAT', key, at)
   end
 end
--- The seq of the endpoint's oldest stored request (its list holds the seqs up to the last given,
--- without holes); nil when the endpoint's hash is gone. 'last': its hash's seq, when the caller
--- has read it already.
+-- The endpoint's deadline when it is alive now, else nil. A live endpoint past its deadline
+-- lives on while an instance holding it still beats: its deadline then moves to that
+-- heartbeat's end plus the grace (and its keys' backstop with it).
+local function alive(id)
+  local deadline = tonumber(redis.call('ZSCORE', P .. 'index', id))
+  if not deadline then return nil end
+  if deadline > NOW then return deadline end
+  local latest = nil
+  for _, holder in ipairs(redis.call('ZRANGE', P .. 'pr:' .. id, 0, -1)) do
+    local beat = tonumber(redis.call('ZSCORE', P .. 'hb', holder))
+    if beat and (latest == nil or beat > latest) then latest = beat end
+  end
+  if latest == nil then return nil end
+  local moved = latest + tonumber(redis.call('HGET', epKey(id), 'grace') or '0')
+  if moved <= NOW then return nil end
+  redis.call('ZADD', P .. 'index', moved, id)
+  backstop(id, moved)
+  return moved
+end
+-- The seq of the endpoint's oldest stored request; nil when the endpoint's hash is gone.
 local function headSeq(id, last)
   last = last or redis.call('HGET', epKey(id), 'seq')
   if not last then return nil end
@@ -65,11 +110,12 @@ local function dropOldest(id, seq, overhead)
   redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
   return cost
 end
--- Removes every stored request of the endpoint. Without its hash (its keys expired before a
--- sweep) the age index keeps their entries; the store-wide eviction skips those.
+-- Removes every stored request of the endpoint, freeing before it writes.
 local function dropAll(id)
   local last = redis.call('HGET', epKey(id), 'seq')
   local head = headSeq(id, last)
+  local bytes = tonumber(redis.call('HGET', P .. 'sizes', id) or '0')
+  redis.call('DEL', P .. 'rq:' .. id, P .. 'fw:' .. id)
   if head then
     last = tonumber(last)
     local members = {}
@@ -79,152 +125,204 @@ local function dropAll(id)
     end
     if #members > 0 then redis.call('ZREM', P .. 'aged', unpack(members)) end
   end
-  redis.call('DECRBY', P .. 'total', tonumber(redis.call('HGET', P .. 'sizes', id) or '0'))
-  redis.call('HSET', P .. 'sizes', id, 0)
-  redis.call('DEL', P .. 'rq:' .. id, P .. 'fw:' .. id)
+  redis.call('HDEL', P .. 'sizes', id)
+  redis.call('DECRBY', P .. 'total', bytes)
 end
 local function purge(id)
   dropAll(id)
-  redis.call('HDEL', P .. 'sizes', id)
   redis.call('DEL', epKey(id), P .. 'pr:' .. id, P .. 'wc:' .. id)
   redis.call('ZREM', P .. 'index', id)
   redis.call('ZREM', P .. 'kept', id)
 end
 local function announceEvicted(id, throughSeq)
-  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ${lua(EVICTED_MESSAGE_HEAD)} .. throughSeq .. '}')
+  publish(id, 'E\\n' .. ${lua(EVICTED_MESSAGE_HEAD)} .. throughSeq .. '}')
+end
+-- Evicts the partition's oldest requests while it is over its budget (or, 'force': Redis is
+-- out of memory, whatever the budget), at most 'limit' of them; returns how many went.
+local function evictOldest(limit, force)
+  local overhead, maxTotal = setting('overhead', 160), setting('total', 268435456)
+  local total = tonumber(redis.call('GET', P .. 'total') or '0')
+  local evicted, evictedBy = 0, {}
+  while (force or total > maxTotal) and evicted < limit do
+    local oldest = redis.call('ZPOPMIN', P .. 'aged')
+    if #oldest == 0 then break end
+    local space = string.find(oldest[1], ' ', 1, true)
+    local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
+    -- Only an owner's head can go (an entry of an endpoint whose keys expired unswept is skipped).
+    if headSeq(owner) == ownerSeq then
+      total = total - dropOldest(owner, ownerSeq, overhead)
+      evictedBy[owner] = ownerSeq
+      evicted = evicted + 1
+    end
+  end
+  for owner, through in pairs(evictedBy) do announceEvicted(owner, through) end
+  if evicted > 0 then redis.call('INCRBY', P .. 'evicted', evicted) end
+  return evicted
 end
 `;
 
-const script = (body: string) => PRELUDE + body;
+/** A script that may be refused whole when Redis is out of memory. */
+const script = (body: string) => `#!lua\n${PRELUDE}${body}`;
+/** A script that frees or reads, and must run when Redis is out of memory. */
+const freeing = (body: string) => `#!lua flags=allow-oom\n${PRELUDE}${body}`;
 
-/** ARGV: P, id, endpointJson, responseJson, kind, deadline, now, maxEndpoints (of its kind) -> 1 created, 2 id taken, 0 full. */
+/** ARGV[3..]: name, value pairs of the partition's settings -> the settings as they were before. */
+export const CONFIGURE = freeing(`
+local before = redis.call('HGETALL', P .. 'cfg')
+redis.call('HSET', P .. 'cfg', unpack(ARGV, 3))
+return before
+`);
+
+/** ARGV: id, endpointJson, responseJson, kind, ttlMs, maxEndpoints (of its kind, in this partition) -> 1 created, 2 id taken, 0 full. */
 export const CREATE = script(`
-local id, now = ARGV[2], tonumber(ARGV[7])
-if alive(id, now) then return 2 end
+local id = ARGV[3]
+if alive(id) then return 2 end
 purge(id)
-local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. now, '+inf')
-local ofKind = ARGV[5] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. now, '+inf') - kept
+local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. NOW, '+inf')
+local ofKind = ARGV[6] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. NOW, '+inf') - kept
 if ofKind >= tonumber(ARGV[8]) then return 0 end
-redis.call('HSET', epKey(id), 'rec', ARGV[3], 'resp', ARGV[4], 'kind', ARGV[5], 'seq', 0, 'cleared', 0)
-redis.call('ZADD', P .. 'index', ARGV[6], id)
-if ARGV[5] == 'kept' then redis.call('ZADD', P .. 'kept', ARGV[6], id) end
-backstop(id, tonumber(ARGV[6]))
+local deadline = NOW + tonumber(ARGV[7])
+redis.call('HSET', epKey(id), 'rec', ARGV[4], 'resp', ARGV[5], 'kind', ARGV[6], 'seq', 0, 'cleared', 0)
+redis.call('ZADD', P .. 'index', deadline, id)
+if ARGV[6] == 'kept' then redis.call('ZADD', P .. 'kept', deadline, id) end
+backstop(id, deadline)
 return 1
 `);
 
-/** ARGV: P, id, now -> [rec, resp, rv] or nil. */
-export const GET = script(`
-if not alive(ARGV[2], tonumber(ARGV[3])) then return nil end
-local found = redis.call('HMGET', epKey(ARGV[2]), 'rec', 'resp', 'rv')
-found[3] = found[3] or '0'
-return found
+/** ARGV: id -> [rec, resp, rv, responder token or false, NOW] or nil. */
+export const GET = freeing(`
+if not alive(ARGV[3]) then return nil end
+local found = redis.call('HMGET', epKey(ARGV[3]), 'rec', 'resp', 'rv', 'rsp', 'rspu')
+local responder = false
+if found[4] and tonumber(found[5]) > NOW then responder = found[4] end
+return {found[1], found[2], found[3] or '0', responder, NOW}
 `);
 
-/** ARGV: P, id, now, deletedMessage -> 1 when it was alive (its watchers told), 0 otherwise (removed either way). */
-export const DELETE = script(`
-local id = ARGV[2]
-local was = alive(id, tonumber(ARGV[3]))
+/** ARGV: id, deletedMessage -> 1 when it was alive (its watchers told), 0 otherwise (removed either way). */
+export const DELETE = freeing(`
+local id = ARGV[3]
+local was = alive(id)
 purge(id)
-if was then redis.call('PUBLISH', P .. 'ch:' .. id, 'X\\n' .. ARGV[4]) end
+if was then publish(id, 'X\\n' .. ARGV[4]) end
 return was and 1 or 0
 `);
 
-/** ARGV: P, id, now, endpointJson, deadline, extendedMessage -> 1 extended (and announced), 0 no living kept endpoint. */
-export const EXTEND = script(`
-local id, deadline = ARGV[2], tonumber(ARGV[5])
-if not alive(id, tonumber(ARGV[3])) or redis.call('HGET', epKey(id), 'kind') ~= 'kept' then return 0 end
+/** ARGV: id, endpointJson, ttlMs, extendedMessage -> the new deadline (announced), or 0 for no living kept endpoint. */
+export const EXTEND = freeing(`
+local id = ARGV[3]
+if not alive(id) or redis.call('HGET', epKey(id), 'kind') ~= 'kept' then return 0 end
+local deadline = NOW + tonumber(ARGV[5])
 redis.call('HSET', epKey(id), 'rec', ARGV[4])
 redis.call('ZADD', P .. 'index', deadline, id)
 redis.call('ZADD', P .. 'kept', deadline, id)
 backstop(id, deadline)
-redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[6])
-return 1
+publish(id, 'E\\n' .. ARGV[6])
+return deadline
 `);
 
-/** ARGV: P, now -> endpoints alive. */
-export const COUNT = script(`
-return redis.call('ZCOUNT', P .. 'index', '(' .. ARGV[2], '+inf')
+/** -> endpoints of this partition alive now (a live one past its deadline but still held counts as alive until the next sweep looks). */
+export const COUNT = freeing(`
+return redis.call('ZCOUNT', P .. 'index', '(' .. NOW, '+inf')
 `);
 
-/** ARGV: P, id, now, responseJson, responseMessage -> 1 set (and announced), 0 no endpoint. */
+/** ARGV: id, responseJson, responseMessage -> 1 set (and announced), 0 no endpoint. */
 export const SET_RESPONSE = script(`
-if not alive(ARGV[2], tonumber(ARGV[3])) then return 0 end
-redis.call('HSET', epKey(ARGV[2]), 'resp', ARGV[4])
-redis.call('HINCRBY', epKey(ARGV[2]), 'rv', 1)
+local id = ARGV[3]
+if not alive(id) then return 0 end
+redis.call('HSET', epKey(id), 'resp', ARGV[4])
+redis.call('HINCRBY', epKey(id), 'rv', 1)
 -- A new configuration starts its rules' counts again.
 local counts = {}
 for rule = 0, ${MAX_RULES - 1} do table.insert(counts, 'rc' .. rule) end
-redis.call('HDEL', epKey(ARGV[2]), unpack(counts))
-redis.call('PUBLISH', P .. 'ch:' .. ARGV[2], 'E\\n' .. ARGV[5])
+redis.call('HDEL', epKey(id), unpack(counts))
+publish(id, 'E\\n' .. ARGV[5])
 return 1
 `);
 
-/** ARGV: P, now, instance, leaseUntil, grace, id... -> the ids that are gone. */
-export const HOLD = script(`
-local now, instance, leaseUntil, grace = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+/**
+ * ARGV: holder, leaseMs, graceMs, id... -> the ids that are gone. The holder's heartbeat moves to
+ * NOW + leaseMs (one write, however many endpoints it holds), and it joins each live
+ * endpoint's holders (a set member it already is, after the first time): the endpoints' own
+ * deadlines follow the heartbeat only when they pass (alive()), not on every renewal.
+ */
+export const HOLD = freeing(`
+local holder, leaseUntil = ARGV[3], NOW + tonumber(ARGV[4])
+local beat = tonumber(redis.call('ZSCORE', P .. 'hb', holder))
+if not beat or beat < leaseUntil then redis.call('ZADD', P .. 'hb', leaseUntil, holder) end
 local gone = {}
 for i = 6, #ARGV do
   local id = ARGV[i]
-  local deadline = redis.call('ZSCORE', P .. 'index', id)
-  if not deadline or tonumber(deadline) <= now then
+  if not alive(id) then
     table.insert(gone, id)
-  elseif redis.call('HGET', epKey(id), 'kind') == 'live' then
-    redis.call('ZADD', P .. 'pr:' .. id, leaseUntil, instance)
-    local extended = math.max(tonumber(deadline), leaseUntil + grace)
-    redis.call('ZADD', P .. 'index', extended, id)
-    backstop(id, extended)
+  elseif not redis.call('ZSCORE', P .. 'pr:' .. id, holder) and redis.call('HGET', epKey(id), 'kind') == 'live' then
+    redis.call('ZADD', P .. 'pr:' .. id, 0, holder)
+    redis.call('HSET', epKey(id), 'grace', ARGV[5])
   end
 end
 return gone
 `);
 
-/** ARGV: P, id, now, instance, localCount -> sockets watching on every instance with a current lease, or nil. */
-export const COUNT_WATCHERS = script(`
-local id, now, instance, count = ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
-if not alive(id, now) then return nil end
+/** ARGV: id, instance, localCount -> sockets watching on every instance with a current heartbeat (announced as `watchers`), or nil. */
+export const COUNT_WATCHERS = freeing(`
+local id, instance, count = ARGV[3], ARGV[4], tonumber(ARGV[5])
+if not alive(id) then return nil end
 local counts = P .. 'wc:' .. id
 if count > 0 then redis.call('HSET', counts, instance, count) else redis.call('HDEL', counts, instance) end
 local flat = redis.call('HGETALL', counts)
 local total = 0
 for i = 1, #flat, 2 do
-  local lease = redis.call('ZSCORE', P .. 'pr:' .. id, flat[i])
-  if flat[i] == instance or (lease and tonumber(lease) > now) then total = total + tonumber(flat[i + 1]) end
+  local beat = tonumber(redis.call('ZSCORE', P .. 'hb', flat[i]))
+  if flat[i] == instance or (beat and beat > NOW) then total = total + tonumber(flat[i + 1]) end
 end
+publish(id, 'E\\n{"type":"watchers","count":' .. total .. '}')
 return total
 `);
 
-/** ARGV: P, id, now, instance, grace. */
-export const RELEASE = script(`
-local id, now, grace = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5])
-if not alive(id, now) or redis.call('HGET', epKey(id), 'kind') ~= 'live' then return 0 end
-local leases = P .. 'pr:' .. id
-redis.call('ZREM', leases, ARGV[4])
-redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-local last = now
-local newest = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
-if newest[2] then last = math.max(now, tonumber(newest[2])) end
-redis.call('ZADD', P .. 'index', last + grace, id)
+/** ARGV: id, holder, graceMs: the holder lets go; with no other holder beating, the endpoint lives a grace more. */
+export const RELEASE = freeing(`
+local id, holder = ARGV[3], ARGV[4]
+if not alive(id) or redis.call('HGET', epKey(id), 'kind') ~= 'live' then return 0 end
+local holders = P .. 'pr:' .. id
+redis.call('ZREM', holders, holder)
+local last = NOW
+for _, other in ipairs(redis.call('ZRANGE', holders, 0, -1)) do
+  local beat = tonumber(redis.call('ZSCORE', P .. 'hb', other))
+  if beat and beat > last then last = beat end
+end
+redis.call('ZADD', P .. 'index', last + tonumber(ARGV[5]), id)
 return 1
 `);
 
 /**
- * ARGV: P, id, now, draftJson, capturedAtMs, requestsPerEndpoint, maxPerEndpoint, maxTotal,
- * overheadBytes, kind, rv, then per answer choice (answer-rules.ts) its rule, times and answer
- * JSON -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint]; nil when
- * there is no endpoint of that kind; or, when the draft was built for another response version
- * than the current one (rv '' accepts any), nothing stored and [resp, rv] returned, for the
- * caller to build it again.
+ * ARGV: id, draftJson, capturedAtMs, kind, rv, instance, captureNo, validUntil, floorSeq, then
+ * per answer choice (answer-rules.ts) its rule, times and answer JSON.
+ *   -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint, agecounter];
+ *      nil when there is no endpoint of that kind;
+ *      [resp, rv] (nothing stored) when the draft was built for another response version than
+ *      the current one (rv '' accepts any), for the caller to build it again;
+ *      'late' (nothing stored) when Redis runs it after validUntil (Redis's time): its caller
+ *      has answered the sender 503 by then, so storing it would make a record that lies.
+ * A capture this instance sent before (the same captureNo: ioredis sent it again after a
+ * reply was lost) is not stored twice: its first seq and choice are returned.
+ * floorSeq: the highest seq the instance knows was given on this endpoint; a counter below it
+ * means Redis lost writes, and the seq moves past it, so no seq is given to two requests.
  */
 export const APPEND = script(`
-local id, now = ARGV[2], tonumber(ARGV[3])
-local deadline = alive(id, now)
+local id, kind, instance, captureNo = ARGV[3], ARGV[6], ARGV[8], ARGV[9]
+local deadline = alive(id)
 if not deadline then return nil end
-local ep, rq, overhead = epKey(id), P .. 'rq:' .. id, tonumber(ARGV[9])
-local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu')
-if current[1] ~= ARGV[10] then return nil end
+local ep, rq = epKey(id), P .. 'rq:' .. id
+local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'ic:' .. instance)
+if current[1] ~= kind then return nil end
 local rv = current[2] or '0'
-if ARGV[11] ~= '' and ARGV[11] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
-local responder = (current[3] and tonumber(current[4]) > now) and 1 or 0
+local responder = (current[3] and tonumber(current[4]) > NOW) and 1 or 0
+local recent = current[6] or ''
+-- Sent before (before 'late': the first try may have run in time).
+for no, seq, choice in string.gmatch(recent, '(%d+):(%d+):(%d+)') do
+  if no == captureNo then return {tonumber(seq), tonumber(choice), responder, -1} end
+end
+if NOW > tonumber(ARGV[10]) then return 'late' end
+if ARGV[7] ~= '' and ARGV[7] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
 -- The first choice whose rule has answers left (times 0: no limit), counted here.
 local choice = 0
 local choices = (#ARGV - 11) / 3
@@ -236,66 +334,90 @@ for at = 0, choices - 1 do
   redis.call('HINCRBY', ep, 'rc' .. rule, -1)
 end
 local answer = ARGV[14 + choice * 3]
-local draft = ARGV[4]
+local floor = tonumber(ARGV[11])
+if floor > tonumber(current[5]) then
+  -- Redis lost writes: what it still holds was numbered in the lost sequence's past; the
+  -- watchers are told it is gone, and numbering goes on past what was handed out.
+  dropAll(id)
+  redis.call('HSET', ep, 'seq', floor)
+  announceEvicted(id, floor)
+end
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
+-- Remembered, the newest last, so a resend of this capture is recognised.
+recent = recent .. (recent == '' and '' or ',') .. captureNo .. ':' .. seq .. ':' .. choice
+local _, entries = string.gsub(recent, ',', '')
+if entries >= ${REMEMBERED_CAPTURES} then recent = string.sub(recent, string.find(recent, ',', 1, true) + 1) end
+redis.call('HSET', ep, 'ic:' .. instance, recent)
+local draft = ARGV[4]
 local message
 if #draft > 2 then
   message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',' .. string.sub(draft, 2, -2) .. ',"answer":' .. answer .. '}}'
 else
   message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',"answer":' .. answer .. '}}'
 end
+local overhead = setting('overhead', 160)
 local cost = #message + overhead
 local count = redis.call('RPUSH', rq, message)
--- A new list gets the backstop expiry its endpoint's other keys got at creation.
+-- A new list gets the backstop expiry its endpoint's other keys got.
 if count == 1 then redis.call('PEXPIREAT', rq, math.floor(deadline + BACKSTOP_MS)) end
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, cost)
-local total = redis.call('INCRBY', P .. 'total', cost)
-redis.call('ZADD', P .. 'aged', redis.call('INCR', P .. 'agecounter'), id .. ' ' .. seq)
+redis.call('INCRBY', P .. 'total', cost)
+local age = redis.call('INCR', P .. 'agecounter')
+redis.call('ZADD', P .. 'aged', age, id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
-redis.call('PUBLISH', P .. 'ch:' .. id, 'R ' .. seq .. ' ' .. ARGV[5] .. '\\n' .. message)
+publish(id, 'R ' .. seq .. ' ' .. ARGV[5] .. '\\n' .. message)
 
 -- The endpoint's oldest stored request has seq (seq - count + 1).
-local maxCount = tonumber(ARGV[6])
+local maxCount = setting('count', 50)
 while count > maxCount do
   local freed = dropOldest(id, seq - count + 1, overhead)
-  count, bytes, total = count - 1, bytes - freed, total - freed
+  count, bytes = count - 1, bytes - freed
 end
 local evicted, throughSeq = 0, 0
-local maxBytes = tonumber(ARGV[7])
-while bytes > maxBytes and count > 1 do
+local maxBytes = setting('perEp', 33554432)
+while bytes > maxBytes and count > 1 and evicted < ${EVICT_BATCH} do
   throughSeq = seq - count + 1
   local freed = dropOldest(id, throughSeq, overhead)
-  count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
+  count, bytes, evicted = count - 1, bytes - freed, evicted + 1
 end
-if evicted > 0 then announceEvicted(id, throughSeq) end
+if evicted > 0 then
+  announceEvicted(id, throughSeq)
+  redis.call('INCRBY', P .. 'evicted', evicted)
+end
+evictOldest(${EVICT_BATCH}, false)
+return {seq, choice, responder, age}
+`);
 
--- The store-wide budget: the oldest requests of any endpoint go first.
-local maxTotal = tonumber(ARGV[8])
-local evictedBy = {}
-while total > maxTotal do
-  local oldest = redis.call('ZPOPMIN', P .. 'aged')
-  if #oldest == 0 then break end
-  local space = string.find(oldest[1], ' ', 1, true)
-  local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
-  -- Only an owner's head can go (an entry of an endpoint whose keys expired unswept is skipped).
-  if headSeq(owner) == ownerSeq then
-    total = total - dropOldest(owner, ownerSeq, overhead)
-    evictedBy[owner] = ownerSeq
-    evicted = evicted + 1
-  end
-end
-for owner, through in pairs(evictedBy) do announceEvicted(owner, through) end
-if evicted > 0 then redis.call('INCRBY', P .. 'evicted', evicted) end
-return {seq, choice, responder}
+/** ARGV: limit, force ('1': Redis is out of memory) -> requests evicted to bring the partition within its budget, or to make room (at most limit). */
+export const EVICT = freeing(`
+return evictOldest(tonumber(ARGV[3]), ARGV[4] == '1')
 `);
 
 /**
- * ARGV: P, id, now, seq, answerJson, answeredMessage -> 1 when stored request seq's answer was
+ * ARGV: id, afterSeq -> 1 when the endpoint's seq was below afterSeq (Redis lost writes that
+ * some client saw): it now starts past it, and its watchers are told what is gone (`evicted`
+ * through afterSeq); 0 when nothing was lost; nil when there is no endpoint.
+ */
+export const RAISE_SEQ = freeing(`
+local id, after = ARGV[3], tonumber(ARGV[4])
+if not alive(id) then return nil end
+local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
+if last >= after then return 0 end
+-- What Redis still holds was numbered before the lost seqs: it goes (a list holds the seqs up
+-- to the last one without holes), and watchers are told so.
+dropAll(id)
+redis.call('HSET', epKey(id), 'seq', after)
+announceEvicted(id, after)
+return 1
+`);
+
+/**
+ * ARGV: id, seq, answerJson, answeredMessage -> 1 when stored request seq's answer was
  * replaced (and announced), 0 when it is no longer stored.
  */
 export const SET_ANSWER = script(`
-local id, seq = ARGV[2], tonumber(ARGV[4])
-if not alive(id, tonumber(ARGV[3])) then return 0 end
+local id, seq = ARGV[3], tonumber(ARGV[4])
+if not alive(id) then return 0 end
 local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
 local head = headSeq(id, last)
 if not head or seq < head or seq > last then return 0 end
@@ -314,39 +436,39 @@ redis.call('LSET', rq, seq - head, replaced)
 local growth = #replaced - #message
 redis.call('HINCRBY', P .. 'sizes', id, growth)
 redis.call('INCRBY', P .. 'total', growth)
-redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[6])
+publish(id, 'E\\n' .. ARGV[6])
 return 1
 `);
 
 /**
- * ARGV: P, id, now, token, untilMs, action (claim, renew, release), responderMessage (claim),
+ * ARGV: id, token, forMs, action (claim, renew, release), responderMessage (claim),
  * noResponderMessage (release) -> 1 done, 0 no endpoint or (renew, release) not the holder.
  */
-export const SET_RESPONDER = script(`
-local id, now, token, action = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[6]
-if not alive(id, now) then return 0 end
+export const SET_RESPONDER = freeing(`
+local id, token, action = ARGV[3], ARGV[4], ARGV[6]
+if not alive(id) then return 0 end
 local ep = epKey(id)
 local current = redis.call('HMGET', ep, 'rsp', 'rspu')
-local holds = current[1] == token and tonumber(current[2]) > now
+local holds = current[1] == token and tonumber(current[2]) > NOW
 if action == 'claim' then
-  redis.call('HSET', ep, 'rsp', token, 'rspu', ARGV[5])
-  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[7])
+  redis.call('HSET', ep, 'rsp', token, 'rspu', NOW + tonumber(ARGV[5]))
+  publish(id, 'E\\n' .. ARGV[7])
   return 1
 end
 if not holds then return 0 end
 if action == 'renew' then
-  redis.call('HSET', ep, 'rspu', ARGV[5])
+  redis.call('HSET', ep, 'rspu', NOW + tonumber(ARGV[5]))
 else
   redis.call('HDEL', ep, 'rsp', 'rspu')
-  redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[8])
+  publish(id, 'E\\n' .. ARGV[8])
 end
 return 1
 `);
 
-/** ARGV: P, id, now, afterSeq -> nil, or [lastSeq, clearedSeq, seq1, message1, forwarded1 or false, seq2, …]. */
-export const READ_LOG = script(`
-local id, after = ARGV[2], tonumber(ARGV[4])
-if not alive(id, tonumber(ARGV[3])) then return nil end
+/** ARGV: id, afterSeq -> nil, or [lastSeq, clearedSeq, seq1, message1, forwarded1 or false, seq2, …]. */
+export const READ_LOG = freeing(`
+local id, after = ARGV[3], tonumber(ARGV[4])
+if not alive(id) then return nil end
 local counters = redis.call('HMGET', epKey(id), 'seq', 'cleared')
 local last = tonumber(counters[1])
 local result = {last, tonumber(counters[2])}
@@ -362,14 +484,15 @@ if from <= last then
 end
 return result
 `);
+
 /**
- * ARGV: P, id, now, seq, forwardedMessage -> 1 kept (and announced), 0 when the endpoint or that
+ * ARGV: id, seq, forwardedMessage -> 1 kept (and announced), 0 when the endpoint or that
  * request is no longer stored. Forward results of requests trimmed since go at the same time, so
  * the hash holds at most one per stored request.
  */
 export const FORWARDED = script(`
-local id, seq = ARGV[2], tonumber(ARGV[4])
-local deadline = alive(id, tonumber(ARGV[3]))
+local id, seq = ARGV[3], tonumber(ARGV[4])
+local deadline = alive(id)
 if not deadline then return 0 end
 local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
 local head = headSeq(id, last)
@@ -380,29 +503,41 @@ for _, stored in ipairs(redis.call('HKEYS', fw)) do
 end
 redis.call('HSET', fw, seq, ARGV[5])
 backstop(id, deadline)
-redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ARGV[5])
+publish(id, 'E\\n' .. ARGV[5])
 return 1
 `);
 
-/** ARGV: P, id, now -> the new clearedSeq (announced), or nil. */
-export const CLEAR = script(`
-local id = ARGV[2]
-if not alive(id, tonumber(ARGV[3])) then return nil end
+/** ARGV: id -> the new clearedSeq (announced), or nil. */
+export const CLEAR = freeing(`
+local id = ARGV[3]
+if not alive(id) then return nil end
 dropAll(id)
 local seq = redis.call('HGET', epKey(id), 'seq')
 redis.call('HSET', epKey(id), 'cleared', seq)
-redis.call('PUBLISH', P .. 'ch:' .. id, 'E\\n' .. ${lua(CLEARED_MESSAGE_HEAD)} .. seq .. '}')
+publish(id, 'E\\n' .. ${lua(CLEARED_MESSAGE_HEAD)} .. seq .. '}')
 return tonumber(seq)
 `);
 
-/** ARGV: P, now, limit -> endpoints removed. */
-export const SWEEP = script(`
-local expired = redis.call('ZRANGEBYSCORE', P .. 'index', '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(expired) do purge(id) end
-return #expired
+/**
+ * ARGV: limit -> endpoints removed (their watchers told `expired`). A live endpoint past its
+ * deadline that an instance still holds is not removed: its deadline follows the heartbeat.
+ * Heartbeats of instances gone for an hour are forgotten.
+ */
+export const SWEEP = freeing(`
+local candidates = redis.call('ZRANGEBYSCORE', P .. 'index', '-inf', NOW, 'LIMIT', 0, tonumber(ARGV[3]))
+local removed = 0
+for _, id in ipairs(candidates) do
+  if not alive(id) then
+    purge(id)
+    publish(id, 'X\\n' .. ${lua(EXPIRED_MESSAGE)})
+    removed = removed + 1
+  end
+end
+redis.call('ZREMRANGEBYSCORE', P .. 'hb', '-inf', NOW - BACKSTOP_MS)
+return {removed, #candidates}
 `);
 
-/** ARGV: P -> [total bytes, evicted requests]. */
-export const STATS = script(`
-return {tonumber(redis.call('GET', P .. 'total') or '0'), tonumber(redis.call('GET', P .. 'evicted') or '0')}
+/** -> [total bytes, evicted requests, agecounter]. */
+export const STATS = freeing(`
+return {tonumber(redis.call('GET', P .. 'total') or '0'), tonumber(redis.call('GET', P .. 'evicted') or '0'), tonumber(redis.call('GET', P .. 'agecounter') or '0')}
 `);

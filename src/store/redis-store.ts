@@ -1,16 +1,30 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { nanoid } from 'nanoid';
 import type { ResponseConfig } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
 import { redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
 import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
+import { partitionPrefixes } from './redis-partitions.js';
 
 export interface RedisStoreOptions extends StoreLimits {
-  /** A connection main.ts owns (opened, closed and given an 'error' listener there). */
-  redis: Redis;
-  /** Every key and channel starts with it (`hookwatch:v1:`). */
+  /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
+  redis: Redis | Cluster;
+  /** Every key and channel starts with it (`hookwatch:v2:`). */
   prefix: string;
-  /** The clock deadlines are judged by (tests inject one). */
+  /** Partitions of the keyspace (redis-partitions.ts): 1 on one Redis; on a Cluster, enough to spread over its shards. */
+  partitions?: number;
+  /** Past it a call is answered StoreUnavailableError, whether or not Redis answers later (REDIS_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs: number;
+  /** Told when this instance's limits differ from those Redis had (another instance's): this instance's now apply to all. */
+  onSettingsChanged?: (before: Record<string, string>, now: Record<string, string>) => void;
+  /**
+   * With replicas (Sentinel): how long a capture waits for one to acknowledge it (`WAIT`)
+   * before its sender is answered; 0: no wait. Past it the sender is answered all the same (the
+   * request is stored and announced) and `unreplicatedCaptures` counts it.
+   */
+  replicaWaitMs?: number;
+  /** Tests only: a clock to judge deadlines by, applied as a skew over Redis's own. */
   now?: () => number;
 }
 
@@ -18,32 +32,111 @@ export interface RedisStoreOptions extends StoreLimits {
 const SWEEP_BATCH = 200;
 /** Bytes of response configurations the instance remembers (see `known`); a configuration can be 64 KiB. */
 const KNOWN_BYTES = 8 * 1024 * 1024;
+/** How often the instance measures how far Redis's clock is from its own (for APPEND's deadline), and counts the primary's replicas. */
+const CLOCK_CHECK_MS = 5_000;
 
 type Command = (...args: Array<string | number>) => Promise<unknown>;
+type ScriptName = keyof typeof scripts;
 
 /**
  * Endpoints, requests and lifetimes in Redis, shared by every instance: each operation is one
- * script (redis-scripts.ts), so it is atomic and one round trip. Requests are announced on the
- * Redis bus's channels by the script that stores them. Any Redis failure (down, or slower than
- * the client's command timeout) surfaces as StoreUnavailableError.
+ * script (redis-scripts.ts), atomic and one round trip, on the one hash slot of the endpoint's
+ * partition. Requests are announced on sharded channels by the script that stores them. Any
+ * Redis failure (down, out of memory, or slower than REDIS_COMMAND_TIMEOUT_MS) surfaces as
+ * StoreUnavailableError, and a capture its sender was told failed is never stored (APPEND's
+ * deadline) nor stored twice (APPEND recognises a capture sent again).
  */
 export function createRedisStore(options: RedisStoreOptions): Store {
-  const { redis, prefix } = options;
-  const limits = [options.requestsPerEndpoint, options.maxStoredBytesPerEndpoint, options.maxStoredBytes, STORED_REQUEST_OVERHEAD_BYTES];
-  const now = options.now ?? Date.now;
+  const { redis, prefix, commandTimeoutMs } = options;
+  /** Each partition's prefix, hash tag included (every key of it shares one slot), and an endpoint's. */
+  const { all: partitions, of: partitionOf } = partitionPrefixes(prefix, options.partitions ?? 1);
+  const localNow = options.now ?? Date.now;
+  /** Redis's clock judges deadlines (scripts read TIME); a test's clock, when one is given. */
+  const scriptNow = () => (options.now ? options.now() : '');
+  /** This process, for recognising its own captures sent twice. */
+  const instance = nanoid(10);
+  let captures = 0;
   // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.
-  for (const [name, lua] of Object.entries(scripts)) redis.defineCommand(`hookwatch${name}`, { numberOfKeys: 0, lua });
-  /** Runs a script; `Buffer` variants give bulk replies as Buffers (stored messages stay bytes). */
-  const run = (name: keyof typeof scripts | 'READ_LOGBuffer', ...args: Array<string | number>): Promise<unknown> => {
-    const method = (redis as unknown as Record<string, Command>)[`hookwatch${name}`] as Command;
-    return method.call(redis, prefix, ...args).catch((error: unknown) => Promise.reject(new StoreUnavailableError(error)));
-  };
+  for (const [name, lua] of Object.entries(scripts)) {
+    if (typeof lua === 'string') redis.defineCommand(`hookwatch${name}`, { lua });
+  }
 
   /**
-   * What this instance last saw of the endpoints it captured for: their kind, and their response
-   * configuration with its version. A capture then costs one script (APPEND), not a lookup
-   * first: APPEND refuses a gone endpoint, and a draft built for an older version, which is built
-   * again for the current one. Oldest first; bounded by the bytes of the configurations held.
+   * Runs a script on a partition: KEYS are its index and, for one endpoint, that endpoint's
+   * hash. Bounded by REDIS_COMMAND_TIMEOUT_MS here, whatever the client does: a stalled Redis
+   * answers the caller 503, and APPEND's own deadline keeps such a capture from being stored
+   * when the script runs late.
+   */
+  const run = async (name: ScriptName | 'READ_LOGBuffer', partition: string, id: string | undefined, ...args: Array<string | number>): Promise<unknown> => {
+    const method = (redis as unknown as Record<string, Command>)[`hookwatch${name}`] as Command;
+    const keys = id === undefined ? [`${partition}index`] : [`${partition}index`, `${partition}ep:${id}`];
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([method.call(redis, keys.length, ...keys, partition, scriptNow(), ...args), timedOut]);
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const onEndpoint = (name: ScriptName | 'READ_LOGBuffer', id: string, ...args: Array<string | number>) => run(name, partitionOf(id), id, id, ...args);
+  const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) => Promise.all(partitions.map((partition) => run(name, partition, undefined, ...args)));
+
+  /** Redis's clock minus this instance's, as last measured (half a round trip of error). */
+  let clockOffsetMs = 0;
+  /** Replicas the primary has (Sentinel): a capture waits for one of them. */
+  let replicas = 0;
+  let unreplicatedCaptures = 0;
+  const replicaWaitMs = options.replicaWaitMs ?? 0;
+  const measureClock = async () => {
+    const before = localNow();
+    const [seconds, micros] = (await (redis as Redis).time()) as [string | number, string | number];
+    const after = localNow();
+    clockOffsetMs = (options.now ? 0 : Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (before + after) / 2);
+    if (replicaWaitMs > 0) replicas = Number(/connected_slaves:(\d+)/.exec(await (redis as Redis).info('replication'))?.[1] ?? 0);
+  };
+  /**
+   * Waits (bounded) until a replica has every write this connection sent, the capture's
+   * included: acknowledged by the primary alone, it could be lost in a failover.
+   */
+  const replicated = async () => {
+    if (replicaWaitMs === 0 || replicas === 0) return;
+    const acknowledged = await (redis as Redis).wait(1, replicaWaitMs).catch(() => 0);
+    if (Number(acknowledged) < 1) unreplicatedCaptures++;
+  };
+
+  // The budgets live in Redis, one set for every instance (the latest started wins, and says so).
+  const settings = {
+    count: String(options.requestsPerEndpoint),
+    perEp: String(options.maxStoredBytesPerEndpoint),
+    total: String(Math.floor(options.maxStoredBytes / partitions.length)),
+    overhead: String(STORED_REQUEST_OVERHEAD_BYTES),
+  };
+  let configured: Promise<void> | undefined;
+  const configure = () => {
+    configured ??= (async () => {
+      const before = await onEveryPartition('CONFIGURE', ...Object.entries(settings).flat());
+      const previous = Object.fromEntries(chunk((before[0] as string[] | undefined) ?? [], 2) as Array<[string, string]>);
+      if (Object.keys(previous).length > 0 && Object.entries(settings).some(([name, value]) => previous[name] !== value)) options.onSettingsChanged?.(previous, settings);
+      await measureClock().catch(() => undefined);
+    })().catch((error: unknown) => {
+      configured = undefined;
+      throw error;
+    });
+    return configured;
+  };
+  const clockCheck = setInterval(() => void measureClock().catch(() => undefined), CLOCK_CHECK_MS);
+  clockCheck.unref();
+
+  /**
+   * What this instance last saw of the endpoints it captured for: their kind, their response
+   * configuration with its version, and the highest seq it was given. A capture then costs one
+   * script (APPEND), not a lookup first: APPEND refuses a gone endpoint, and a draft built for
+   * an older version, which is built again for the current one. Oldest first; bounded by the
+   * bytes of the configurations held.
    */
   const known = new Map<string, Known>();
   let knownBytes = 0;
@@ -53,9 +146,9 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     known.delete(id);
     knownBytes -= entry.bytes;
   };
-  const remember = (id: string, kind: EndpointKind, redact: boolean, responseJson: string, version: string): Known => {
+  const remember = (id: string, kind: EndpointKind, redact: boolean, responseJson: string, version: string, lastSeq = 0): Known => {
     forget(id);
-    const entry = { kind, redact, response: JSON.parse(responseJson) as ResponseConfig, version, bytes: responseJson.length + id.length + 100 };
+    const entry = { kind, redact, response: JSON.parse(responseJson) as ResponseConfig, version, lastSeq, bytes: responseJson.length + id.length + 100 };
     known.set(id, entry);
     knownBytes += entry.bytes;
     for (const [oldest] of known) {
@@ -65,22 +158,37 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     return entry;
   };
   /** The endpoint as Redis has it now (and remembered), or undefined when it is gone. */
-  const fetchEndpoint = async (id: string): Promise<{ record: Omit<EndpointRecord, 'response'>; seen: Known } | undefined> => {
-    const found = (await run('GET', id, now())) as [string, string, string] | null;
+  const fetchEndpoint = async (id: string): Promise<{ record: Omit<EndpointRecord, 'response'>; seen: Known; responder: string | undefined } | undefined> => {
+    const found = (await onEndpoint('GET', id)) as [string, string, string, string | null, number] | null;
     if (!found) {
       forget(id);
       return undefined;
     }
     const record = JSON.parse(found[0]) as Omit<EndpointRecord, 'response'>;
-    return { record, seen: remember(id, record.kind, redactsSecrets(record), found[1], found[2]) };
+    const seen = remember(id, record.kind, redactsSecrets(record), found[1], found[2], known.get(id)?.lastSeq);
+    return { record, seen, responder: found[3] ?? undefined };
   };
   /** What this instance knows of the endpoint, asking Redis only when it knows nothing. */
   const lookUp = async (id: string): Promise<Known | undefined> => known.get(id) ?? (await fetchEndpoint(id))?.seen;
 
+  /** Runs APPEND; when Redis is out of memory, frees a batch of the oldest requests and tries once more. */
+  const append = async (args: Array<string | number>, id: string) => {
+    try {
+      return await onEndpoint('APPEND', id, ...args);
+    } catch (error) {
+      if (!/OOM/.test(String((error as Error).cause ?? error))) throw error;
+      await run('EVICT', partitionOf(id), undefined, scripts.EVICT_BATCH, 1);
+      return onEndpoint('APPEND', id, ...args);
+    }
+  };
+
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
+      await configure();
       const { response, ...rest } = endpoint;
-      const created = await run('CREATE', endpoint.id, JSON.stringify(rest), JSON.stringify(response), endpoint.kind, deadlineMs, now(), maxEndpoints);
+      // Each partition holds its share of the cap (docs/deploy.md: Redis Cluster).
+      const cap = Math.max(1, Math.ceil(maxEndpoints / partitions.length));
+      const created = await onEndpoint('CREATE', endpoint.id, JSON.stringify(rest), JSON.stringify(response), endpoint.kind, Math.max(0, deadlineMs - localNow()), cap);
       return created === 1 ? 'created' : created === 2 ? 'taken' : 'full';
     },
 
@@ -89,8 +197,8 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       if (!fetched || fetched.record.kind !== 'kept') return undefined;
       const expiresAt = new Date(deadlineMs).toISOString();
       const record = { ...fetched.record, expiresAt };
-      const extended = await run('EXTEND', id, now(), JSON.stringify(record), deadlineMs, extendedMessage(expiresAt));
-      return extended === 1 ? { ...record, response: fetched.seen.response } : undefined;
+      const extended = await onEndpoint('EXTEND', id, JSON.stringify(record), Math.max(0, deadlineMs - localNow()), extendedMessage(expiresAt));
+      return Number(extended) > 0 ? { ...record, response: fetched.seen.response } : undefined;
     },
 
     async getEndpoint(id) {
@@ -104,75 +212,88 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
     async deleteEndpoint(id) {
       forget(id);
-      return (await run('DELETE', id, now(), DELETED_MESSAGE)) === 1;
+      return (await onEndpoint('DELETE', id, DELETED_MESSAGE)) === 1;
     },
 
     async countEndpoints() {
-      return Number(await run('COUNT', now()));
+      return (await onEveryPartition('COUNT')).reduce((sum: number, count) => sum + Number(count), 0);
     },
 
     async setResponse(id, response) {
       forget(id);
-      return (await run('SET_RESPONSE', id, now(), JSON.stringify(response), responseChangedMessage(response))) === 1 ? 'set' : undefined;
+      return (await onEndpoint('SET_RESPONSE', id, JSON.stringify(response), responseChangedMessage(response))) === 1 ? 'set' : undefined;
     },
 
     async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
-      if (ids.length === 0) return [];
-      return (await run('HOLD', now(), holderId, leaseUntilMs, graceMs, ...ids)) as string[];
+      const leaseMs = Math.max(0, leaseUntilMs - localNow());
+      // One script per partition: the heartbeat, then a cheap check of each endpoint it holds.
+      const byPartition = new Map<string, string[]>();
+      for (const id of ids) byPartition.set(partitionOf(id), [...(byPartition.get(partitionOf(id)) ?? []), id]);
+      if (ids.length === 0) for (const partition of partitions) byPartition.set(partition, []);
+      const gone = await Promise.all([...byPartition].map(([partition, held]) => run('HOLD', partition, undefined, holderId, leaseMs, graceMs, ...held) as Promise<string[]>));
+      return gone.flat();
     },
 
     async countWatchers(id, holderId, localCount) {
-      const total = await run('COUNT_WATCHERS', id, now(), holderId, localCount);
+      const total = await onEndpoint('COUNT_WATCHERS', id, holderId, localCount);
       return total === null ? undefined : Number(total);
     },
 
     async releaseEndpoint(id, holderId, graceMs) {
-      await run('RELEASE', id, now(), holderId, graceMs);
+      await onEndpoint('RELEASE', id, holderId, graceMs);
     },
 
     async sweepExpired() {
       let swept = 0;
-      for (;;) {
-        const batch = Number(await run('SWEEP', now(), SWEEP_BATCH));
-        swept += batch;
-        if (batch < SWEEP_BATCH) return swept;
+      for (const partition of partitions) {
+        for (;;) {
+          const [removed, looked] = (await run('SWEEP', partition, undefined, SWEEP_BATCH)) as [number, number];
+          swept += Number(removed);
+          if (Number(looked) < SWEEP_BATCH) break;
+        }
       }
+      return swept;
     },
 
     async appendRequest(id, kind, recordFor, capturedAtMs) {
+      await configure();
       let seen = await lookUp(id);
       if (!seen) return undefined;
-      const append = ({ response, redact }: Known, version: string) => {
+      const captureNo = ++captures;
+      // Redis refuses to store it once the caller would have answered 503 (a quarter of the
+      // timeout is left for the answer to travel back).
+      const validUntil = Math.floor(localNow() + clockOffsetMs + commandTimeoutMs * 0.75);
+      const attempt = ({ response, redact, lastSeq }: Known, version: string) => {
         const draft = recordFor(response, redact);
         const choices = draft.choices.flatMap((choice, at) => [choice.rule, choice.times, draft.answers[at] as string]);
-        return run('APPEND', id, now(), draft.json, capturedAtMs, ...limits, kind, version, ...choices) as Promise<[number, number, number] | [string, string] | null>;
+        return append([draft.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, ...choices], id) as Promise<AppendReply>;
       };
-      let reply = await append(seen, seen.version);
-      if (reply !== null && typeof reply[0] === 'string') {
+      let reply = await attempt(seen, seen.version);
+      if (Array.isArray(reply) && typeof reply[0] === 'string') {
         // The configuration changed since this instance saw it: build the draft again for the
         // current one. This try takes whatever is current, so a stream of changes cannot keep
         // a capture waiting.
-        seen = remember(id, kind, seen.redact, reply[0], reply[1] as string);
-        reply = await append(seen, '');
+        seen = remember(id, kind, seen.redact, reply[0], reply[1] as string, seen.lastSeq);
+        reply = await attempt(seen, '');
       }
+      if (reply === 'late') throw new StoreUnavailableError(new Error('Redis ran the capture after its caller gave up: not stored'));
       if (reply === null || typeof reply[0] === 'string') {
         forget(id);
         return undefined;
       }
-      const [seq, choice, responder] = reply as [number, number, number];
-      return { seq, response: seen.response, choice, responder: responder === 1 };
+      const [seq, choice, responder] = reply as [number, number, number, number];
+      seen.lastSeq = Math.max(seen.lastSeq, Number(seq));
+      await replicated();
+      return { seq: Number(seq), response: seen.response, choice: Number(choice), responder: Number(responder) === 1 };
     },
 
-    async setAnswer(id, seq, answerJson) {
-      return (await run('SET_ANSWER', id, now(), seq, answerJson, answeredMessage(seq, answerJson))) === 1;
-    },
-
-    async setResponder(id, token, untilMs, action) {
-      return (await run('SET_RESPONDER', id, now(), token, untilMs, action, responderMessage(token), responderMessage(null))) === 1;
+    async raiseSeq(id, afterSeq) {
+      const raised = await onEndpoint('RAISE_SEQ', id, afterSeq);
+      return raised === null ? undefined : Number(raised) === 1;
     },
 
     async readLog(id, afterSeq) {
-      const reply = (await run('READ_LOGBuffer', id, now(), afterSeq)) as Array<number | Buffer> | null;
+      const reply = (await onEndpoint('READ_LOGBuffer', id, afterSeq)) as Array<number | Buffer> | null;
       if (!reply) return undefined;
       const requests: StoredRequest[] = [];
       for (let i = 2; i + 2 < reply.length; i += 3) {
@@ -185,20 +306,30 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     },
 
     async setForwarded(id, seq, message) {
-      return (await run('FORWARDED', id, now(), seq, message)) === 1;
+      return (await onEndpoint('FORWARDED', id, seq, message)) === 1;
+    },
+
+    async setAnswer(id, seq, answerJson) {
+      return (await onEndpoint('SET_ANSWER', id, seq, answerJson, answeredMessage(seq, answerJson))) === 1;
+    },
+
+    async setResponder(id, token, untilMs, action) {
+      return (await onEndpoint('SET_RESPONDER', id, token, Math.max(0, untilMs - localNow()), action, responderMessage(token), responderMessage(null))) === 1;
     },
 
     async clearRequests(id) {
-      const cleared = await run('CLEAR', id, now());
+      const cleared = await onEndpoint('CLEAR', id);
       return cleared === null ? undefined : Number(cleared);
     },
 
     async stats() {
-      const [storedBytes, evictedRequests] = (await run('STATS')) as [number, number];
-      return { storedBytes: Number(storedBytes), evictedRequests: Number(evictedRequests) };
+      const all = (await onEveryPartition('STATS')) as Array<[number, number, number]>;
+      return { storedBytes: all.reduce((sum, [bytes]) => sum + Number(bytes), 0), evictedRequests: all.reduce((sum, [, evicted]) => sum + Number(evicted), 0), unreplicatedCaptures };
     },
   };
 }
+
+type AppendReply = [number, number, number, number] | [string, string] | 'late' | null;
 
 interface Known {
   kind: EndpointKind;
@@ -206,6 +337,14 @@ interface Known {
   redact: boolean;
   response: ResponseConfig;
   version: string;
+  /** The highest seq this instance was given on it: Redis never numbers below it (APPEND's floor). */
+  lastSeq: number;
   /** Roughly what the entry holds in memory. */
   bytes: number;
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
 }

@@ -2,7 +2,7 @@ import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import {
   redactsSecrets,
@@ -222,7 +222,21 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       const at = now();
       let total = 0;
       for (const [holder, count] of of) if (holder === holderId || (leases.get(id)?.get(holder) ?? 0) > at) total += count;
+      await bus.publish(id, { data: watchersMessage(total) });
       return total;
+    },
+
+    async raiseSeq(id, afterSeq) {
+      const raised = inTransaction(() => {
+        const row = aliveRow(id);
+        if (!row) return undefined;
+        if (row.last_seq >= afterSeq) return false;
+        removeAll(id);
+        sql.setLastSeq.run(afterSeq, id);
+        return true;
+      });
+      if (raised) await bus.publish(id, { data: evictedMessage(afterSeq) });
+      return raised;
     },
 
     async releaseEndpoint(id, holderId, graceMs) {

@@ -91,7 +91,8 @@ export interface Store {
   holdEndpoints(ids: string[], holderId: string, leaseUntilMs: number, graceMs: number): Promise<string[]>;
   /**
    * Records how many sockets watch the endpoint on `holderId` (0 forgets it) and returns how
-   * many watch it on every instance that still holds a lease; undefined when it is gone.
+   * many watch it on every instance that still holds a lease, announced to its watchers
+   * (`watchers`) in the same step; undefined when it is gone.
    */
   countWatchers(id: string, holderId: string, localCount: number): Promise<number | undefined>;
   /** Gives back `holderId`'s lease: with no other lease left, the endpoint lives `graceMs` more. */
@@ -136,6 +137,15 @@ export interface Store {
    * answers now. False when there is no endpoint, or (renew, release) `token` does not hold it.
    */
   setResponder(id: string, token: string, untilMs: number, action: 'claim' | 'renew' | 'release'): Promise<boolean>;
+  /**
+   * A client holds seqs up to `afterSeq` but the endpoint's last seq is below it: the store lost
+   * writes (Redis restarted from an older snapshot or failed over to a lagging replica; an SQLite
+   * file restored from a backup). Numbering goes on past `afterSeq`, so no seq is given to two
+   * requests; what the store still holds from before is dropped and its watchers are told
+   * (`evicted` through `afterSeq`). True when raised, false when nothing was lost, undefined
+   * when there is no endpoint.
+   */
+  raiseSeq(id: string, afterSeq: number): Promise<boolean | undefined>;
   /** The endpoint's stored requests after `afterSeq` (each with its latest forward result), and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
@@ -176,6 +186,8 @@ export interface StoreStats {
   evictedRequests: number;
   /** Response configurations held in this process, as counted against MAX_RESPONSE_CONFIG_BYTES (memory store only). */
   responseConfigBytes?: number;
+  /** Redis with replicas: this instance's captures answered before a replica acknowledged them. */
+  unreplicatedCaptures?: number;
 }
 
 /**

@@ -68,7 +68,7 @@ const backends: Array<[string, MakeBackend]> = [
       const [commands, subscriber] = [connectRedis(), connectRedis()];
       redisClients.push(commands, subscriber);
       prefixes.push(prefix);
-      return { store: createRedisStore({ ...limits, redis: commands, prefix, now }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
+      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
     },
   ],
 ];
@@ -492,7 +492,7 @@ describe('Redis store: instances on one prefix', () => {
     return [0, 1].map(() => {
       const commands = connectRedis();
       redisClients.push(commands);
-      return createRedisStore({ ...LIMITS, redis: commands, prefix });
+      return createRedisStore({ ...LIMITS, redis: commands, prefix, commandTimeoutMs: 2000 });
     }) as [Store, Store];
   };
 
@@ -529,7 +529,7 @@ describe('Redis store: instances on one prefix', () => {
     // The store's clock runs an hour behind Redis's, so the keys' backstop expiry (an hour after
     // the deadline) comes while the store still holds the endpoint alive: as when no instance swept.
     let now = Date.now() - HOUR - 10_000;
-    const store = createRedisStore({ ...LIMITS, maxStoredBytes: 2000, redis: commands, prefix, now: () => now });
+    const store = createRedisStore({ ...LIMITS, maxStoredBytes: 2000, redis: commands, prefix, now: () => now, commandTimeoutMs: 2000 });
     await store.createEndpoint(endpoint('old', 'kept'), { maxEndpoints: 10, deadlineMs: Date.now() - HOUR + 1500 });
     const body = (fill: string) => JSON.stringify({ body: fill.repeat(300) });
     expect(await append(store, 'old', body('x'), 0, 'kept')).toBe(1);

@@ -375,7 +375,7 @@ describe('live protocol', () => {
     // A join refused for its afterSeq leaves the socket free for the corrected join sent after it.
     const joiner = await LiveClient.open(s.wsUrl);
     cleanups.push(() => joiner.close());
-    joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key, afterSeq: 999 });
+    joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key, afterSeq: -1 });
     joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key });
     expect((await joiner.next('error')).error.code).toBe('BAD_MESSAGE');
     expect((await joiner.next('welcome')).backlog).toBe(1);
@@ -398,7 +398,7 @@ describe('live protocol', () => {
     const created = holdNextCreate();
     creating.send({ type: 'create' });
     await created;
-    refused.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key, afterSeq: 999 });
+    refused.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key, afterSeq: -1 });
     expect((await refused.next('error')).error.code).toBe('BAD_MESSAGE');
 
     // The refused socket is closed 10 s after it opened; the creating one, opened first, is not.

@@ -70,6 +70,20 @@ describe('config', () => {
     expect(() => loadConfig({ MAX_BODY_BYTES: '2000', READ_LIMIT_BYTES: '1000' }, [])).toThrow(/must not exceed READ_LIMIT_BYTES/);
   });
 
+  it('takes exactly one way to reach Redis, and host:port lists for sentinels and cluster nodes', () => {
+    const sentinel = loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'hooks' }, []);
+    expect(sentinel.redisSentinels).toEqual([
+      { host: '10.0.0.1', port: 26379 },
+      { host: '::1', port: 26380 },
+    ]);
+    expect(sentinel.redisPartitions).toBe(1);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b:7001' }, []).redisPartitions).toBe(48);
+    expect(() => loadConfig({ REDIS_URL: 'redis://x:6379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(/REDIS_URL and REDIS_CLUSTER_NODES are each a way to reach Redis: set exactly one/);
+    expect(() => loadConfig({ REDIS_SENTINELS: 'a:26379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(/set exactly one/);
+    expect(() => loadConfig({ REDIS_SENTINELS: 'just-a-host' }, [])).toThrow(/REDIS_SENTINELS.*host:port pairs/s);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:99999' }, [])).toThrow(/REDIS_CLUSTER_NODES/);
+  });
+
   it('is documented setting by setting in the README', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     for (const setting of Object.values(settings)) {

@@ -56,18 +56,14 @@ describe('LiveSession', () => {
     expect(socket.closeCode).toBe(4000);
   });
 
-  it('re-arms the hello timer with what was left when a join is refused without closing', async () => {
+  it('re-arms the hello timer with what was left when a create is refused without closing', async () => {
     rig = sessionRig();
-    const owner = rig.open();
-    owner.text({ type: 'create' });
-    await settle();
-    const { id, key } = owner.socket.of('welcome')[0]?.endpoint ?? { id: '', key: '' };
     const { socket, session, text } = rig.open();
     vi.advanceTimersByTime(4000);
-    // A resume past the endpoint's last seq is refused, and the socket stays open for a corrected join.
-    text({ type: 'join', endpointId: id, key, afterSeq: 99 });
+    // A live endpoint has no lifetime to choose: refused, and the socket stays open for a corrected create.
+    text({ type: 'create', ttlMs: 60_000 });
     await settle();
-    expect(socket.of('error')[0]?.error.code).toBe('BAD_MESSAGE');
+    expect(socket.of('error')[0]?.error.code).toBe('INVALID_REQUEST');
     expect(session.stateName).toBe('hello');
     vi.advanceTimersByTime(HELLO_TIMEOUT_MS - 4000 - 1);
     expect(socket.closeCode).toBeUndefined();

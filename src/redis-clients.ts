@@ -1,0 +1,81 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type pino from 'pino';
+import type { AppDeps } from './app.js';
+import { createRedisBus } from './bus/redis-bus.js';
+import type { Config } from './config.js';
+import { createRedisStore } from './store/redis-store.js';
+import { storeLimits } from './store/store.js';
+
+/**
+ * Two connections: one for commands (the store, the bus's publishes, the rate limits) and one
+ * for subscriptions, to one Redis (REDIS_URL), to the primary the sentinels name
+ * (REDIS_SENTINELS: after a failover both follow the new primary, and a demoted primary that
+ * answers READONLY makes them reconnect), or to a Cluster (REDIS_CLUSTER_NODES: sharded
+ * subscriptions on each shard). Commands fail at once while Redis is unreachable (no offline
+ * queue) and after REDIS_COMMAND_TIMEOUT_MS when it is slow, so a request gets 503
+ * STORE_UNAVAILABLE instead of waiting; the client keeps reconnecting in the background. The
+ * process starts without Redis and reports not ready (/readyz) until it is there.
+ */
+export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; close: () => Promise<void> } {
+  const watch = (client: Redis | Cluster, role: string) => {
+    let down = false;
+    client.on('error', (error: Error) => {
+      if (!down) log.error({ err: error, role }, 'redis connection error');
+      down = true;
+    });
+    client.on('ready', () => {
+      if (down) log.info({ role }, 'redis connection back');
+      down = false;
+    });
+    return client;
+  };
+  const clientOptions = (role: string, offlineQueue: boolean): RedisOptions => ({
+    commandTimeout: config.redisCommandTimeoutMs,
+    enableOfflineQueue: offlineQueue,
+    maxRetriesPerRequest: 1,
+    // Back off up to 2 s between attempts, forever: Redis coming back is the normal case.
+    retryStrategy: (attempt) => Math.min(2000, attempt * 100),
+    connectionName: `hookwatch-${role}`,
+    // A primary demoted by a failover refuses writes: reconnect, and ask the sentinels again.
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  });
+  const connect = (role: string, offlineQueue: boolean): Redis | Cluster => {
+    const options = clientOptions(role, offlineQueue);
+    if (config.redisClusterNodes !== undefined) {
+      return watch(
+        new Cluster(config.redisClusterNodes, {
+          redisOptions: options,
+          enableOfflineQueue: offlineQueue,
+          clusterRetryStrategy: (attempt) => Math.min(2000, attempt * 100),
+          shardedSubscribers: role === 'subscriber',
+        }),
+        role,
+      );
+    }
+    if (config.redisSentinels !== undefined) {
+      return watch(new Redis({ ...options, sentinels: config.redisSentinels, name: config.redisSentinelName, enableAutoPipelining: true }), role);
+    }
+    return watch(new Redis(config.redisUrl as string, { ...options, enableAutoPipelining: true }), role);
+  };
+  const commands = connect('commands', false);
+  // Subscriptions wait for the connection (ioredis restores them after a reconnect anyway).
+  const subscriber = connect('subscriber', true);
+  const partitions = config.redisPartitions;
+  const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix, partitions });
+  const store = createRedisStore({
+    ...storeLimits(config),
+    redis: commands,
+    prefix: config.redisPrefix,
+    partitions,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    replicaWaitMs: config.redisSentinels === undefined ? 0 : config.redisReplicaWaitMs,
+    onSettingsChanged: (before, now) => log.warn({ before, now }, 'this instance\'s storage limits differ from those in Redis, set by another instance: this instance\'s now apply to every instance'),
+  });
+  return {
+    deps: { store, bus, rateLimitRedis: commands },
+    close: async () => {
+      await Promise.allSettled([commands.quit(), subscriber.quit()]);
+    },
+  };
+}
+
