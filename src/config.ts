@@ -265,7 +265,7 @@ const redis = {
   redisReplicaWaitMs: {
     env: 'REDIS_REPLICA_WAIT_MS',
     schema: integer(0, 10_000).default(1000),
-    doc: 'With Sentinel, how long a capture waits for a replica to have it (`WAIT`) before its sender is answered; 0 does not wait. Past it the sender is still answered, and `hookwatch_unreplicated_captures_total` counts it.',
+    doc: 'With Sentinel, how long a capture waits for a replica to have it (`WAIT`) before its sender is answered; 0 does not wait. Past it (no replica in sync: just after a failover) the sender is answered all the same, the request being stored and delivered, and `hookwatch_unreplicated_captures_total` counts it: a second failover before a replica catches up could lose it.',
   },
   redisPrefix: {
     env: 'REDIS_PREFIX',

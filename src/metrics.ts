@@ -76,7 +76,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
   new Counter({
     name: 'hookwatch_unreplicated_captures_total',
-    help: 'Captures answered before a Redis replica had them (REDIS_REPLICA_WAIT_MS passed): a failover now could lose them',
+    help: 'Captures no Redis replica acknowledged within REDIS_REPLICA_WAIT_MS (answered all the same): a failover before a replica caught up could lose them',
     registers: [registry],
     async collect() {
       this.reset();

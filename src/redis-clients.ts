@@ -53,7 +53,9 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
       );
     }
     if (config.redisSentinels !== undefined) {
-      return watch(new Redis({ ...options, sentinels: config.redisSentinels, name: config.redisSentinelName, enableAutoPipelining: true }), role);
+      // failoverDetector: moves to a new primary as soon as the sentinels name it, rather than
+      // writing to the old one until it is demoted (writes a resync then drops).
+      return watch(new Redis({ ...options, sentinels: config.redisSentinels, name: config.redisSentinelName, failoverDetector: true, enableAutoPipelining: true }), role);
     }
     return watch(new Redis(config.redisUrl as string, { ...options, enableAutoPipelining: true }), role);
   };

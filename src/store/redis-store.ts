@@ -21,7 +21,8 @@ export interface RedisStoreOptions extends StoreLimits {
   /**
    * With replicas (Sentinel): how long a capture waits for one to acknowledge it (`WAIT`)
    * before its sender is answered; 0: no wait. Past it the sender is answered all the same (the
-   * request is stored and announced) and `unreplicatedCaptures` counts it.
+   * request is stored, on the primary alone until a replica catches up) and
+   * `unreplicatedCaptures` counts it.
    */
   replicaWaitMs?: number;
   /** Tests only: a clock to judge deadlines by, applied as a skew over Redis's own. */
@@ -100,12 +101,18 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   };
   /**
    * Waits (bounded) until a replica has every write this connection sent, the capture's
-   * included: acknowledged by the primary alone, it could be lost in a failover.
+   * included: acknowledged by the primary alone, it could be lost in a failover. When no replica
+   * has it in time (none is in sync: just after a failover, before the old primary rejoins as a
+   * replica) the sender is answered all the same, since the request is stored and delivered
+   * (answering 503 would have it sent, stored and delivered again), and it is counted; the
+   * replicas are counted again at once, so later captures do not wait for a replica that is not there.
    */
   const replicated = async () => {
     if (replicaWaitMs === 0 || replicas === 0) return;
     const acknowledged = await (redis as Redis).wait(1, replicaWaitMs).catch(() => 0);
-    if (Number(acknowledged) < 1) unreplicatedCaptures++;
+    if (Number(acknowledged) >= 1) return;
+    unreplicatedCaptures++;
+    void measureClock().catch(() => undefined);
   };
 
   // The budgets live in Redis, one set for every instance (the latest started wins, and says so).

@@ -4,9 +4,11 @@ import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/bus/redis-bus.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
+import { startTopologies } from '../helpers/redis-topologies.js';
 
 /** What every Bus backend must do, written once: in memory and on a real Redis (a prefix per bus). */
 const clients: Redis[] = [];
+const topologies = await startTopologies();
 const backends: Array<[string, () => { bus: Bus; subscriber?: Redis }]> = [
   ['memory', () => ({ bus: createMemoryBus() })],
   [
@@ -17,9 +19,12 @@ const backends: Array<[string, () => { bus: Bus; subscriber?: Redis }]> = [
       return { bus: createRedisBus({ publisher, subscriber, prefix: testPrefix() }), subscriber };
     },
   ],
+  ['redis sentinel', () => ({ bus: createRedisBus({ publisher: topologies.sentinelClient(), subscriber: topologies.sentinelClient(), prefix: testPrefix() }) })],
+  ['redis cluster', () => ({ bus: createRedisBus({ publisher: topologies.clusterClient(), subscriber: topologies.clusterClient(true), prefix: testPrefix(), partitions: 6 }) })],
 ];
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.quit()));
+  await topologies.stop();
 });
 
 function collect(bus: Bus) {

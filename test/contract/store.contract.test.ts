@@ -15,6 +15,7 @@ import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite-databa
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type Draft, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
+import { startTopologies } from '../helpers/redis-topologies.js';
 
 /**
  * What every Store backend must do, written once and run on each backend with `describe.each`:
@@ -28,6 +29,7 @@ interface Backend {
 type MakeBackend = (limits: StoreLimits, now: () => number) => Backend;
 
 const redisClients: Redis[] = [];
+const topologies = await startTopologies();
 const databases: Array<{ db: SqliteDatabase; dir: string }> = [];
 /** A fresh database file in a folder of its own (WAL and all, as DATA_DIR has it). */
 const freshDatabase = (): SqliteDatabase => {
@@ -71,9 +73,27 @@ const backends: Array<[string, MakeBackend]> = [
       return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
     },
   ],
+  [
+    'redis sentinel (a primary, a replica, a sentinel)',
+    (limits, now) => {
+      const [commands, subscriber] = [topologies.sentinelClient(), topologies.sentinelClient()];
+      const prefix = testPrefix();
+      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000, replicaWaitMs: 1000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
+    },
+  ],
+  [
+    'redis cluster (3 masters)',
+    (limits, now) => {
+      const [commands, subscriber] = [topologies.clusterClient(), topologies.clusterClient(true)];
+      const prefix = testPrefix();
+      // One partition: the store-wide budget is per partition (docs/deploy.md), and these tests check it as one.
+      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
+    },
+  ],
 ];
 
 afterAll(async () => {
+  await topologies.stop();
   for (const { db, dir } of databases) {
     db.close();
     rmSync(dir, { recursive: true, force: true });
