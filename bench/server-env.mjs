@@ -49,5 +49,8 @@ export function benchServerEnv(port) {
     MAX_LIVE_SOCKETS_PER_ADDRESS: '100000',
     MAX_CONNECTIONS_PER_ADDRESS: '100000',
     MAX_CONNECTIONS: '100000',
+    // Kept endpoints in memory: the builds of one run would otherwise share ./data, which one
+    // process holds at a time (the kept phase gives its servers a DATA_DIR of their own).
+    DATA_DIR: 'none',
   };
 }
