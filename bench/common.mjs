@@ -24,6 +24,7 @@ export const THROUGHPUT_PHASES = ['capture', 'latency', 'fanout'];
  * @property {number} rounds
  * @property {number} seconds  about how long each measured run sends
  * @property {string[]} compareDirs  other built checkouts measured in the same rounds (--compare)
+ * @property {number} shards  --shards=N: the Cluster the shards phase measures against one node (0: none)
  */
 
 /**

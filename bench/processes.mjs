@@ -38,7 +38,7 @@ import { benchServerEnv, freePort } from './server-env.mjs';
 const children = new Set();
 
 /** @param {ChildProcess} child */
-function track(child) {
+export function track(child) {
   children.add(child);
   child.on('exit', () => children.delete(child));
 }

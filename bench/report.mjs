@@ -5,6 +5,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { CONNECTIONS, FAN_OUT, KIB, MIB, WARMUP_SECONDS, commitOf, comparedKinds } from './common.mjs';
 import { keptReport } from './phases/kept.mjs';
 import { rulesReport } from './phases/rules.mjs';
+import { shardsReport } from './phases/shards.mjs';
 import { redisReport } from './phases/redis.mjs';
 
 /** @typedef {import('./common.mjs').Config} Config */
@@ -20,7 +21,8 @@ import { redisReport } from './phases/redis.mjs';
  *   & Awaited<ReturnType<typeof import('./phases/large.mjs').largeBodiesPhase>>
  *   & Awaited<ReturnType<typeof import('./phases/redis.mjs').redisPhase>>
  *   & Awaited<ReturnType<typeof import('./phases/kept.mjs').keptPhase>>
- *   & Awaited<ReturnType<typeof import('./phases/rules.mjs').rulesPhase>>} PhaseResults
+ *   & Awaited<ReturnType<typeof import('./phases/rules.mjs').rulesPhase>>
+ *   & Awaited<ReturnType<typeof import('./phases/shards.mjs').shardsPhase>>} PhaseResults
  */
 /**
  * @typedef {{ commit: string, machine: ReturnType<typeof import('./common.mjs').machine>, quick: boolean, rounds: number, seconds: number }
@@ -206,8 +208,11 @@ const kept = ({ kept: result }) => (result ? keptReport(result, f) : { lines: []
 /** @type {SectionOf} */
 const rules = ({ rules: result }) => (result ? rulesReport(result, f) : { lines: [] });
 
+/** @type {SectionOf} */
+const shards = ({ shards: result }) => (result ? shardsReport(result, f) : { lines: [] });
+
 /** The report's sections, in order; the blank section ends the throughput part. @type {SectionOf[]} */
-const SECTIONS = [header, table, comparisons, capture, latency, fanOut, () => ({ lines: [''] }), idle, fullEndpoints, storedBodies, fullBudget, largeBodies, kept, rules, redis];
+const SECTIONS = [header, table, comparisons, capture, latency, fanOut, () => ({ lines: [''] }), idle, fullEndpoints, storedBodies, fullBudget, largeBodies, kept, rules, redis, shards];
 
 /**
  * The report's text, and every target with whether it holds.

@@ -1,5 +1,5 @@
 // @ts-check
-// npm run bench [-- --quick] [--only=PHASES] [--rounds=N] [--seconds=N] [--compare=DIR[,DIR…]]
+// npm run bench [-- --quick] [--only=PHASES] [--rounds=N] [--seconds=N] [--compare=DIR[,DIR…]] [--shards=N]
 // Capture throughput, delivery latency, fan-out, memory and large bodies, each measured against
 // baselines started in the same run. Servers run on core 0, this load generator and the watcher
 // processes on core 1. Traffic goes to 127.0.0.1 only; every phase is bounded in time.
@@ -19,6 +19,7 @@ import { largeBodiesPhase } from './phases/large.mjs';
 import { latencyPhase } from './phases/latency.mjs';
 import { redisPhase } from './phases/redis.mjs';
 import { rulesPhase } from './phases/rules.mjs';
+import { shardsPhase } from './phases/shards.mjs';
 import { storedBodiesPhase } from './phases/stored-bodies.mjs';
 import { stopAll } from './processes.mjs';
 import { report, writeResults } from './report.mjs';
@@ -47,6 +48,8 @@ function parseOptions(argv) {
     // rounds as this one (capture, latency, fan-out), alternating: the before/after of a change, in one run.
     // Several, comma-separated, to size a ladder of throw-away builds in one run.
     compareDirs: option('compare')?.split(',').map((dir) => resolve(dir)) ?? [],
+    // --shards=N with --only=redis: Redis CPU per request on one node against an N-master Cluster.
+    shards: Number(option('shards') ?? 0),
   };
 }
 
@@ -65,7 +68,8 @@ function budgetMs(config) {
   const redisRuns = config.only?.includes('redis') ? rounds * 4 : 0;
   const keptRuns = config.only?.includes('kept') ? rounds * 2 + 6 : 0;
   const rulesRuns = config.only?.includes('rules') ? rounds * 2 + 2 : 0;
-  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + (redisRuns + keptRuns + rulesRuns) * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
+  const shardRuns = config.only?.includes('redis') && config.shards > 1 ? rounds * 2 + 6 : 0;
+  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + (redisRuns + keptRuns + rulesRuns + shardRuns) * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
 }
 
 /**
@@ -97,6 +101,7 @@ function selectedPhases(config) {
     ...(runs(config, 'large') ? [() => largeBodiesPhase(config)] : []),
     // Needs a Redis (REDIS_URL, else 127.0.0.1:6379): only when asked for.
     ...(config.only?.includes('redis') ? [() => redisPhase(config)] : []),
+    ...(config.only?.includes('redis') && config.shards > 1 ? [() => shardsPhase(config, config.shards)] : []),
     // The embedded store against memory for a kept endpoint: only when asked for.
     ...(config.only?.includes('kept') ? [() => keptPhase(config)] : []),
     // What 20 answer rules that never match cost a capture: only when asked for.

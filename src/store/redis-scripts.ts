@@ -68,8 +68,10 @@ end
 local BACKSTOP_MS = 3600000
 local function epKey(id) return P .. 'ep:' .. id end
 local function publish(id, payload) redis.call('SPUBLISH', P .. 'ch:' .. id, payload) end
-local function setting(name, default)
-  return tonumber(redis.call('HGET', P .. 'cfg', name) or default)
+-- The partition's budgets (CONFIGURE), read in one call.
+local function settings()
+  local c = redis.call('HMGET', P .. 'cfg', 'count', 'perEp', 'total', 'overhead')
+  return {count = tonumber(c[1] or 50), perEp = tonumber(c[2] or 33554432), total = tonumber(c[3] or 268435456), overhead = tonumber(c[4] or 160)}
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
@@ -139,9 +141,11 @@ local function announceEvicted(id, throughSeq)
 end
 -- Evicts the partition's oldest requests while it is over its budget (or, 'force': Redis is
 -- out of memory, whatever the budget), at most 'limit' of them; returns how many went.
-local function evictOldest(limit, force)
-  local overhead, maxTotal = setting('overhead', 160), setting('total', 268435456)
-  local total = tonumber(redis.call('GET', P .. 'total') or '0')
+local function evictOldest(limit, force, cfg, total)
+  cfg = cfg or settings()
+  local overhead, maxTotal = cfg.overhead, cfg.total
+  total = total or tonumber(redis.call('GET', P .. 'total') or '0')
+  if not force and total <= maxTotal then return 0 end
   local evicted, evictedBy = 0, {}
   while (force or total > maxTotal) and evicted < limit do
     local oldest = redis.call('ZPOPMIN', P .. 'aged')
@@ -317,9 +321,13 @@ if current[1] ~= kind then return nil end
 local rv = current[2] or '0'
 local responder = (current[3] and tonumber(current[4]) > NOW) and 1 or 0
 local recent = current[6] or ''
--- Sent before (before 'late': the first try may have run in time).
-for no, seq, choice in string.gmatch(recent, '(%d+):(%d+):(%d+)') do
-  if no == captureNo then return {tonumber(seq), tonumber(choice), responder, -1} end
+-- Sent before (checked before 'late': the first try may have run in time)? This instance
+-- numbers its captures upwards, so only a number up to its newest one here can be.
+local newest = tonumber(string.match(recent, '(%d+):%d+:%d+$') or '0')
+if tonumber(captureNo) <= newest then
+  for no, seq, choice in string.gmatch(recent, '(%d+):(%d+):(%d+)') do
+    if no == captureNo then return {tonumber(seq), tonumber(choice), responder, -1} end
+  end
 end
 if NOW > tonumber(ARGV[10]) then return 'late' end
 if ARGV[7] ~= '' and ARGV[7] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
@@ -345,8 +353,8 @@ end
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
 -- Remembered, the newest last, so a resend of this capture is recognised.
 recent = recent .. (recent == '' and '' or ',') .. captureNo .. ':' .. seq .. ':' .. choice
-local _, entries = string.gsub(recent, ',', '')
-if entries >= ${REMEMBERED_CAPTURES} then recent = string.sub(recent, string.find(recent, ',', 1, true) + 1) end
+-- About the last ${REMEMBERED_CAPTURES} (an entry is some 20 characters): the oldest goes first.
+if #recent > ${REMEMBERED_CAPTURES * 20} then recent = string.sub(recent, string.find(recent, ',', 1, true) + 1) end
 redis.call('HSET', ep, 'ic:' .. instance, recent)
 local draft = ARGV[4]
 local message
@@ -355,36 +363,35 @@ if #draft > 2 then
 else
   message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',"answer":' .. answer .. '}}'
 end
-local overhead = setting('overhead', 160)
+local cfg = settings()
+local overhead = cfg.overhead
 local cost = #message + overhead
 local count = redis.call('RPUSH', rq, message)
 -- A new list gets the backstop expiry its endpoint's other keys got.
 if count == 1 then redis.call('PEXPIREAT', rq, math.floor(deadline + BACKSTOP_MS)) end
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, cost)
-redis.call('INCRBY', P .. 'total', cost)
+local total = redis.call('INCRBY', P .. 'total', cost)
 local age = redis.call('INCR', P .. 'agecounter')
 redis.call('ZADD', P .. 'aged', age, id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
 publish(id, 'R ' .. seq .. ' ' .. ARGV[5] .. '\\n' .. message)
 
 -- The endpoint's oldest stored request has seq (seq - count + 1).
-local maxCount = setting('count', 50)
-while count > maxCount do
+while count > cfg.count do
   local freed = dropOldest(id, seq - count + 1, overhead)
-  count, bytes = count - 1, bytes - freed
+  count, bytes, total = count - 1, bytes - freed, total - freed
 end
 local evicted, throughSeq = 0, 0
-local maxBytes = setting('perEp', 33554432)
-while bytes > maxBytes and count > 1 and evicted < ${EVICT_BATCH} do
+while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
   throughSeq = seq - count + 1
   local freed = dropOldest(id, throughSeq, overhead)
-  count, bytes, evicted = count - 1, bytes - freed, evicted + 1
+  count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
 end
 if evicted > 0 then
   announceEvicted(id, throughSeq)
   redis.call('INCRBY', P .. 'evicted', evicted)
 end
-evictOldest(${EVICT_BATCH}, false)
+evictOldest(${EVICT_BATCH}, false, cfg, total)
 return {seq, choice, responder, age}
 `);
 
