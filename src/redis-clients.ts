@@ -63,7 +63,6 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
   // Subscriptions wait for the connection (ioredis restores them after a reconnect anyway).
   const subscriber = connect('subscriber', true);
   const partitions = config.redisPartitions;
-  const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix, partitions });
   const store = createRedisStore({
     ...storeLimits(config),
     redis: commands,
@@ -73,6 +72,8 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
     replicaWaitMs: config.redisSentinels === undefined ? 0 : config.redisReplicaWaitMs,
     onSettingsChanged: (before, now) => log.warn({ before, now }, 'this instance\'s storage limits differ from those in Redis, set by another instance: this instance\'s now apply to every instance'),
   });
+  // The requests watchers get tell the store how far each partition has counted (lost writes).
+  const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix, partitions, onAge: store.noteAge });
   return {
     deps: { store, bus, rateLimitRedis: commands },
     close: async () => {

@@ -11,12 +11,14 @@ export interface RedisBusOptions {
   prefix: string;
   /** As the store has them (redis-partitions.ts). */
   partitions?: number;
+  /** Told each request's partition (its prefix) and age: the store's `noteAge`. */
+  onAge?: (partition: string, age: number) => void;
 }
 
 const NEWLINE = 0x0a;
 
 /**
- * `R <seq> <capturedAtMs>\n<message>` for a captured request, `X\n<message>` for the last
+ * `R <seq> <capturedAtMs>[ <age>]\n<message>` for a captured request, `X\n<message>` for the last
  * message of an endpoint that is gone, `A <seq>\n<message>` for a local app's answer to
  * request seq's sender, `E\n<message>` for any other event: what the hub needs
  * rides in front of the protocol message, which is passed on as the same bytes without being
@@ -35,8 +37,10 @@ export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
   if (payload[0] === 0x58 /* X */) return { data, ends: true };
   if (payload[0] === 0x41 /* A */) return { data, answerFor: Number(payload.toString('latin1', 2, newline)) };
   if (payload[0] !== 0x52 /* R */) return { data };
-  const [, seq, capturedAtMs] = payload.toString('latin1', 0, newline).split(' ');
-  return { seq: Number(seq), capturedAtMs: Number(capturedAtMs), data };
+  const [, seq, capturedAtMs, age] = payload.toString('latin1', 0, newline).split(' ');
+  const message: BusMessage = { seq: Number(seq), capturedAtMs: Number(capturedAtMs), data };
+  if (age !== undefined) message.age = Number(age);
+  return message;
 }
 
 /**
@@ -60,7 +64,10 @@ export function createRedisBus(options: RedisBusOptions): Bus {
 
   subscriber.on('smessageBuffer', (name: Buffer, payload: Buffer) => {
     const message = decodeBusMessage(payload);
-    if (message) handler?.(endpointOf(name.toString('latin1')), message);
+    if (!message) return;
+    const channelName = name.toString('latin1');
+    if (message.age !== undefined) options.onAge?.(channelName.slice(0, channelName.indexOf('}ch:') + 1), message.age);
+    handler?.(endpointOf(channelName), message);
   });
 
   let readyBefore = subscriber.status === 'ready';

@@ -79,5 +79,6 @@ export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase
     requestsKept: config.requestsPerEndpoint,
     maxBodyBytes: maxBodyBytesFor(config, endpoint.kind),
     ...(endpoint.kind === 'kept' ? { redact: endpoint.redact !== false } : {}),
+    ...(endpoint.responder === undefined ? {} : { responder: endpoint.responder }),
   };
 }

@@ -353,8 +353,9 @@ const schemas: Record<SchemaName, JsonSchema> = {
       requestsKept: { ...integer('`maxRequests` under its old name, sent for one release.'), deprecated: true },
       maxBodyBytes: integer("Bytes of each request's body the endpoint keeps (the rest is counted, and the request flagged truncated)."),
       redact: boolean('Kept endpoints: whether secret header and query values are stored redacted.'),
+      responder: string('The `hookwatch forward --respond` answering its senders now, when one does.'),
     },
-    ['expiresAt', 'requestsKept', 'redact'],
+    ['expiresAt', 'requestsKept', 'redact', 'responder'],
   ),
   CreateEndpoint: objectOf<Omit<CreateMessage, 'type'>>(
     'The creator\'s choices. `ttlMs`, `name` and `redact` apply to kept endpoints only. An empty body makes a live endpoint.',

@@ -15,8 +15,13 @@ export interface Template {
 }
 
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
-/** Past this many characters a filled-in value is cut: a 64 KiB body cannot become a 100 MiB answer. */
+/** Past this many characters a filled-in value is cut. */
 export const MAX_FILLED_VALUE_CHARS = 64 * 1024;
+/**
+ * A whole filled-in text is cut here too: a body of many placeholders (each up to the cap
+ * above) cannot turn one small request into a huge answer.
+ */
+export const MAX_FILLED_TEXT_CHARS = 256 * 1024;
 
 /** The template, or the text of the first placeholder that is not one we know. */
 export function parseTemplate(text: string): Template | { unknown: string } {
@@ -55,10 +60,11 @@ export function fillTemplate(template: Template, input: RuleInput, seq: number, 
   for (const part of template.parts) {
     if (typeof part === 'string') {
       text += part;
-      continue;
+    } else {
+      const value = valueOf(part, input, seq) ?? '';
+      text += escape(value.length > MAX_FILLED_VALUE_CHARS ? value.slice(0, MAX_FILLED_VALUE_CHARS) : value);
     }
-    const value = valueOf(part, input, seq) ?? '';
-    text += escape(value.length > MAX_FILLED_VALUE_CHARS ? value.slice(0, MAX_FILLED_VALUE_CHARS) : value);
+    if (text.length > MAX_FILLED_TEXT_CHARS) return text.slice(0, MAX_FILLED_TEXT_CHARS);
   }
   return text;
 }

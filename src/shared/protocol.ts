@@ -140,6 +140,8 @@ export interface EndpointInfo {
   maxBodyBytes: number;
   /** Kept endpoints: whether secret header and query values are stored redacted (false: as received, by the creator's choice). */
   redact?: boolean;
+  /** The responder (`hookwatch forward --respond`) answering its senders now, when one does (as in the `responder` message). */
+  responder?: string;
 }
 
 /**

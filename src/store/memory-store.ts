@@ -145,7 +145,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
 
     async getEndpoint(id) {
       const entry = alive(id);
-      return entry && { ...entry.endpoint };
+      if (!entry) return undefined;
+      return entry.responder !== undefined && entry.responder.untilMs > now() ? { ...entry.endpoint, responder: entry.responder.token } : { ...entry.endpoint };
     },
 
     async findEndpointKind(id) {

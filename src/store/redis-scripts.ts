@@ -33,9 +33,11 @@
  *   P agecounter  the ages given: a count of every request ever stored in the partition, which
  *               also tells an instance when Redis has lost writes it saw (a restart from an
  *               older snapshot, a failover to a lagging replica)
+ *   P rbjump    how many seqs every endpoint's numbering has had to move on for lost writes
+ *               (an endpoint's rbj says how much of it it has applied)
  *   P cfg       hash: the budgets every instance uses (count, perEp, total, overhead),
  *               written at start (redis-store.ts): one set of limits for all, not each caller's
- *   P ch:<id>   sharded pub/sub channel: "R <seq> <capturedAtMs>\n<message>", "X\n<message>"
+ *   P ch:<id>   sharded pub/sub channel: "R <seq> <capturedAtMs> <age>\n<message>", "X\n<message>"
  *               (the endpoint is gone) or "E\n<message>"
  * Per-endpoint keys also expire an hour after the deadline, as a backstop for a deployment where
  * no instance sweeps any more.
@@ -136,6 +138,17 @@ local function purge(id)
   redis.call('ZREM', P .. 'index', id)
   redis.call('ZREM', P .. 'kept', id)
 end
+-- An instance saw ages up to 'known' in this partition, but Redis is behind: it lost writes
+-- (a restart from an older snapshot, a failover to a lagging replica). No endpoint can have
+-- lost more seqs than the partition lost ages, so every endpoint's numbering will move on by
+-- that much (rbjump, applied to each endpoint at its next capture: APPEND).
+local function lostWrites(known)
+  local ages = tonumber(redis.call('GET', P .. 'agecounter') or '0')
+  if known <= ages then return ages end
+  redis.call('INCRBY', P .. 'rbjump', known - ages)
+  redis.call('SET', P .. 'agecounter', known)
+  return known
+end
 local function announceEvicted(id, throughSeq)
   publish(id, 'E\\n' .. ${lua(EVICTED_MESSAGE_HEAD)} .. throughSeq .. '}')
 end
@@ -186,7 +199,7 @@ local kept = redis.call('ZCOUNT', P .. 'kept', '(' .. NOW, '+inf')
 local ofKind = ARGV[6] == 'kept' and kept or redis.call('ZCOUNT', P .. 'index', '(' .. NOW, '+inf') - kept
 if ofKind >= tonumber(ARGV[8]) then return 0 end
 local deadline = NOW + tonumber(ARGV[7])
-redis.call('HSET', epKey(id), 'rec', ARGV[4], 'resp', ARGV[5], 'kind', ARGV[6], 'seq', 0, 'cleared', 0)
+redis.call('HSET', epKey(id), 'rec', ARGV[4], 'resp', ARGV[5], 'kind', ARGV[6], 'seq', 0, 'cleared', 0, 'rbj', redis.call('GET', P .. 'rbjump') or '0')
 redis.call('ZADD', P .. 'index', deadline, id)
 if ARGV[6] == 'kept' then redis.call('ZADD', P .. 'kept', deadline, id) end
 backstop(id, deadline)
@@ -298,8 +311,8 @@ return 1
 `);
 
 /**
- * ARGV: id, draftJson, capturedAtMs, kind, rv, instance, captureNo, validUntil, floorSeq, then
- * per answer choice (answer-rules.ts) its rule, times and answer JSON.
+ * ARGV: id, draftJson, capturedAtMs, kind, rv, instance, captureNo, validUntil, floorSeq,
+ * knownAge, then per answer choice (answer-rules.ts) its rule, times and answer JSON.
  *   -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint, agecounter];
  *      nil when there is no endpoint of that kind;
  *      [resp, rv] (nothing stored) when the draft was built for another response version than
@@ -308,15 +321,17 @@ return 1
  *      has answered the sender 503 by then, so storing it would make a record that lies.
  * A capture this instance sent before (the same captureNo: ioredis sent it again after a
  * reply was lost) is not stored twice: its first seq and choice are returned.
- * floorSeq: the highest seq the instance knows was given on this endpoint; a counter below it
- * means Redis lost writes, and the seq moves past it, so no seq is given to two requests.
+ * floorSeq: the highest seq the instance knows was given on this endpoint; knownAge: the
+ * highest age it has seen in the partition (its captures' replies, the requests its watchers
+ * got). Either above what Redis holds means Redis lost writes: the seq moves past what was
+ * handed out (lostWrites), so no seq is given to two requests.
  */
 export const APPEND = script(`
 local id, kind, instance, captureNo = ARGV[3], ARGV[6], ARGV[8], ARGV[9]
 local deadline = alive(id)
 if not deadline then return nil end
 local ep, rq = epKey(id), P .. 'rq:' .. id
-local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'ic:' .. instance)
+local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'ic:' .. instance, 'rbj')
 if current[1] ~= kind then return nil end
 local rv = current[2] or '0'
 local responder = (current[3] and tonumber(current[4]) > NOW) and 1 or 0
@@ -333,16 +348,21 @@ if NOW > tonumber(ARGV[10]) then return 'late' end
 if ARGV[7] ~= '' and ARGV[7] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
 -- The first choice whose rule has answers left (times 0: no limit), counted here.
 local choice = 0
-local choices = (#ARGV - 11) / 3
+local choices = (#ARGV - 12) / 3
 for at = 0, choices - 1 do
-  local rule, times = ARGV[12 + at * 3], tonumber(ARGV[13 + at * 3])
+  local rule, times = ARGV[13 + at * 3], tonumber(ARGV[14 + at * 3])
   choice = at
   if times == 0 then break end
   if redis.call('HINCRBY', ep, 'rc' .. rule, 1) <= times then break end
   redis.call('HINCRBY', ep, 'rc' .. rule, -1)
 end
-local answer = ARGV[14 + choice * 3]
-local floor = tonumber(ARGV[11])
+local answer = ARGV[15 + choice * 3]
+local age = lostWrites(tonumber(ARGV[12])) + 1
+redis.call('SET', P .. 'agecounter', age)
+-- What the partition lost since this endpoint last caught up, on top of what this instance saw.
+local jump = tonumber(redis.call('GET', P .. 'rbjump') or '0')
+local floor = math.max(tonumber(ARGV[11]), tonumber(current[5]) + jump - tonumber(current[7] or jump))
+if jump ~= tonumber(current[7] or '-1') then redis.call('HSET', ep, 'rbj', jump) end
 if floor > tonumber(current[5]) then
   -- Redis lost writes: what it still holds was numbered in the lost sequence's past; the
   -- watchers are told it is gone, and numbering goes on past what was handed out.
@@ -371,10 +391,9 @@ local count = redis.call('RPUSH', rq, message)
 if count == 1 then redis.call('PEXPIREAT', rq, math.floor(deadline + BACKSTOP_MS)) end
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, cost)
 local total = redis.call('INCRBY', P .. 'total', cost)
-local age = redis.call('INCR', P .. 'agecounter')
 redis.call('ZADD', P .. 'aged', age, id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
-publish(id, 'R ' .. seq .. ' ' .. ARGV[5] .. '\\n' .. message)
+publish(id, 'R ' .. seq .. ' ' .. ARGV[5] .. ' ' .. age .. '\\n' .. message)
 
 -- The endpoint's oldest stored request has seq (seq - count + 1).
 while count > cfg.count do
@@ -393,6 +412,11 @@ if evicted > 0 then
 end
 evictOldest(${EVICT_BATCH}, false, cfg, total)
 return {seq, choice, responder, age}
+`);
+
+/** ARGV: knownAge -> the partition's age counter, moved past what Redis lost when knownAge is ahead of it (run after a reconnect). */
+export const CHECK_AGES = freeing(`
+return lostWrites(tonumber(ARGV[3]))
 `);
 
 /** ARGV: limit, force ('1': Redis is out of memory) -> requests evicted to bring the partition within its budget, or to make room (at most limit). */

@@ -25,7 +25,7 @@ export interface RedisStoreOptions extends StoreLimits {
    * `unreplicatedCaptures` counts it.
    */
   replicaWaitMs?: number;
-  /** Tests only: a clock to judge deadlines by, applied as a skew over Redis's own. */
+  /** Tests only: a clock to judge deadlines by, instead of Redis's own. */
   now?: () => number;
 }
 
@@ -39,6 +39,12 @@ const CLOCK_CHECK_MS = 5_000;
 type Command = (...args: Array<string | number>) => Promise<unknown>;
 type ScriptName = keyof typeof scripts;
 
+/** The Redis store, and what the bus tells it: the partition ages its watchers' requests carried. */
+export interface RedisStore extends Store {
+  /** A request of partition `partition` (its prefix) carried age `age` (redis-scripts.ts, APPEND): Redis has given at least that many. */
+  noteAge(partition: string, age: number): void;
+}
+
 /**
  * Endpoints, requests and lifetimes in Redis, shared by every instance: each operation is one
  * script (redis-scripts.ts), atomic and one round trip, on the one hash slot of the endpoint's
@@ -47,7 +53,7 @@ type ScriptName = keyof typeof scripts;
  * StoreUnavailableError, and a capture its sender was told failed is never stored (APPEND's
  * deadline) nor stored twice (APPEND recognises a capture sent again).
  */
-export function createRedisStore(options: RedisStoreOptions): Store {
+export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { redis, prefix, commandTimeoutMs } = options;
   /** Each partition's prefix, hash tag included (every key of it shares one slot), and an endpoint's. */
   const { all: partitions, of: partitionOf } = partitionPrefixes(prefix, options.partitions ?? 1);
@@ -139,6 +145,25 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   clockCheck.unref();
 
   /**
+   * The highest age this instance has seen in each partition: from its own captures and from
+   * the requests its watchers got. Redis behind it has lost writes (redis-scripts.ts, lostWrites).
+   */
+  const knownAges = new Map<string, number>();
+  const noteAge = (partition: string, age: number) => {
+    if (age > (knownAges.get(partition) ?? 0)) knownAges.set(partition, age);
+  };
+  // Back after a reconnect (a restart, a failover): tell Redis at once what was seen before,
+  // so the first capture after it, through any instance, numbers past what was handed out.
+  let wasReady = redis.status === 'ready';
+  redis.on('ready', () => {
+    if (!wasReady) {
+      wasReady = true;
+      return;
+    }
+    for (const [partition, age] of knownAges) void run('CHECK_AGES', partition, undefined, age).catch(() => undefined);
+  });
+
+  /**
    * What this instance last saw of the endpoints it captured for: their kind, their response
    * configuration with its version, and the highest seq it was given. A capture then costs one
    * script (APPEND), not a lookup first: APPEND refuses a gone endpoint, and a draft built for
@@ -190,6 +215,8 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   };
 
   return {
+    noteAge,
+
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
       await configure();
       const { response, ...rest } = endpoint;
@@ -210,7 +237,10 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
     async getEndpoint(id) {
       const fetched = await fetchEndpoint(id);
-      return fetched && { ...fetched.record, response: fetched.seen.response };
+      if (!fetched) return undefined;
+      const endpoint: EndpointRecord = { ...fetched.record, response: fetched.seen.response };
+      if (fetched.responder !== undefined) endpoint.responder = fetched.responder;
+      return endpoint;
     },
 
     async findEndpointKind(id) {
@@ -273,7 +303,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       const attempt = ({ response, redact, lastSeq }: Known, version: string) => {
         const draft = recordFor(response, redact);
         const choices = draft.choices.flatMap((choice, at) => [choice.rule, choice.times, draft.answers[at] as string]);
-        return append([draft.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, ...choices], id) as Promise<AppendReply>;
+        return append([draft.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, knownAges.get(partitionOf(id)) ?? 0, ...choices], id) as Promise<AppendReply>;
       };
       let reply = await attempt(seen, seen.version);
       if (Array.isArray(reply) && typeof reply[0] === 'string') {
@@ -288,8 +318,9 @@ export function createRedisStore(options: RedisStoreOptions): Store {
         forget(id);
         return undefined;
       }
-      const [seq, choice, responder] = reply as [number, number, number, number];
+      const [seq, choice, responder, age] = reply as [number, number, number, number];
       seen.lastSeq = Math.max(seen.lastSeq, Number(seq));
+      noteAge(partitionOf(id), Number(age));
       await replicated();
       return { seq: Number(seq), response: seen.response, choice: Number(choice), responder: Number(responder) === 1 };
     },

@@ -173,7 +173,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     async getEndpoint(id) {
       const row = reading(() => aliveRow(id));
-      return row && toRecord(id, row);
+      if (!row) return undefined;
+      const responder = responders.get(id);
+      return responder !== undefined && responder.untilMs > now() ? { ...toRecord(id, row), responder: responder.token } : toRecord(id, row);
     },
 
     async findEndpointKind(id) {

@@ -16,6 +16,8 @@ export interface EndpointRecord {
   /** False: secret header and query values are stored as received (kept endpoints, by their creator's choice). Absent: redacted. */
   redact?: boolean;
   response: ResponseConfig;
+  /** The responder (`hookwatch forward --respond`) holding it now: set by `getEndpoint` only, never stored with the record. */
+  responder?: string;
 }
 
 /**

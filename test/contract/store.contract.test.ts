@@ -9,7 +9,7 @@ import { createRedisBus } from '../../src/bus/redis-bus.js';
 import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/response-config.js';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createRedisStore } from '../../src/store/redis-store.js';
+import { createRedisStore, type RedisStore } from '../../src/store/redis-store.js';
 import { createEmbeddedStore } from '../../src/store/embedded-store.js';
 import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite-database.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
@@ -513,7 +513,7 @@ describe('Redis store: instances on one prefix', () => {
       const commands = connectRedis();
       redisClients.push(commands);
       return createRedisStore({ ...LIMITS, redis: commands, prefix, commandTimeoutMs: 2000 });
-    }) as [Store, Store];
+    }) as [RedisStore, RedisStore];
   };
 
   it("counts a rule's answers across instances", async () => {

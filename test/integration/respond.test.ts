@@ -67,7 +67,12 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     });
     const run = cli(['forward', e.link, '--to', to, '--respond']);
     await responding(run);
-    expect((await e.tab.next('responder')).id).toEqual(expect.any(String));
+    const claimed = (await e.tab.next('responder')).id;
+    expect(claimed).toEqual(expect.any(String));
+    // A tab that joins later learns it from its welcome.
+    const { client: later, welcome: laterWelcome } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    cleanups.push(() => later.close());
+    expect(laterWelcome.endpoint.responder).toBe(claimed);
 
     const answer = await send(`${e.url}/path?x=1`, { method: 'POST', body: 'hello' });
     expect(answer.status).toBe(201);

@@ -112,3 +112,12 @@ describe('every preset', () => {
     }
   });
 });
+
+describe('a filled-in answer', () => {
+  it('stays bounded however many placeholders a body holds', () => {
+    const body = '{{json.a}}'.repeat(6000);
+    const request = input({ json: { a: 'x'.repeat(60_000) } });
+    const filled = fillTemplate(parseTemplate(body) as Template, request, 1, escapeJsonContent);
+    expect(filled.length).toBe(256 * 1024);
+  });
+});
