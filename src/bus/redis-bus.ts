@@ -71,16 +71,24 @@ export function createRedisBus(options: RedisBusOptions): Bus {
   });
 
   let readyBefore = subscriber.status === 'ready';
-  subscriber.on('ready', () => {
-    if (!readyBefore) {
-      readyBefore = true;
-      return;
-    }
+  const resubscribe = () => {
     const resubscribed = subscribed.size > 0 ? Promise.all([...subscribed].map((endpointId) => subscriber.ssubscribe(channel(endpointId)))) : Promise.resolve();
     resubscribed.then(
       () => onReconnect?.(),
       () => onReconnect?.(),
     );
+  };
+  subscriber.on('ready', () => {
+    if (!readyBefore) {
+      readyBefore = true;
+      return;
+    }
+    resubscribe();
+  });
+  // A Cluster stays ready while it replaces a shard's subscriber (a node lost, slots moved):
+  // what that shard published meanwhile is refilled the same way.
+  subscriber.on('subscribersReady', () => {
+    if (readyBefore) resubscribe();
   });
 
   return {

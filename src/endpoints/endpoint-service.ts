@@ -63,9 +63,10 @@ export interface EndpointService {
   /**
    * Passes a responder's local answer to the sender of request `seq`, on whichever instance it
    * waits (nothing happens when none does any more); BAD_MESSAGE for an answer that cannot be
-   * relayed, whose sender then gets the configured answer at once.
+   * relayed, whose sender then gets the configured answer at once, or from a responder (`token`)
+   * a later claim has replaced.
    */
-  relayLocalAnswer(endpointId: string, message: LocalAnswerMessage): Promise<Outcome<void>>;
+  relayLocalAnswer(endpointId: string, token: string, message: LocalAnswerMessage): Promise<Outcome<void>>;
 }
 
 /**
@@ -151,7 +152,10 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
 
     setResponder: (endpointId, token, action) => store.setResponder(endpointId, token, Date.now() + RESPONDER_LEASE_MS, action),
 
-    async relayLocalAnswer(endpointId, message) {
+    async relayLocalAnswer(endpointId, token, message) {
+      // The latest claim wins: a responder replaced since is not relayed (the sender waits for the one now holding).
+      const endpoint = await store.getEndpoint(endpointId);
+      if (endpoint?.responder !== token) return refused(errors.BAD_MESSAGE('another hookwatch forward --respond answers this endpoint\'s senders now'));
       const relayed = toRelayed(message);
       const data = relayed.ok ? JSON.stringify(relayed.value) : NO_LOCAL_ANSWER;
       await bus.publish(endpointId, { answerFor: message.seq, data });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { MAX_AFTER_SEQ } from '../shared/protocol.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import type { Config } from '../config.js';
 import { toEndpointInfo } from '../endpoints/endpoint-records.js';
@@ -55,7 +56,7 @@ function closedSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-const afterSeqSchema = decimalParam(16, Number.MAX_SAFE_INTEGER);
+const afterSeqSchema = decimalParam(16, MAX_AFTER_SEQ);
 
 /**
  * The endpoints API beside the socket (docs/protocol.md), for kept endpoints and for clients

@@ -4,7 +4,7 @@ import { ENDPOINT_NAME } from '../endpoints/endpoint-service.js';
 import { errors, type ErrorCode } from '../errors.js';
 import type { CapturedRequest, MultipartPart } from '../shared/captured-request.js';
 import { MAX_RULE_CONDITIONS, MAX_RULE_NAME_CHARS, MAX_RULES, type AnswerRule, type RuleAnswer, type RuleWhen } from '../shared/answer-rules.js';
-import { LIVE_PATH, RECEIVER_PREFIXES, SUBPROTOCOL, type CreateMessage, type EndpointInfo, type ForwardedMessage } from '../shared/protocol.js';
+import { LIVE_PATH, MAX_AFTER_SEQ, RECEIVER_PREFIXES, SUBPROTOCOL, type CreateMessage, type EndpointInfo, type ForwardedMessage } from '../shared/protocol.js';
 import type { responseConfigSchema, ResponseConfig } from '../shared/response-config.js';
 import {
   DEFAULT_RESPONSE,
@@ -501,7 +501,7 @@ const endpointsPaths: Record<string, PathItem> = {
           in: 'query',
           required: false,
           description: 'Only requests with a greater seq (decimal digits).',
-          schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+          schema: { type: 'integer', minimum: 0, maximum: MAX_AFTER_SEQ, default: 0 },
         },
         {
           name: 'waitMs',

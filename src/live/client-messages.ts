@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClientMessage } from '../shared/protocol.js';
+import { MAX_AFTER_SEQ, type ClientMessage } from '../shared/protocol.js';
 
 const clientMessageSchema = z.discriminatedUnion('type', [
   // The choices themselves are validated by the endpoint service, as for POST /api/endpoints.
@@ -8,7 +8,8 @@ const clientMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('join'),
     endpointId: z.string().min(1).max(64),
     key: z.string().min(1).max(128),
-    afterSeq: z.number().int().min(0).optional(),
+    // Far past any real count, below where numbers stop being exact (a resume past the last seq moves the numbering there).
+    afterSeq: z.number().int().min(0).max(MAX_AFTER_SEQ).optional(),
   }),
   // The response itself is validated by parseResponseConfig, for a message naming each field.
   z.strictObject({ type: z.literal('set-response'), response: z.unknown() }),

@@ -255,7 +255,7 @@ export class LiveSession {
     if (message.type === 'claim-responder') return this.claimResponder(endpoint.id);
     if (message.type === 'local-answer') {
       if (!this.state.responder) return this.refuse(errors.BAD_MESSAGE('send claim-responder before local-answer'), { forType: message.type });
-      const relayed = await service.relayLocalAnswer(endpoint.id, message);
+      const relayed = await service.relayLocalAnswer(endpoint.id, this.state.responder.token, message);
       return relayed.ok ? undefined : this.refuse(relayed.error, { forType: message.type });
     }
     const outcome = message.type === 'set-response' ? await service.setResponse(endpoint.id, message.response) : await service.clear(endpoint.id);

@@ -11,6 +11,9 @@ export const LIVE_PATH = '/api/live';
 /** Receiver URL paths, `<prefix><id>`: live endpoints and kept ones (docs/glossary.md). */
 export const RECEIVER_PREFIXES = { live: '/api/webhook-tester/', kept: '/api/webhook-endpoint/' } as const;
 
+/** The largest `afterSeq` a client may resume from (2^50): seqs stay exact integers far past it. */
+export const MAX_AFTER_SEQ = 2 ** 50;
+
 /** How many of the newest requests an endpoint keeps when the server does not say (`maxRequests`). */
 export const DEFAULT_MAX_REQUESTS = 50;
 

@@ -33,6 +33,8 @@ export interface RedisStoreOptions extends StoreLimits {
 const SWEEP_BATCH = 200;
 /** Bytes of response configurations the instance remembers (see `known`); a configuration can be 64 KiB. */
 const KNOWN_BYTES = 8 * 1024 * 1024;
+/** After a WAIT no replica answered, how long captures do not wait for one. */
+const REPLICA_QUIET_MS = 5_000;
 /** How often the instance measures how far Redis's clock is from its own (for APPEND's deadline), and counts the primary's replicas. */
 const CLOCK_CHECK_MS = 5_000;
 
@@ -113,11 +115,36 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * (answering 503 would have it sent, stored and delivered again), and it is counted; the
    * replicas are counted again at once, so later captures do not wait for a replica that is not there.
    */
+  /**
+   * One WAIT covers every write sent before it on the connection, and WAIT holds the connection
+   * while it waits: captures that arrive while one is out share the next, so at most one waits
+   * behind another. After a WAIT no replica answered, captures do not wait for REPLICA_QUIET_MS
+   * (counted instead): a replica that is connected but not keeping up must not hold every
+   * command on the connection a second at a time.
+   */
+  let waiting: Promise<number> | undefined;
+  let next: Promise<number> | undefined;
+  let quietUntil = 0;
+  const waitForReplica = (): Promise<number> => {
+    if (!waiting) {
+      waiting = (redis as Redis).wait(1, replicaWaitMs).then(Number, () => 0).finally(() => (waiting = undefined));
+      return waiting;
+    }
+    // Sent after the one out, so it covers this capture too.
+    next ??= waiting.then(() => {
+      next = undefined;
+      return waitForReplica();
+    });
+    return next;
+  };
   const replicated = async () => {
-    if (replicaWaitMs === 0 || replicas === 0) return;
-    const acknowledged = await (redis as Redis).wait(1, replicaWaitMs).catch(() => 0);
-    if (Number(acknowledged) >= 1) return;
+    if (replicaWaitMs === 0 || replicas === 0 || Date.now() < quietUntil) {
+      if (replicaWaitMs > 0 && replicas > 0) unreplicatedCaptures++;
+      return;
+    }
+    if ((await waitForReplica()) >= 1) return;
     unreplicatedCaptures++;
+    quietUntil = Date.now() + REPLICA_QUIET_MS;
     void measureClock().catch(() => undefined);
   };
 

@@ -174,6 +174,28 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     expect((await e.tab.next('answered')).answer.droppedHeaders).toEqual(['set-cookie']);
   });
 
+  it('relays only the latest responder: one replaced since is refused', async () => {
+    const s = await server({ respondTimeoutMs: 10_000 });
+    const e = await endpoint(s.wsUrl, s.baseUrl);
+    const claim = async () => {
+      const { client } = await LiveClient.join(s.wsUrl, e.id, e.key);
+      cleanups.push(() => client.close());
+      client.send({ type: 'claim-responder' });
+      await client.next('responder');
+      await client.next('responder');
+      return client;
+    };
+    const first = await claim();
+    const second = await claim();
+    const sender = send(e.url, { method: 'POST' });
+    const { request } = await first.next('request');
+    first.send({ type: 'local-answer', seq: request.seq, status: 201, headers: [], body: 'old', bodyEncoding: 'utf8' });
+    expect((await first.next('error')).error.message).toMatch(/another hookwatch forward --respond answers/);
+    second.send({ type: 'local-answer', seq: request.seq, status: 202, headers: [], body: 'latest', bodyEncoding: 'utf8' });
+    const answer = await sender;
+    expect([answer.status, answer.text]).toEqual([202, 'latest']);
+  });
+
   it('holds at most RESPOND_MAX_WAITING senders; the rest get the configured answer at once', async () => {
     const s = await server({ respondMaxWaiting: 1, respondTimeoutMs: 10_000 });
     const e = await endpoint(s.wsUrl, s.baseUrl);
