@@ -200,10 +200,13 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
     const ahead = spawn('faketime', ['-f', '+50s', process.execPath, join(root, 'dist', 'main.js')], {
       env: { ...process.env, REDIS_URL: redis.url, REDIS_PREFIX: prefix, DATA_DIR: 'none', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', CLEANUP_INTERVAL_MS: '1000' },
       stdio: 'ignore',
+      // Its own process group: faketime runs node as a child, which must go with it.
+      detached: true,
     });
     cleanups.push(async () => {
-      ahead.kill('SIGKILL');
-      await new Promise((resolve) => ahead.once('exit', resolve));
+      const exited = new Promise((resolve) => ahead.once('exit', resolve));
+      process.kill(-(ahead.pid as number), 'SIGKILL');
+      await exited;
     });
     await expect.poll(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), { timeout: 15_000, interval: 100 }).toBe(true);
     // Its clock is ahead: its answers are dated 50 s from now.
