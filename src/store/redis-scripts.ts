@@ -16,8 +16,8 @@
  *               version, counted up by each change), kind, seq, cleared; rc<i>: answers rule i
  *               gave since the configuration was set; rsp, rspu: the responder's token and the
  *               end of its claim; grace: how long a live one outlives its last holder;
- *               ic:<instance>: the instance's last captures here, for
- *               recognising one sent again after a lost reply ("no:seq:choice,…")
+ *               ic:<instance>: the instance's last captures here, for recognising one sent
+ *               again after a lost reply ("no:seq:choice,…"), in:<instance> the newest of them
  *   P rq:<id>   list: the stored `request` messages, oldest first: the seqs up to the hash's
  *               seq, without holes, so each one's seq follows from its place
  *   P pr:<id>   sorted set: the instances holding a live endpoint (their heartbeats say for how long)
@@ -331,15 +331,14 @@ local id, kind, instance, captureNo = ARGV[3], ARGV[6], ARGV[8], ARGV[9]
 local deadline = alive(id)
 if not deadline then return nil end
 local ep, rq = epKey(id), P .. 'rq:' .. id
-local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'ic:' .. instance, 'rbj')
+local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'ic:' .. instance, 'rbj', 'in:' .. instance)
 if current[1] ~= kind then return nil end
 local rv = current[2] or '0'
 local responder = (current[3] and tonumber(current[4]) > NOW) and 1 or 0
 local recent = current[6] or ''
 -- Sent before (checked before 'late': the first try may have run in time)? This instance
 -- numbers its captures upwards, so only a number up to its newest one here can be.
-local newest = tonumber(string.match(recent, '(%d+):%d+:%d+$') or '0')
-if tonumber(captureNo) <= newest then
+if tonumber(captureNo) <= tonumber(current[8] or '0') then
   for no, seq, choice in string.gmatch(recent, '(%d+):(%d+):(%d+)') do
     if no == captureNo then return {tonumber(seq), tonumber(choice), responder, -1} end
   end
@@ -375,7 +374,7 @@ local seq = redis.call('HINCRBY', ep, 'seq', 1)
 recent = recent .. (recent == '' and '' or ',') .. captureNo .. ':' .. seq .. ':' .. choice
 -- About the last ${REMEMBERED_CAPTURES} (an entry is some 20 characters): the oldest goes first.
 if #recent > ${REMEMBERED_CAPTURES * 20} then recent = string.sub(recent, string.find(recent, ',', 1, true) + 1) end
-redis.call('HSET', ep, 'ic:' .. instance, recent)
+redis.call('HSET', ep, 'ic:' .. instance, recent, 'in:' .. instance, captureNo)
 local draft = ARGV[4]
 local message
 if #draft > 2 then
