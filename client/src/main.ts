@@ -82,6 +82,8 @@ function onWelcome(message: WelcomeMessage, resumed: boolean): void {
   if (endpoint.partial) responseForm.unknown();
   // Folded when first known; a resume leaves it as the reader had it.
   else responseForm.fill(endpoint.response, !resumed);
+  // A tab that joins after a `hookwatch forward --respond` claimed the endpoint learns it here.
+  responseForm.showResponder(endpoint.responder !== undefined);
   screen.welcome(message, resumed);
   screen.rulesChanged();
   showState(connectionState);
