@@ -159,7 +159,7 @@ describe('hostile input', () => {
         socket.send(bytes(64), { binary: true });
         wsTried++;
         if (i % 4 === 0) {
-          socket.send('x'.repeat(600 * 1024));
+          socket.send('x'.repeat(1600 * 1024));
           wsTried++;
           return closed;
         }
