@@ -16,7 +16,7 @@ import type { Draft, EndpointKind, Store } from '../store/store.js';
 import { DEFAULT_CHOICE, ONLY_DEFAULT, type AnswerChoice, type RuleInput } from '../shared/answer-rules.js';
 import type { RecordedAnswer } from '../shared/captured-request.js';
 import type { LocalAnswers } from './local-answers.js';
-import { answerOf, choicesFor, recordedAnswers, ruleInputOf, type Answer } from './rule-answers.js';
+import { answerOf, choicesFor, recordedAnswers, requestRuleInput, type Answer } from './rule-answers.js';
 import { addressKey } from './address-key.js';
 import { createLimits } from './rate-limit.js';
 import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './answers.js';
@@ -116,7 +116,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
 
     const endpointPath = RECEIVER_PREFIXES[kind] + endpointId;
     let input: RuleInput | undefined;
-    const inputOf = () => (input ??= ruleInputOf(request, endpointPath, body));
+    const inputOf = () => (input ??= requestRuleInput(request, endpointPath, body));
     /** The choices of the draft last built: the store takes one of them. */
     let choices: readonly AnswerChoice[] = ONLY_DEFAULT;
     let appended;

@@ -98,7 +98,7 @@ export function answerOf(response: ResponseConfig, choice: AnswerChoice, inputOf
 }
 
 /** What a rule sees of a request as received (before any redaction), each part read only when a rule asks. */
-export function ruleInputOf(request: FastifyRequest, endpointPath: string, body: { bytes: Buffer; truncated: boolean }): RuleInput {
+export function requestRuleInput(request: FastifyRequest, endpointPath: string, body: { bytes: Buffer; truncated: boolean }): RuleInput {
   const url = request.raw.url ?? '';
   const rawHeaders = request.raw.rawHeaders;
   let query: ReturnType<typeof parseParams> | undefined;

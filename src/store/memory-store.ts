@@ -1,6 +1,7 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import { createResponderClaims } from './responder-claims.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import { redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
@@ -21,8 +22,6 @@ interface Entry {
   responseBytes: number;
   /** Answers each rule has given since the configuration was set (answer-rules.ts). */
   ruleCounts: Record<number, number>;
-  /** The `hookwatch forward --respond` holding the endpoint, until its claim lapses. */
-  responder: { token: string; untilMs: number } | undefined;
 }
 
 /**
@@ -50,6 +49,7 @@ const costOf = (request: StoredRequest) => request.message.length + STORED_REQUE
 export function createMemoryStore(options: MemoryStoreOptions): Store {
   const now = options.now ?? Date.now;
   const all = new Map<string, Entry>();
+  const responders = createResponderClaims(now);
   /** The entry while it lives; past its deadline it is gone for every method (the sweep frees it). */
   const alive = (id: string): Entry | undefined => {
     const entry = all.get(id);
@@ -113,6 +113,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     removeAll(entry);
     responseBytes -= entry.responseBytes;
     entry.responseBytes = 0;
+    responders.forget(id);
     all.delete(id);
   }
 
@@ -130,7 +131,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // The map may still hold expired entries the sweep has not reached: count the living.
       if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return 'full';
       if (taken) remove(endpoint.id, taken);
-      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0, ruleCounts: {}, responder: undefined });
+      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0, ruleCounts: {} });
       return 'created';
     },
 
@@ -146,7 +147,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     async getEndpoint(id) {
       const entry = alive(id);
       if (!entry) return undefined;
-      return entry.responder !== undefined && entry.responder.untilMs > now() ? { ...entry.endpoint, responder: entry.responder.token } : { ...entry.endpoint };
+      const responder = responders.holder(id);
+      return responder === undefined ? { ...entry.endpoint } : { ...entry.endpoint, responder };
     },
 
     async findEndpointKind(id) {
@@ -270,7 +272,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
         announceEvicted(entry, evictedSeq);
       }
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
-      return { seq, response, choice, responder: entry.responder !== undefined && entry.responder.untilMs > now() };
+      return { seq, response, choice, responder: responders.holder(id) !== undefined };
     },
 
     async setAnswer(id, seq, answerJson) {
@@ -286,22 +288,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     },
 
     async setResponder(id, token, untilMs, action) {
-      const entry = alive(id);
-      if (!entry) return false;
-      const holds = entry.responder !== undefined && entry.responder.token === token && entry.responder.untilMs > now();
-      if (action === 'claim') {
-        entry.responder = { token, untilMs };
-        await options.bus.publish(id, { data: responderMessage(token) });
-        return true;
-      }
-      if (!holds) return false;
-      if (action === 'renew') {
-        entry.responder = { token, untilMs };
-        return true;
-      }
-      entry.responder = undefined;
-      await options.bus.publish(id, { data: responderMessage(null) });
-      return true;
+      if (!alive(id)) return false;
+      const announce = responders.apply(id, token, untilMs, action);
+      if (announce) await options.bus.publish(id, { data: announce });
+      return announce !== false;
     },
 
     async readLog(id, afterSeq) {

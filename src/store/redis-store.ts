@@ -100,7 +100,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   let replicas = 0;
   let unreplicatedCaptures = 0;
   const replicaWaitMs = options.replicaWaitMs ?? 0;
-  const measureClock = async () => {
+  /** Measures how far Redis's clock is from this instance's, and (with a replica wait) counts the primary's replicas. */
+  const measureRedis = async () => {
     const before = localNow();
     const [seconds, micros] = (await (redis as Redis).time()) as [string | number, string | number];
     const after = localNow();
@@ -145,7 +146,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     if ((await waitForReplica()) >= 1) return;
     unreplicatedCaptures++;
     quietUntil = Date.now() + REPLICA_QUIET_MS;
-    void measureClock().catch(() => undefined);
+    void measureRedis().catch(() => undefined);
   };
 
   // The budgets live in Redis, one set for every instance (the latest started wins, and says so).
@@ -161,14 +162,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const before = await onEveryPartition('CONFIGURE', ...Object.entries(settings).flat());
       const previous = Object.fromEntries(chunk((before[0] as string[] | undefined) ?? [], 2) as Array<[string, string]>);
       if (Object.keys(previous).length > 0 && Object.entries(settings).some(([name, value]) => previous[name] !== value)) options.onSettingsChanged?.(previous, settings);
-      await measureClock().catch(() => undefined);
+      await measureRedis().catch(() => undefined);
     })().catch((error: unknown) => {
       configured = undefined;
       throw error;
     });
     return configured;
   };
-  const clockCheck = setInterval(() => void measureClock().catch(() => undefined), CLOCK_CHECK_MS);
+  const clockCheck = setInterval(() => void measureRedis().catch(() => undefined), CLOCK_CHECK_MS);
   clockCheck.unref();
 
   /**

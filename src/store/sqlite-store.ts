@@ -2,7 +2,8 @@ import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import { createResponderClaims } from './responder-claims.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import {
   redactsSecrets,
@@ -62,7 +63,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const sql = prepareStatements(db);
   const held = new Map<string, Held>();
   /** Responders (`hookwatch forward --respond`): sockets of this process, so held here and gone with it. */
-  const responders = new Map<string, { token: string; untilMs: number }>();
+  const responders = createResponderClaims(now);
   let totalBytes = 0;
   let evictedRequests = 0;
   /** The counts as the database has them: at start, and after a transaction that failed part-way. */
@@ -130,7 +131,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     sql.deleteEndpoint.run(id);
     leases.delete(id);
     watchers.delete(id);
-    responders.delete(id);
+    responders.forget(id);
   };
 
   /** The disk budget: the oldest requests of any endpoint go first. Returns endpoint -> last seq evicted. */
@@ -174,8 +175,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async getEndpoint(id) {
       const row = reading(() => aliveRow(id));
       if (!row) return undefined;
-      const responder = responders.get(id);
-      return responder !== undefined && responder.untilMs > now() ? { ...toRecord(id, row), responder: responder.token } : toRecord(id, row);
+      const responder = responders.holder(id);
+      return responder === undefined ? toRecord(id, row) : { ...toRecord(id, row), responder };
     },
 
     async findEndpointKind(id) {
@@ -305,8 +306,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       // Announced in the order they happened: the request, then what left to make room.
       await bus.publish(id, { seq: appended.seq, data: appended.message, capturedAtMs });
       for (const [endpointId, throughSeq] of appended.evictedThrough) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
-      const responder = responders.get(id);
-      return { seq: appended.seq, response: appended.response, choice: appended.choice, responder: responder !== undefined && responder.untilMs > now() };
+      return { seq: appended.seq, response: appended.response, choice: appended.choice, responder: responders.holder(id) !== undefined };
     },
 
     async setAnswer(id, seq, answerJson) {
@@ -326,13 +326,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     async setResponder(id, token, untilMs, action) {
       if (inTransaction(() => aliveRow(id)) === undefined) return false;
-      const current = responders.get(id);
-      const holds = current !== undefined && current.token === token && current.untilMs > now();
-      if (action !== 'claim' && !holds) return false;
-      if (action === 'release') responders.delete(id);
-      else responders.set(id, { token, untilMs });
-      if (action !== 'renew') await bus.publish(id, { data: responderMessage(action === 'claim' ? token : null) });
-      return true;
+      const announce = responders.apply(id, token, untilMs, action);
+      if (announce) await bus.publish(id, { data: announce });
+      return announce !== false;
     },
 
     async readLog(id, afterSeq) {
