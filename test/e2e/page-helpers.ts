@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import axe from 'axe-core';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { launchChromium } from './browser.js';
@@ -131,4 +131,27 @@ export function serverAndBrowser(): { server: TestServer; browser: Browser } {
     await rig.server?.close();
   });
   return rig;
+}
+
+/**
+ * The page's live socket through a switch the test holds: `down()` closes every socket and
+ * refuses new ones (as a dropped network would), `up()` lets them through again.
+ */
+export async function switchableNetwork(page: Page): Promise<{ down: () => Promise<void>; up: () => void }> {
+  let open = true;
+  const sockets: WebSocketRoute[] = [];
+  await page.routeWebSocket(/\/api\/live$/, (ws) => {
+    if (!open) return void ws.close({ code: 4999, reason: 'test: network down' });
+    ws.connectToServer();
+    sockets.push(ws);
+  });
+  return {
+    down: async () => {
+      open = false;
+      for (const ws of sockets) await ws.close({ code: 4999, reason: 'test: network down' });
+    },
+    up: () => {
+      open = true;
+    },
+  };
 }

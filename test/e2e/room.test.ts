@@ -1,13 +1,13 @@
 // The page's room and its header (issue 25): the request list has space, the answer form folds to
 // one line, the connection is named apart from the endpoint's kind, an expired link shows a clean
 // page, and the header does not move while reconnecting.
-import type { Browser, Page, WebSocketRoute } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, openPage, receiverUrl, rows, VIEWS, viewContext, waitLive } from './page-helpers.js';
+import { checkAxe, openPage, receiverUrl, rows, switchableNetwork, VIEWS, viewContext, waitLive } from './page-helpers.js';
 
 /** Rows wholly on screen: inside the list's own box (it scrolls on wide screens) and the viewport. */
 function rowsInView(page: Page): Promise<number> {
@@ -132,13 +132,7 @@ describe.skipIf(!haveChromium)('room for the log, and a header that says what it
     it(`${view.name}: keeps the header still while reconnecting: the URL box and the lifetime line do not move or wrap`, async () => {
       const context = await viewContext(browser, view);
       const page = await context.newPage();
-      let up = true;
-      const sockets: WebSocketRoute[] = [];
-      await page.routeWebSocket(/\/api\/live$/, (ws) => {
-        if (!up) return void ws.close({ code: 4999, reason: 'test: network down' });
-        ws.connectToServer();
-        sockets.push(ws);
-      });
+      const network = await switchableNetwork(page);
       await page.goto(patient.baseUrl);
       await waitLive(page);
       const boxes = () =>
@@ -150,15 +144,14 @@ describe.skipIf(!haveChromium)('room for the log, and a header that says what it
         );
       const before = await boxes();
 
-      up = false;
-      for (const ws of sockets) await ws.close({ code: 4999, reason: 'test: network down' });
+      await network.down();
       await expect.poll(() => page.textContent('#state'), { timeout: 2000 }).toBe('Reconnecting…');
       await page.locator('#retry-now').waitFor({ state: 'visible', timeout: 2000 });
       await expect.poll(() => page.textContent('#retry-in'), { timeout: 5000 }).toMatch(/^next try in \d+ s$/);
       expect(await boxes()).toEqual(before);
       await checkAxe(page);
 
-      up = true;
+      network.up();
       // Between attempts: at once. During one (the button is disabled then), that attempt gets through.
       await page.locator('#retry-now').click({ timeout: 1000 }).catch(() => undefined);
       await waitLive(page);

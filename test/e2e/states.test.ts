@@ -1,9 +1,9 @@
-import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
-import { confirm, openPage, receiverUrl, rows, waitLive } from './page-helpers.js';
+import { confirm, openPage, receiverUrl, rows, switchableNetwork, waitLive } from './page-helpers.js';
 
 async function streamText(stream: NodeJS.ReadableStream): Promise<string> {
   let text = '';
@@ -133,13 +133,7 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
 
   it('reconnects with a countdown and Retry now, then tells how many requests were lost while away', async () => {
     const page = await context.newPage();
-    let up = true;
-    const sockets: WebSocketRoute[] = [];
-    await page.routeWebSocket(/\/api\/live$/, (ws) => {
-      if (!up) return void ws.close({ code: 4999, reason: 'test: network down' });
-      ws.connectToServer();
-      sockets.push(ws);
-    });
+    const network = await switchableNetwork(page);
     await page.goto(small.baseUrl);
     await waitLive(page);
     const url = await receiverUrl(page);
@@ -148,15 +142,14 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     await expect.poll(() => rows(page).count(), { timeout: 2000 }).toBe(2);
 
     // The network goes: every attempt fails, and the wait grows.
-    up = false;
-    for (const ws of sockets) await ws.close({ code: 4999, reason: 'test: network down' });
+    await network.down();
     await expect.poll(() => page.textContent('#state'), { timeout: 2000 }).toBe('Reconnecting…');
     for (let i = 3; i <= 12; i++) await send(`${url}/${i}`, { method: 'POST', body: `request ${i}` });
     await expect.poll(() => page.textContent('#retry-in'), { timeout: 5000 }).toMatch(/^next try in [2-9] s$/);
     expect(await page.locator('#retry-now').isVisible()).toBe(true);
 
     // Back up: Retry now reconnects at once, well before the countdown ends.
-    up = true;
+    network.up();
     await page.click('#retry-now');
     await expect.poll(() => page.textContent('#state'), { timeout: 900 }).toBe('Connected');
     expect(await page.locator('#retry-now').isHidden()).toBe(true);
