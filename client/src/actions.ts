@@ -5,16 +5,19 @@ import { replayUrl, toCurl } from '../../src/shared/to-curl.js';
 import { confirmAction, copyText, download, toast } from './dom.js';
 import type { EndpointKind, PageEndpoint } from './endpoint.js';
 import { toHar } from './export.js';
-import { bodyBytes } from './format.js';
+import { bodyBytes, curlCopyNote } from './format.js';
 import { formatSpan } from './lifetime.js';
 
-export async function copy(text: string, what: string): Promise<void> {
-  toast((await copyText(text)) ? `${what} copied` : `Could not copy ${what.toLowerCase()}`);
+/** `note`: said after "copied" (what the copy leaves out). */
+export async function copy(text: string, what: string, note?: string): Promise<void> {
+  toast((await copyText(text)) ? `${what} copied${note ? `; ${note}` : ''}` : `Could not copy ${what.toLowerCase()}`);
 }
 
+/** Copies the request as a cURL command; a body the server cut is said at once, not only in the command's comment. */
 export function copyCurl(request: CapturedRequest, endpoint: PageEndpoint | undefined): void {
-  if (endpoint) void copy(toCurl(request, replayUrl(request, endpoint.url)), 'cURL command');
+  if (endpoint) void copy(toCurl(request, replayUrl(request, endpoint.url)), 'cURL command', curlCopyNote(request));
 }
+
 
 export function copyJson(request: CapturedRequest): void {
   void copy(JSON.stringify(request, null, 2), 'JSON');

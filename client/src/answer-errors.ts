@@ -6,7 +6,7 @@ import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import { MAX_RULE_CONDITIONS, MAX_RULE_NAME_CHARS } from '../../src/shared/answer-rules.js';
 import { parseTemplate } from '../../src/shared/answer-template.js';
 import { MAX_RESPONSE_BODY_BYTES, MAX_RESPONSE_BODY_ESCAPED_BYTES, MAX_RESPONSE_DELAY_MS, MAX_RESPONSE_HEADERS } from '../../src/shared/response-limits.js';
-import { parseConditionLines, parseHeaderLines } from './field-lines.js';
+import { headerColonError, parseConditionLines, parseHeaderLines } from './field-lines.js';
 
 /** The default answer's fields, as the server's messages name them. */
 export type AnswerField = 'status' | 'delayMs' | 'contentType' | 'headers' | 'body';
@@ -158,11 +158,13 @@ function splitIssues(text: string): string[] {
   return issues.filter((issue) => issue !== '');
 }
 
-/** What the form can tell before asking the server: numbers that are not numbers. */
-export function formErrors(status: string, delayMs: string): FieldError[] {
+/** What the form can tell before asking the server: numbers that are not numbers, header lines with no colon. */
+export function formErrors(status: string, delayMs: string, headers = ''): FieldError[] {
   const errors: FieldError[] = [];
   if (!/^\s*\d+\s*$/.test(status)) errors.push({ field: 'status', message: `Status must be a whole number: ${RANGE}.` });
   if (!/^\s*\d*\s*$/.test(delayMs)) errors.push({ field: 'delayMs', message: `Delay must be a whole number of milliseconds from 0 to ${MAX_RESPONSE_DELAY_MS}.` });
+  const colon = headerColonError(headers);
+  if (colon) errors.push({ field: 'headers', message: colon });
   return errors;
 }
 
@@ -184,6 +186,8 @@ export function ruleFormErrors(fields: Readonly<Record<RuleField, string>>): Arr
   const headers = parseHeaderLines(fields.answerHeaders)
     .map(([, value], index) => ({ index, template: parseTemplate(value) }))
     .flatMap(({ index, template }) => ('unknown' in template ? [`Header ${index + 1}: ${unknownPlaceholder(template.unknown)}`] : []));
+  const colon = headerColonError(fields.answerHeaders);
+  if (colon) headers.unshift(colon);
   if (headers.length > 0) errors.push({ field: 'answerHeaders', message: headers.join('\n') });
   return errors;
 }

@@ -1,6 +1,7 @@
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { h } from './dom.js';
 import { bodyBytes, formatBytes, hexDump } from './format.js';
+import { parseExact } from './exact-json.js';
 import { jsonTree } from './json-tree.js';
 import { looksLikeXml, prettyXml } from './xml.js';
 
@@ -74,7 +75,7 @@ function bodyViews(request: CapturedRequest): View[] {
 
 function jsonView(request: CapturedRequest): HTMLElement {
   try {
-    return jsonTree(JSON.parse(request.body));
+    return jsonTree(parseExact(request.body));
   } catch {
     // isJson comes from the server; a body it flagged always parses.
     return h('p', { class: 'muted', text: 'Could not parse this body: see the raw view.' });

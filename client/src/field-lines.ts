@@ -13,6 +13,25 @@ export function parseHeaderLines(text: string): Array<[string, string]> {
     });
 }
 
+/**
+ * The 1-based numbers of the non-blank lines with no colon: `NoColonHere` is a valid header name,
+ * so the server would take it as a header with an empty value; the form marks it instead.
+ */
+export function headerLinesWithoutColon(text: string): number[] {
+  const bad: number[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (line.trim() !== '' && !line.includes(':')) bad.push(index + 1);
+  });
+  return bad;
+}
+
+/** What the form says of `headerLinesWithoutColon`; undefined when every line has its colon. */
+export function headerColonError(text: string): string | undefined {
+  const bad = headerLinesWithoutColon(text);
+  if (bad.length === 0) return undefined;
+  return `Line ${bad.join(', ')} has no colon: write one Name: value per line (Name: with nothing after it for an empty value).`;
+}
+
 export function headerLines(headers: ReadonlyArray<readonly [string, string]>): string {
   return headers.map(([name, value]) => `${name}: ${value}`).join('\n');
 }

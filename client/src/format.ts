@@ -82,12 +82,25 @@ function paramLines(params: ParamMap | null): string {
     .join('\n');
 }
 
+/** A multipart body's parts: `name=text` for fields, the file name for files. */
+function partLines(parts: CapturedRequest['parts']): string {
+  return (parts ?? []).map((part) => (part.filename === null ? `${part.name}=${part.text ?? ''}` : `${part.name} ${part.filename}`)).join('\n');
+}
+
 /**
- * Lower-cased text a filter matches against: method, path, headers and body, and the decoded
- * query and form values (`ada@example.com` finds a form that sent `ada%40example.com`).
+ * Lower-cased text a filter matches against: method, path, headers and body, the decoded
+ * query and form values (`ada@example.com` finds a form that sent `ada%40example.com`), and
+ * multipart fields' text: a multipart body with a binary file in it is stored as base64, and
+ * its text fields are found through its parts.
  */
 export function searchText(request: CapturedRequest): string {
   const headers = request.headers.map(([name, value]) => `${name}: ${value}`).join('\n');
   const body = request.bodyEncoding === 'utf8' ? request.body : '';
-  return `${request.method}\n${request.url}\n${headers}\n${body}\n${paramLines(request.query)}\n${paramLines(request.form)}`.toLowerCase();
+  return `${request.method}\n${request.url}\n${headers}\n${body}\n${paramLines(request.query)}\n${paramLines(request.form)}\n${partLines(request.parts)}`.toLowerCase();
+}
+
+/** What copying a cut body's cURL command adds to "copied": `the body was cut: it sends the first 1.0 MB of 2.0 MB the sender sent`. */
+export function curlCopyNote(request: Pick<CapturedRequest, 'truncated' | 'size' | 'storedSize'>): string | undefined {
+  if (!request.truncated) return undefined;
+  return `the body was cut: it sends the first ${formatBytes(request.storedSize)} of ${formatBytes(request.size)} the sender sent`;
 }

@@ -1,4 +1,5 @@
 import { h } from './dom.js';
+import { isExactNumber, isExactObject, type ExactJson } from './exact-json.js';
 
 /** Nodes this shallow open by themselves when small enough and within the budget. */
 const OPEN_DEPTH = 3;
@@ -19,8 +20,9 @@ interface Budget {
  * A collapsible, text-only view of a parsed JSON value (native <details>: keyboard accessible).
  * Lazy: a node's children are built only when it opens, a step at a time, so a hostile body
  * (half a million numbers, say) costs a few hundred DOM nodes until the reader asks for more.
+ * Numbers show as they were sent (exact-json.ts).
  */
-export function jsonTree(value: unknown): HTMLElement {
+export function jsonTree(value: ExactJson): HTMLElement {
   return h('div', { class: 'json-tree' }, node(undefined, value, 0, { nodes: NODE_BUDGET }));
 }
 
@@ -28,16 +30,17 @@ function count(size: number, isArray: boolean): string {
   return `${size} ${isArray ? 'item' : 'key'}${size === 1 ? '' : 's'}`;
 }
 
-function node(key: string | undefined, value: unknown, depth: number, budget: Budget): HTMLElement {
+function node(key: string | undefined, value: ExactJson, depth: number, budget: Budget): HTMLElement {
   budget.nodes--;
   const label = key === undefined ? null : h('span', { class: 'json-key', text: `${JSON.stringify(key)}: ` });
   if (typeof value === 'string' && value.length > LONG_STRING) return longString(label, value);
+  if (isExactNumber(value)) return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-number', text: value.number }));
   if (value === null || typeof value !== 'object') {
     return h('div', { class: 'json-leaf' }, label, h('span', { class: `json-${value === null ? 'null' : typeof value}`, text: JSON.stringify(value) }));
   }
   const isArray = Array.isArray(value);
-  const keys = isArray ? undefined : Object.keys(value);
-  const size = isArray ? value.length : (keys as string[]).length;
+  const members = isExactObject(value) ? value.members : undefined;
+  const size = members ? members.length : (value as ExactJson[]).length;
   const [open, close] = isArray ? ['[', ']'] : ['{', '}'];
   if (size === 0) return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-punct', text: open + close }));
 
@@ -49,11 +52,7 @@ function node(key: string | undefined, value: unknown, depth: number, budget: Bu
     if (built) return;
     built = true;
     const children = h('div', { class: 'json-children' });
-    const childAt = (index: number): [string | undefined, unknown] => {
-      if (isArray) return [undefined, (value as unknown[])[index]];
-      const childKey = (keys as string[])[index] as string;
-      return [childKey, (value as Record<string, unknown>)[childKey]];
-    };
+    const childAt = (index: number): readonly [string | undefined, ExactJson] => (members ? (members[index] as readonly [string, ExactJson]) : [undefined, (value as ExactJson[])[index] as ExactJson]);
     appendStep(children, size, 0, childAt, depth + 1, stepBudget);
     details.append(children, h('div', { class: 'json-punct', text: close }));
   };
@@ -83,7 +82,7 @@ function longString(label: HTMLElement | null, value: string): HTMLElement {
   return h('div', { class: 'json-leaf' }, label, text, ' ', all);
 }
 
-function appendStep(container: HTMLElement, size: number, from: number, childAt: (index: number) => [string | undefined, unknown], depth: number, budget: Budget): void {
+function appendStep(container: HTMLElement, size: number, from: number, childAt: (index: number) => readonly [string | undefined, ExactJson], depth: number, budget: Budget): void {
   const end = Math.min(size, from + STEP);
   for (let index = from; index < end; index++) {
     const [key, child] = childAt(index);

@@ -132,7 +132,7 @@ export class ResponseForm {
   }
 
   private submit(): void {
-    const errors = [...formErrors(this.status.value, this.delay.value), ...this.rules.localErrors()];
+    const errors = [...formErrors(this.status.value, this.delay.value, this.headers.value), ...this.rules.localErrors()];
     this.showErrors(errors);
     if (errors.length > 0) return;
     this.pending = this.apply(this.read());

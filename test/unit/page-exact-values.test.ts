@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { formErrors, ruleFormErrors } from '../../client/src/answer-errors.js';
+import { isExactNumber, isExactObject, parseExact, type ExactJson } from '../../client/src/exact-json.js';
+import { headerColonError, headerLinesWithoutColon } from '../../client/src/field-lines.js';
+import { curlCopyNote, searchText } from '../../client/src/format.js';
+import { fieldsFromRule } from '../../client/src/rule-fields.js';
+import { capturedRequest } from '../helpers/captured.js';
+
+/** The parsed value back as plain data: numbers as `#<text>`, objects as arrays of members. */
+function plain(value: ExactJson): unknown {
+  if (isExactNumber(value)) return `#${value.number}`;
+  if (isExactObject(value)) return { members: value.members.map(([key, member]) => [key, plain(member)]) };
+  if (Array.isArray(value)) return value.map(plain);
+  return value;
+}
+
+describe('the page: JSON numbers exactly as sent (#34, 4)', () => {
+  it('keeps 64-bit ids, trailing zeros, exponents and minus zero', () => {
+    const parsed = parseExact('{"id":1234567890123456789,"price":19.90,"k":1e3,"z":-0,"n":[0.1e-2,-12,3.000]}');
+    expect(plain(parsed)).toEqual({
+      members: [
+        ['id', '#1234567890123456789'],
+        ['price', '#19.90'],
+        ['k', '#1e3'],
+        ['z', '#-0'],
+        ['n', ['#0.1e-2', '#-12', '#3.000']],
+      ],
+    });
+  });
+
+  it('leaves strings that look like numbers or markers as strings, escapes and all', () => {
+    expect(plain(parseExact('["12", "n1", "s", "", "a\\"b 1.0 \\\\", "\\u0041", true, false, null]'))).toEqual(['12', 'n1', 's', '', 'a"b 1.0 \\', 'A', true, false, null]);
+    expect(plain(parseExact('12.50'))).toBe('#12.50');
+    expect(plain(parseExact(' "x" '))).toBe('x');
+  });
+
+  it('keeps keys such as __proto__ as keys; a repeated key holds its last value, as JSON.parse', () => {
+    const parsed = parseExact('{"__proto__":{"polluted":1},"a":1,"a":2}');
+    expect(plain(parsed)).toEqual({ members: [['__proto__', { members: [['polluted', '#1']] }], ['a', '#2']] });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('throws on what JSON.parse refuses', () => {
+    for (const bad of ['{', '01', '1.', '[1,]', '{"a" 1}', 'nul', '"\\x"', '']) expect(() => parseExact(bad), bad).toThrow(SyntaxError);
+  });
+
+  it('parses a deep and a large body without running out of stack', () => {
+    const depth = 50_000;
+    let deep = parseExact(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
+    let levels = 0;
+    while (Array.isArray(deep)) {
+      deep = deep[0] as ExactJson;
+      levels++;
+    }
+    expect(levels).toBe(depth);
+    expect(plain(deep)).toBe('#1');
+    const many = parseExact(`[${Array.from({ length: 200_000 }, (_, i) => `${i}.0`).join(',')}]`) as ExactJson[];
+    expect(many).toHaveLength(200_000);
+    expect(plain(many[199_999] as ExactJson)).toBe('#199999.0');
+    const long = 'x'.repeat(1024 * 1024);
+    expect(parseExact(JSON.stringify({ long }))).toEqual({ members: [['long', long]] });
+  });
+});
+
+describe('the page: a header line without a colon is marked (#34, 7)', () => {
+  it('names the lines with no colon, blank lines skipped', () => {
+    expect(headerLinesWithoutColon('Retry-After: 5\nNoColonHere\n\nX-A:\n  \nAlso bad')).toEqual([2, 6]);
+    expect(headerColonError('A: b\nX-Empty:')).toBeUndefined();
+    expect(headerColonError('NoColonHere')).toMatch(/^Line 1 has no colon: write one Name: value per line/);
+  });
+
+  it('marks the default answer’s headers and a rule’s answer headers before asking the server', () => {
+    expect(formErrors('200', '0', 'NoColonHere')).toEqual([{ field: 'headers', message: expect.stringMatching(/^Line 1 has no colon/) }]);
+    expect(formErrors('200', '0', 'A: b')).toEqual([]);
+    const fields = { ...fieldsFromRule({ answer: { status: 503 } }), answerHeaders: 'Retry-After: 5\nNoColonHere' };
+    expect(ruleFormErrors(fields)).toEqual([{ field: 'answerHeaders', message: expect.stringMatching(/^Line 2 has no colon/) }]);
+  });
+
+  it('copes with a huge field', () => {
+    expect(headerLinesWithoutColon('x\n'.repeat(100_000))).toHaveLength(100_000);
+  });
+});
+
+describe('the page: the filter finds multipart fields beside a binary file (#34, 6)', () => {
+  it('searches the text of each field, and file names', () => {
+    const request = capturedRequest({
+      body: Buffer.from([0xff, 0xfe, 0x00, 0x01]).toString('base64'),
+      bodyEncoding: 'base64',
+      isJson: false,
+      contentType: 'multipart/form-data; boundary=x',
+      parts: [
+        { name: 'comment', filename: null, contentType: null, size: 14, truncated: false, offset: 10, text: 'Invoice-Ref 42' },
+        { name: 'upload', filename: 'photo.png', contentType: 'image/png', size: 4, truncated: false, offset: 40, text: null },
+      ],
+    });
+    const text = searchText(request);
+    expect(text).toContain('invoice-ref 42');
+    expect(text).toContain('photo.png');
+  });
+});
+
+describe('the page: copying a cut body’s cURL says so (#34, 8)', () => {
+  it('says how much of the body the command sends', () => {
+    expect(curlCopyNote({ truncated: true, size: 2 * 1024 * 1024, storedSize: 1024 * 1024 })).toBe('the body was cut: it sends the first 1.0 MB of 2.0 MB the sender sent');
+    expect(curlCopyNote({ truncated: false, size: 10, storedSize: 10 })).toBeUndefined();
+  });
+});
