@@ -16,6 +16,12 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 /** Denied for a configured answer, but part of the local app's body as sent. */
 const KEPT_FRAMING = new Set(['content-type', 'content-encoding']);
 
+/**
+ * Media types a browser renders as a document (or a feed of them): a local app's answer of one of
+ * these is relayed as text/plain, so a receiver URL never serves a page, whatever the app sends.
+ */
+const RENDERED_TYPES = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xsl|application\/xslt\+xml|multipart\/)/i;
+
 /** As published on the bus: the answer with the headers it keeps, and the names it dropped. */
 export interface RelayedAnswer {
   status: number;
@@ -30,7 +36,8 @@ export interface RelayedAnswer {
  * cannot be passed through an HTTP answer), or a body over 1 MiB. Hop-by-hop headers, the ones a
  * configured answer may not set (cookies, redirects, CSP…, see response-limits.ts) are dropped
  * and listed; so is content-length, which the receiver writes. Its content type and encoding
- * are kept, since the body is relayed as the app sent it: every receiver answer carries
+ * are kept, since the body is relayed as the app sent it, except a type a browser renders as a
+ * page (HTML, SVG, XHTML…), which becomes text/plain and is listed as dropped: every receiver answer carries
  * `Content-Security-Policy: sandbox` and `nosniff`, so nothing in it runs on our origin.
  */
 export function toRelayed(message: LocalAnswerMessage): { ok: true; value: RelayedAnswer } | { ok: false; problem: string } {
@@ -43,7 +50,10 @@ export function toRelayed(message: LocalAnswerMessage): { ok: true; value: Relay
   for (const [name, value] of message.headers) {
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower) || (isDeniedHeader(lower) && !KEPT_FRAMING.has(lower)) || !isRelayable(name, value)) dropped.add(lower);
-    else headers.push([name, value]);
+    else if (lower === 'content-type' && RENDERED_TYPES.test(value)) {
+      dropped.add(lower);
+      headers.push([name, 'text/plain; charset=utf-8']);
+    } else headers.push([name, value]);
   }
   return { ok: true, value: { status: message.status, headers, droppedHeaders: [...dropped], body: message.body, bodyEncoding: message.bodyEncoding } };
 }

@@ -11,6 +11,9 @@ import { cleanHeaderValue, escapeJsonContent, fillTemplate, parseTemplate, type 
 import type { RecordedAnswer } from '../shared/captured-request.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 
+/** A header value filled in from placeholders is at most this long. */
+const MAX_FILLED_HEADER_CHARS = 8192;
+
 /** What a sender is answered with: a default answer, or a rule's with its defaults filled in. */
 export type Answer = Omit<ResponseConfig, 'rules'>;
 
@@ -92,7 +95,7 @@ export function answerOf(response: ResponseConfig, choice: AnswerChoice, inputOf
     body: rule.body ? fillTemplate(rule.body, input, seq, bodyEscape) : answer.body,
     headers: answer.headers.map(([name, value], index) => {
       const template = rule.headers[index];
-      return [name, template ? fillTemplate(template, input, seq, cleanHeaderValue).slice(0, 8192) : value];
+      return [name, template ? fillTemplate(template, input, seq, cleanHeaderValue, MAX_FILLED_HEADER_CHARS) : value];
     }),
   };
 }

@@ -152,8 +152,13 @@ function compileWhen(when: RuleWhen): Matcher {
     tests.push((input) => anyEquals(input.header(lower), expected));
   }
   for (const [path, expected] of Object.entries(when.json ?? {})) {
-    const steps = path.split('.');
-    tests.push((input) => anyEquals(jsonText(valueAt(input.json(), steps)), expected));
+    // A value is compared as JSON text no longer than the expected text, so a condition costs at
+    // most its own length whatever the body holds ("*" only asks that the value be there).
+    const wanted = expected === '*' ? 0 : expected.length + 1;
+    tests.push((input) => {
+      const text = jsonTextAt(input, path, wanted);
+      return text !== undefined && (expected === '*' || text === expected);
+    });
   }
   return (input) => tests.every((test) => test(input));
 }
@@ -175,10 +180,75 @@ export function valueAt(json: unknown, steps: readonly string[]): unknown {
   return value;
 }
 
-/** A JSON value as a rule compares it and a placeholder writes it: strings as they are, the rest as JSON text. */
-export function jsonText(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  return typeof value === 'string' ? value : JSON.stringify(value);
+/** How deep a value a rule or placeholder looks into; deeper, it is not inspected (a body of 200,000 nested arrays is still captured). */
+export const MAX_INSPECTED_DEPTH = 256;
+
+/**
+ * The value at a dotted path of the request's JSON body as a rule compares it and a placeholder
+ * writes it: a string as it is, anything else as its JSON text , at most `maxChars` long: a longer one is cut there (a placeholder's value) and a deeper one than
+ * MAX_INSPECTED_DEPTH is undefined. Worked out once per request, path and length, however many
+ * conditions and placeholders ask for it.
+ */
+export function jsonTextAt(input: RuleInput, path: string, maxChars: number): string | undefined {
+  let memo = inspected.get(input);
+  if (!memo) {
+    memo = new Map();
+    inspected.set(input, memo);
+  }
+  const key = `${maxChars}:${path}`;
+  if (memo.has(key)) return memo.get(key);
+  const value = valueAt(input.json(), path.split('.'));
+  let text: string | undefined;
+  if (typeof value === 'string') text = value;
+  else if (value !== undefined) text = boundedJson(value, maxChars);
+  memo.set(key, text);
+  return text;
+}
+
+const inspected = new WeakMap<RuleInput, Map<string, string | undefined>>();
+
+/**
+ * JSON.stringify's text of a parsed JSON value, built only up to `maxChars` (+ one piece): what a
+ * comparison or a placeholder can use, without turning a 1 MB object into text for each. The
+ * text is cut at `maxChars`; undefined past MAX_INSPECTED_DEPTH.
+ */
+function boundedJson(value: unknown, maxChars: number): string | undefined {
+  const pieces: string[] = [];
+  let length = 0;
+  const push = (piece: string) => {
+    pieces.push(piece);
+    length += piece.length;
+  };
+  const write = (item: unknown, depth: number): boolean => {
+    if (length > maxChars) return true;
+    if (depth > MAX_INSPECTED_DEPTH) return false;
+    if (item === null || typeof item !== 'object') {
+      push(JSON.stringify(item) ?? 'null');
+      return true;
+    }
+    if (Array.isArray(item)) {
+      push('[');
+      for (let index = 0; index < item.length && length <= maxChars; index++) {
+        if (index > 0) push(',');
+        if (!write(item[index], depth + 1)) return false;
+      }
+      push(']');
+      return true;
+    }
+    push('{');
+    let first = true;
+    for (const key of Object.keys(item)) {
+      if (length > maxChars) break;
+      push(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      first = false;
+      if (!write((item as Record<string, unknown>)[key], depth + 1)) return false;
+    }
+    push('}');
+    return true;
+  };
+  if (!write(value, 0)) return undefined;
+  const text = pieces.join('');
+  return text.length > maxChars ? text.slice(0, maxChars) : text;
 }
 
 /** The lazy inputs over a captured record, for the page (the receiver builds its own from the raw request). */

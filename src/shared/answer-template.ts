@@ -3,9 +3,9 @@
  * `{{json.<path>}}`, `{{query.<name>}}`, `{{header.<name>}}`, `{{method}}`, `{{path}}`, `{{seq}}`.
  * A missing value is empty. Pure: the page checks placeholders with it too.
  */
-import { jsonText, valueAt, type RuleInput } from './answer-rules.js';
+import { jsonTextAt, type RuleInput } from './answer-rules.js';
 
-type Part = string | { from: 'json' | 'query' | 'header'; name: string; steps: string[] } | { from: 'method' | 'path' | 'seq' };
+type Part = string | { from: 'json' | 'query' | 'header'; name: string } | { from: 'method' | 'path' | 'seq' };
 
 /** A body or header value split into text and placeholders. */
 export interface Template {
@@ -45,26 +45,40 @@ function placeholderOf(inner: string): Part | undefined {
   const from = inner.slice(0, dot);
   const name = inner.slice(dot + 1);
   if (dot === -1 || name === '' || /\s/.test(name)) return undefined;
-  if (from === 'json') return { from, name, steps: name.split('.') };
-  if (from === 'query') return { from, name, steps: [] };
-  if (from === 'header') return { from, name: name.toLowerCase(), steps: [] };
+  if (from === 'json' || from === 'query') return { from, name };
+  if (from === 'header') return { from, name: name.toLowerCase() };
   return undefined;
 }
 
 /**
- * The template filled in for one request. `escape` treats each value before it is inserted (JSON
- * string escaping in a JSON body; control characters removed in a header value).
+ * The template filled in for one request, at most `maxChars` long. `escape` treats each value
+ * before it is inserted (JSON string escaping in a JSON body; control characters removed in a
+ * header value). The text around the placeholders is always written whole, and values are cut
+ * to fit what is left, before escaping, so a cut never splits an escape or a literal (a JSON
+ * body whose placeholders stand inside strings stays valid JSON). The work is bounded by the
+ * answer's length, not by the request: each value is read once per request (`jsonTextAt`) and
+ * only the part that fits is escaped.
  */
-export function fillTemplate(template: Template, input: RuleInput, seq: number, escape: (value: string) => string): string {
+export function fillTemplate(template: Template, input: RuleInput, seq: number, escape: (value: string) => string, maxChars = MAX_FILLED_TEXT_CHARS): string {
+  let room = maxChars;
+  for (const part of template.parts) if (typeof part === 'string') room -= part.length;
   let text = '';
   for (const part of template.parts) {
     if (typeof part === 'string') {
       text += part;
-    } else {
-      const value = valueOf(part, input, seq) ?? '';
-      text += escape(value.length > MAX_FILLED_VALUE_CHARS ? value.slice(0, MAX_FILLED_VALUE_CHARS) : value);
+      continue;
     }
-    if (text.length > MAX_FILLED_TEXT_CHARS) return text.slice(0, MAX_FILLED_TEXT_CHARS);
+    if (room <= 0) continue;
+    let value = valueOf(part, input, seq) ?? '';
+    if (value.length > Math.min(room, MAX_FILLED_VALUE_CHARS)) value = value.slice(0, Math.min(room, MAX_FILLED_VALUE_CHARS));
+    let escaped = escape(value);
+    // An escape can make a value longer (a control character takes six in JSON): cut the value, not its escape.
+    while (escaped.length > room) {
+      value = value.slice(0, Math.floor(value.length / 2));
+      escaped = escape(value);
+    }
+    text += escaped;
+    room -= escaped.length;
   }
   return text;
 }
@@ -78,7 +92,7 @@ function valueOf(part: Exclude<Part, string>, input: RuleInput, seq: number): st
     case 'seq':
       return String(seq);
     case 'json':
-      return jsonText(valueAt(input.json(), part.steps));
+      return jsonTextAt(input, part.name, MAX_FILLED_VALUE_CHARS);
     case 'query': {
       const query = input.query();
       const value = Object.hasOwn(query, part.name) ? query[part.name] : undefined;

@@ -56,7 +56,12 @@ const withPlaceholders = (ctx: z.RefinementCtx, text: string, path: Array<string
 
 const conditions = (what: string, nameLabel: string) =>
   z
-    .record(z.string().min(1, `${what} ${nameLabel} must not be empty`).max(256, `${what} ${nameLabel} must be at most 256 characters`), z.string({ error: `${what} values must be strings (compared as text; "*" = present)` }).max(1024, `${what} values must be at most 1024 characters`))
+    .record(
+      z
+        .string()
+        .min(1, `${what} ${nameLabel} must not be empty`)
+        .max(256, `${what} ${nameLabel} must be at most 256 characters`),
+      z.string({ error: `${what} values must be strings (compared as text; "*" = present)` }).max(1024, `${what} values must be at most 1024 characters`))
     .refine((map) => Object.keys(map).length <= MAX_RULE_CONDITIONS, `at most ${MAX_RULE_CONDITIONS} ${what} conditions`);
 
 const when = z.strictObject(
@@ -109,10 +114,33 @@ export type ResponseConfig = z.output<typeof responseConfigSchema>;
 
 /** Validates untrusted input; the error message names each bad field. */
 export function parseResponseConfig(input: unknown): { ok: true; value: ResponseConfig } | { ok: false; message: string } {
+  const proto = protoKeyProblem(input);
+  if (proto !== undefined) return { ok: false, message: proto };
   const parsed = responseConfigSchema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
   const message = parsed.error.issues.map((issue) => describeIssue(issue, input)).join('; ');
   return { ok: false, message };
+}
+
+/**
+ * zod skips a `__proto__` key of a condition map (assigning it would set the prototype), so the
+ * condition would vanish and its rule match everything: such a key is refused before parsing.
+ */
+function protoKeyProblem(input: unknown): string | undefined {
+  const rules = (input as { rules?: unknown } | null)?.rules;
+  if (!Array.isArray(rules)) return undefined;
+  for (const [index, rule] of rules.entries()) {
+    const when = (rule as { when?: unknown } | null)?.when;
+    if (when === null || typeof when !== 'object') continue;
+    for (const map of ['query', 'headers', 'json'] as const) {
+      const conditions = (when as Record<string, unknown>)[map];
+      if (conditions !== null && typeof conditions === 'object' && Object.hasOwn(conditions, '__proto__')) {
+        const name = ruleName(input, index);
+        return `rules.${index}.when.${map}${name === undefined ? '' : ` (rule ${JSON.stringify(name.slice(0, MAX_RULE_NAME_CHARS))})`}: a condition may not be named __proto__`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** `rules.2.answer.status (rule "fail three times"): status must be…`: the field, and for a rule its name too. */

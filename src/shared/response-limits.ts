@@ -18,9 +18,11 @@ export const MAX_RESPONSE_CONFIG_JSON_BYTES = 384 * 1024;
 export const MAX_RESPONSE_DELAY_MS = 30_000;
 
 /**
- * Headers a configured answer may not set: the ones that would set cookies, redirect, change
- * CORS or CSP, frame the message differently, or pose as Hookwatch's own answers. Names ending
- * in `*` are prefixes.
+ * Headers a configured answer (or a local app's, relayed) may not set: the ones that would set
+ * cookies, redirect, change CORS or CSP, frame the message differently, pose as Hookwatch's own
+ * answers, or act on the whole origin rather than this one answer (reporting endpoints, auth
+ * prompts, service-worker scope, downloads, client hints, alternative services). Names ending in
+ * `*` are prefixes.
  */
 export const DENIED_RESPONSE_HEADERS = [
   'set-cookie',
@@ -45,6 +47,26 @@ export const DENIED_RESPONSE_HEADERS = [
   'strict-transport-security',
   'clear-site-data',
   'link',
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  'www-authenticate',
+  'service-worker-allowed',
+  'service-worker',
+  'content-disposition',
+  'alt-svc',
+  'accept-ch',
+  'critical-ch',
+  'origin-agent-cluster',
+  'permissions-policy',
+  'feature-policy',
+  'document-policy',
+  'require-document-policy',
+  'expect-ct',
+  'public-key-pins*',
+  'speculation-rules',
+  'sourcemap',
+  'x-sourcemap',
   'x-hookwatch-*',
   ':*',
 ] as const;

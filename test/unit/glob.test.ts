@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDuration, parseWaitFilters, requestMatches } from '../../src/cli/wait.js';
 import { UsageError } from '../../src/cli/command.js';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
-import { compileGlob, globMatches } from '../../src/shared/glob.js';
+import { compileGlob, globMatches, globProblem } from '../../src/shared/glob.js';
 
 describe('globMatches', () => {
   it.each([
@@ -211,5 +211,28 @@ describe('parseWaitFilters and parseDuration', () => {
   ])('--timeout %j -> %s', (text, expected) => {
     if (expected === undefined) expect(() => parseDuration(text)).toThrow(/--timeout takes a duration/);
     else expect(parseDuration(text)).toBe(expected);
+  });
+});
+
+describe('glob matching time', () => {
+  // Finding 2 of the hardening issue: a backtracking regular expression took 7.9 s for 10 stars
+  // and a 40-character path, over 30 s for 25. These must finish long inside the test timeout.
+  it('a glob of 25 stars against a path that almost matches answers at once, and correctly', () => {
+    const glob = `/${'a*'.repeat(25)}b`;
+    expect(globMatches(glob, `/${'a'.repeat(40)}`)).toBe(false);
+    expect(globMatches(glob, `/${'a'.repeat(40)}b`)).toBe(true);
+  });
+
+  it('refuses a glob of more wildcards than a match can afford', () => {
+    expect(globProblem(`/${'a*'.repeat(16)}`)).toBeUndefined();
+    expect(globProblem(`/${'a*'.repeat(17)}`)).toMatch(/more than 16 wildcards/);
+  });
+
+  it('the most wildcards we take against a 64 KiB path', () => {
+    const glob = `/${'a*'.repeat(16)}`;
+    const path = `/${'a'.repeat(64 * 1024)}`;
+    expect(globMatches(glob, `${path}/`)).toBe(false);
+    expect(globMatches(glob.replace(/\*$/, '**'), `${path}/x`)).toBe(true);
+    expect(globMatches(`/**${'/a*'.repeat(15)}/b`, `${'/a'.repeat(30000)}/c`)).toBe(false);
   });
 });
