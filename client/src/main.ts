@@ -5,8 +5,9 @@
 import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
 import { confirmClear, confirmNewUrl, copy, copyCurl } from './actions.js';
 import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './connection.js';
-import { byId, toast } from './dom.js';
+import { byId, confirmAction, toast } from './dom.js';
 import { EndpointBar } from './endpoint-bar.js';
+import { lastAlive, listedExpired, listedName, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from './endpoint-list.js';
 import { credentialsFromLink, shareLink } from './endpoint.js';
 import { formatSpan } from './lifetime.js';
 import { detailInHistory, LogScreen } from './log-screen.js';
@@ -16,6 +17,16 @@ import { rememberEndpoint } from './settings.js';
 let endpoint: PageEndpoint | undefined;
 /** The endpoint the connection was started for, until its welcome arrives. */
 let joiningId: string | undefined;
+/** The endpoint a visit to `/` went back to from the list, until its welcome: when it turns out gone, a new one is made instead. */
+let reopenedId: string | undefined;
+/** This browser's list of endpoints (endpoint-list.ts); undefined where storage is switched off. */
+const storage: ListStorage | undefined = (() => {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
+})();
 let connectionState: ConnectionState = 'connecting';
 /** How many sockets watch the endpoint, this one included; undefined when not known (while polling). */
 let watchers: number | undefined;
@@ -52,6 +63,8 @@ const bar = new EndpointBar(
     extend: (ttlMs) => void extend(ttlMs),
   },
 );
+byId('endpoints-open').addEventListener('click', () => void openList());
+byId('endpoints-close').addEventListener('click', () => byId<HTMLDialogElement>('endpoints-dialog').close());
 
 /** Watches the given endpoint (or a new one), starting from an empty log. */
 function join(credentials: Credentials | undefined): void {
@@ -75,7 +88,8 @@ function followLink(): void {
 function onWelcome(message: WelcomeMessage, resumed: boolean): void {
   if (endpoint?.id !== message.endpoint.id) screen.reset();
   endpoint = message.endpoint;
-  joiningId = undefined;
+  joiningId = reopenedId = undefined;
+  listOpened(storage, endpoint, Date.now());
   bar.showEndpoint(endpoint);
   // The link now names this endpoint: a reload or a copied link rejoins it.
   history.replaceState(history.state, '', shareLink(endpoint, location));
@@ -93,7 +107,8 @@ function onWelcome(message: WelcomeMessage, resumed: boolean): void {
 function onMessage(message: ServerMessage): void {
   switch (message.type) {
     case 'request':
-      return screen.arrived(message.request);
+      screen.arrived(message.request);
+      return countRequests();
     case 'response':
       responseForm.fill(message.response);
       screen.rulesChanged();
@@ -113,6 +128,7 @@ function onMessage(message: ServerMessage): void {
       return;
     case 'cleared':
       screen.cleared(message.clearedSeq);
+      countRequests();
       return toast('Log cleared');
     case 'error':
       if (message.error.code === 'INVALID_RESPONSE_CONFIG') {
@@ -125,7 +141,23 @@ function onMessage(message: ServerMessage): void {
   }
 }
 
+/** The list shows how many requests the endpoint took, as this tab last counted. */
+function countRequests(): void {
+  if (endpoint) listUpdate(storage, endpoint.id, { requests: screen.log.received });
+}
+
 function showState(state: ConnectionState): void {
+  if (state === 'expired') {
+    const gone = endpoint?.id ?? joiningId;
+    // Gone for good: its key opens nothing any more.
+    if (gone !== undefined) listForget(storage, gone);
+    // A visit to `/` went back to a kept endpoint that has gone since: make a new one instead.
+    if (reopenedId !== undefined && reopenedId === joiningId) {
+      reopenedId = undefined;
+      join(undefined);
+      return;
+    }
+  }
   connectionState = state;
   // Polling cannot count the others watching.
   if (state === 'polling') watchers = undefined;
@@ -177,6 +209,7 @@ function extended(expiresAt: string): void {
   if (!endpoint || endpoint.expiresAt === expiresAt) return;
   endpoint = { ...endpoint, expiresAt };
   if (!endpoint.partial) rememberEndpoint(endpoint);
+  listUpdate(storage, endpoint.id, { expiresAt });
   bar.tick();
   toast(`Extended: expires in ${formatSpan(Date.parse(expiresAt) - Date.now())}`);
 }
@@ -187,12 +220,50 @@ async function api(method: string, path: string, key: string | undefined, body: 
       method,
       headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       cache: 'no-store',
-      body: JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, body: await response.json().catch(() => undefined) };
   } catch {
     return { status: 0, body: undefined };
   }
+}
+
+/** "Your endpoints": this browser's list, to reopen, forget or delete one. */
+async function openList(): Promise<void> {
+  const { showEndpointList } = await import('./endpoints-panel.js');
+  const items = () =>
+    readList(storage).map((entry) => ({
+      id: entry.id,
+      name: listedName(entry),
+      summary: listedSummary(entry, Date.now()),
+      current: entry.id === endpoint?.id && connectionState !== 'expired',
+      expired: listedExpired(entry, Date.now()),
+    }));
+  showEndpointList(items, {
+    open: (id) => {
+      const entry = readList(storage).find((listed) => listed.id === id);
+      if (!entry || entry.id === endpoint?.id) return;
+      history.pushState(null, '', location.pathname);
+      join({ endpointId: entry.id, key: entry.key });
+    },
+    forget: (id) => listForget(storage, id),
+    remove: (id) => deleteEndpoint(id),
+  });
+}
+
+/** Deletes a listed endpoint on the server, after asking: its URL answers 404 at once, for everyone. */
+async function deleteEndpoint(id: string): Promise<void> {
+  const entry = readList(storage).find((listed) => listed.id === id);
+  if (!entry) return;
+  const requests = entry.id === endpoint?.id ? screen.log.received : entry.requests;
+  const what = requests === 1 ? 'its 1 request' : `its ${requests} requests`;
+  if (!(await confirmAction(`Delete ${entry.id}?`, `Its URL answers 404 from now on, and ${what} and its answer are deleted for everyone watching it. It cannot be undone.`, 'Delete endpoint'))) return;
+  const answer = await api('DELETE', `/api/endpoints/${encodeURIComponent(entry.id)}`, entry.key, undefined);
+  // 404: gone already (expired, or deleted elsewhere): off the list all the same.
+  if (answer.status === 204 || answer.status === 404) {
+    listForget(storage, entry.id);
+    toast(`Deleted ${entry.id}`);
+  } else toast(`Not deleted: the server answered ${answer.status || 'nothing'}`);
 }
 
 async function clearLog(): Promise<void> {
@@ -232,4 +303,13 @@ window.setInterval(() => {
 }, 1000);
 
 screen.render();
-join(credentialsFromLink(location.hash));
+/** A link names the endpoint; without one, the kept endpoint this browser last opened, while it lives; else a new one. */
+function firstEndpoint(): Parameters<typeof join>[0] {
+  const link = credentialsFromLink(location.hash);
+  if (link) return link;
+  const last = lastAlive(readList(storage), Date.now());
+  if (!last) return undefined;
+  reopenedId = last.id;
+  return { endpointId: last.id, key: last.key };
+}
+join(firstEndpoint());

@@ -64,9 +64,9 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
       await page.getByLabel('URL name').fill('nine-lives');
       expect(await note.isVisible()).toBe(false);
 
-      // The choice is remembered in this browser: a new tab starts a kept endpoint with it (no name).
+      // The choice is remembered in this browser; a new tab goes back to the kept endpoint still alive (#34) rather than make another.
       const next = await openPage(context, rig.server.baseUrl);
-      expect(next.url).toMatch(/\/api\/webhook-endpoint\/[A-Za-z0-9_-]{21}$/);
+      expect(next.url).toBe(keptUrl);
       // The refused creates are the browser's only complaints.
       expect(errors.filter((error) => !/^Failed to load resource: the server responded with a status of (409|400)/.test(error))).toEqual([]);
       expect(await next.page.getByLabel('Lifetime').inputValue()).toBe(String(DAY));
