@@ -11,6 +11,8 @@ Commands:
   wait <share-link> [filters]       wait for the first new request that matches; print it as JSON
   create [--server <base-url>]      create a live endpoint; print its URL and share link
                                     (server: --server, else $HOOKWATCH_SERVER, else http://localhost:8080)
+  types <share-link> [--format f]   print a TypeScript type, zod schema or JSON Schema that
+                                    accepts every JSON body the endpoint holds
 
 Run 'hookwatch <command> --help' for a command's options. Docs: docs/cli.md`;
 
@@ -24,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   tail: async () => (await import('./tail.js')).runTail,
   create: async () => (await import('./create.js')).runCreate,
   wait: async () => (await import('./wait.js')).runWait,
+  types: async () => (await import('./types.js')).runTypes,
 };
 
 /** The package version, read beside dist/ (or src/ under tsx). */

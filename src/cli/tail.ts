@@ -1,6 +1,7 @@
 import type { CapturedRequest } from '../shared/captured-request.js';
+import { createAttemptCounter } from '../shared/delivery-groups.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
-import { formatTailLine, formatVerbose } from './format.js';
+import { formatTailLine, formatVerbose, toPrintable } from './format.js';
 import { LiveFollower } from './live-follower.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption, shownCheck, warnInlineSecret, type SignatureCheck, type SignatureDisplay } from './verify.js';
 
@@ -47,7 +48,10 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   const display: SignatureDisplay = { showExpected: values['show-expected'] === true };
   const link = await resolveShareLink(positionals, context);
   if (verify?.source === 'inline') warnInlineSecret(context);
-  const format = values.json ? formatJson : values.verbose ? formatVerboseWith : formatLineWith;
+  const chosenFormat = values.json ? formatJson : values.verbose ? formatVerboseWith : formatLineWith;
+  // Attempts of one delivery (the provider's delivery id, or the same body again) are numbered on their line.
+  const attemptOf = createAttemptCounter();
+  const format = (request: CapturedRequest, signature?: SignatureCheck, shown?: SignatureDisplay) => withAttempt(chosenFormat(request, signature, shown), attemptOf(request), values.json === true);
   // Verdicts come from WebCrypto, asynchronously: a chain keeps the lines in arrival order.
   let printed = Promise.resolve();
   const print = (request: CapturedRequest) => {
@@ -83,6 +87,19 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   if (end.reason === 'stopped') return 0;
   context.err(end.message);
   return 1;
+}
+
+/**
+ * ` · attempt 2 (webhook-id msg_1)` after the request's first line: every attempt of a delivery
+ * a provider numbered by id, and the repeats of one found by its body. --json gets an `attempt` field.
+ */
+function withAttempt(text: string, found: ReturnType<ReturnType<typeof createAttemptCounter>>, json: boolean): string {
+  if (found === undefined || (found.attempt === 1 && found.key.provider === undefined)) return text;
+  if (json) return `${text.slice(0, -1)},"attempt":${found.attempt}}`;
+  const what = found.key.id === undefined ? 'same body' : `${found.key.source.replace(/ header$| in the body$/, '')} ${toPrintable(found.key.id)}`;
+  const newline = text.indexOf('\n');
+  const first = newline === -1 ? text : text.slice(0, newline);
+  return `${first} · attempt ${found.attempt} (${what})${newline === -1 ? '' : text.slice(newline)}`;
 }
 
 /** The request's line, and the verdict on its own indented line under it. */
