@@ -13,6 +13,7 @@ Commands:
                                     (server: --server, else $HOOKWATCH_SERVER, else http://localhost:8080)
   types <share-link> [--format f]   print a TypeScript type, zod schema or JSON Schema that
                                     accepts every JSON body the endpoint holds
+  send --to <url> [--provider <p>]  sign and send a test event, as the provider would
 
 Run 'hookwatch <command> --help' for a command's options. Docs: docs/cli.md`;
 
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   create: async () => (await import('./create.js')).runCreate,
   wait: async () => (await import('./wait.js')).runWait,
   types: async () => (await import('./types.js')).runTypes,
+  send: async () => (await import('./send.js')).runSend,
 };
 
 /** The package version, read beside dist/ (or src/ under tsx). */
