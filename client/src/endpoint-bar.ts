@@ -1,9 +1,9 @@
 // The page's header: the receiver URL and its lifetime, the connection's state, and the kind of
 // endpoint New URL makes (remembered in this browser).
 import { POLL_MS, type ConnectionState } from './connection.js';
-import { byId } from './dom.js';
+import { byId, toast } from './dom.js';
 import type { EndpointKind, KeptOptions, PageEndpoint } from './endpoint.js';
-import { formatSpan, KEPT_SPANS, lifetimeText } from './lifetime.js';
+import { expiryWarning, extendSpan, formatSpan, KEPT_SPANS, lifetimeText } from './lifetime.js';
 import { saveKeepSecrets, saveKeptSpan, saveKind, savedKeepSecrets, savedKeptSpan, savedKind } from './settings.js';
 
 /** What the header shows, read when it renders. */
@@ -45,6 +45,9 @@ export class EndpointBar {
   private readonly nameError = byId('kept-name-field-error');
   private readonly keepSecrets = byId<HTMLInputElement>('keep-secrets');
   private readonly extendButton = byId<HTMLButtonElement>('extend');
+  private readonly warning = byId('expiry-warning');
+  /** The endpoint whose last hour was announced, so it is said once. */
+  private warnedFor: string | undefined;
 
   constructor(
     private readonly source: EndpointBarSource,
@@ -68,7 +71,10 @@ export class EndpointBar {
     this.keepSecrets.addEventListener('change', () => saveKeepSecrets(this.keepSecrets.checked));
     // An edited name may be right now: its error goes.
     this.nameField.addEventListener('input', () => this.showNameError(undefined));
-    this.extendButton.addEventListener('click', () => events.extend(this.chosenSpan()));
+    this.extendButton.addEventListener('click', () => {
+      const span = this.extendSpan();
+      if (span !== undefined) events.extend(span);
+    });
     this.copyUrl.addEventListener('click', () => events.copyUrl());
     this.copyShare.addEventListener('click', () => events.copyShareLink());
     byId('new-url').addEventListener('click', () => events.newUrl(true));
@@ -85,6 +91,13 @@ export class EndpointBar {
   chosenSpan(): number {
     const span = Number(this.keptTtl.value);
     return KEPT_SPANS.includes(span) ? span : (KEPT_SPANS[0] as number);
+  }
+
+  /** What Extend makes the endpoint live from now: never less than it has left (lifetime.ts). */
+  private extendSpan(): number | undefined {
+    const expiresAt = this.source.endpoint()?.expiresAt;
+    const left = expiresAt ? Date.parse(expiresAt) - Date.now() : 0;
+    return extendSpan(this.chosenSpan(), Number.isNaN(left) ? 0 : left);
   }
 
   /** What the next kept endpoint is made with; `withName`: the name typed, if any (a new tab's first endpoint takes none). */
@@ -155,6 +168,19 @@ export class EndpointBar {
     this.keptNameText.textContent = `Kept for ${formatSpan(ms)}`;
   }
 
+  /** A kept endpoint's last hour: a warning beside its lifetime, announced once when it starts. */
+  private showWarning(endpoint: PageEndpoint): void {
+    const text = expiryWarning(endpoint, Date.now());
+    this.warning.hidden = text === undefined;
+    if (text === undefined) return;
+    if (this.warning.textContent !== text) this.warning.textContent = text;
+    // Said once through the toast's polite live region: each minute's new text is not news.
+    if (this.warnedFor !== endpoint.id) {
+      this.warnedFor = endpoint.id;
+      toast(text);
+    }
+  }
+
   /** While reconnecting: when the next try is due, and a button to try now. While polling: how often, and a button to try live. */
   private showRetry(): void {
     const state = this.source.state();
@@ -177,10 +203,13 @@ export class EndpointBar {
     const endpoint = this.source.endpoint();
     this.lifetime.hidden = !endpoint || this.source.state() === 'expired';
     if (!endpoint || this.lifetime.hidden) return;
-    // A kept endpoint can be made to live the chosen lifetime from now.
-    this.extendButton.hidden = endpoint.kind !== 'kept';
-    const extendText = `Extend to ${formatSpan(this.chosenSpan())}`;
+    // A kept endpoint can be made to live longer from now: the chosen lifetime, or the next one
+    // longer than what is left, so Extend never shortens it. At the longest already: no button.
+    const span = this.extendSpan();
+    this.extendButton.hidden = endpoint.kind !== 'kept' || span === undefined;
+    const extendText = span === undefined ? '' : `Extend to ${formatSpan(span)}`;
     if (this.extendButton.textContent !== extendText) this.extendButton.textContent = extendText;
+    this.showWarning(endpoint);
     this.extendButton.disabled = !(this.source.state() === 'live' || this.source.state() === 'polling');
     const kind = endpoint.kind === 'kept' ? 'Kept' : 'Live';
     if (this.endpointKind.textContent !== kind) this.endpointKind.textContent = kind;

@@ -68,3 +68,24 @@ export function lifetimeText(endpoint: PageEndpoint, nowMs: number): string {
   if (endpoint.partial) return life;
   return `${life} · keeps the newest ${maxRequests(endpoint)} requests · bodies up to ${formatLimit(endpoint.maxBodyBytes)}`;
 }
+
+/**
+ * What Extend offers: the lifetime chosen for kept endpoints when it is longer than what is
+ * left, else the shortest one offered that is; undefined when none is (Extend never shortens).
+ */
+export function extendSpan(chosenMs: number, leftMs: number): number | undefined {
+  if (chosenMs > leftMs) return chosenMs;
+  return KEPT_SPANS.find((span) => span > leftMs);
+}
+
+/** A kept endpoint's last hour: the page warns that it is about to end. */
+export const EXPIRY_WARNING_MS = 3600_000;
+
+/** The warning in a kept endpoint's last hour, or undefined: `Expires in 42 min: Extend it, or its URL answers 404 from 15:42.` */
+export function expiryWarning(endpoint: PageEndpoint, nowMs: number): string | undefined {
+  if (endpoint.kind !== 'kept' || !endpoint.expiresAt) return undefined;
+  const at = Date.parse(endpoint.expiresAt);
+  const left = at - nowMs;
+  if (!(left > 0 && left <= EXPIRY_WARNING_MS)) return undefined;
+  return `Expires in ${formatSpan(left)}: extend it, or its URL answers 404 from ${localClock(new Date(at), new Date(nowMs))}.`;
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import type { PageEndpoint } from '../../client/src/connection.js';
+import { expiryWarning, extendSpan } from '../../client/src/lifetime.js';
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+const NOW = Date.parse('2026-11-27T12:00:00.000Z');
+const kept = (leftMs: number): PageEndpoint => ({
+  id: 'stripe-dev',
+  key: 'k',
+  url: 'http://localhost/api/webhook-endpoint/stripe-dev',
+  kind: 'kept',
+  createdAt: '2026-11-27T00:00:00.000Z',
+  expiresAt: new Date(NOW + leftMs).toISOString(),
+  response: { status: 200, body: '', contentType: 'application/json', headers: [], delayMs: 0 },
+  graceSeconds: 30,
+  maxRequests: 50,
+  maxBodyBytes: 64 * 1024,
+});
+
+describe('the page: Extend never shortens (#34, 2)', () => {
+  it('offers the chosen lifetime when it is longer than what is left, else the next longer one, else none', () => {
+    expect(extendSpan(2 * HOUR, 30 * 60_000)).toBe(2 * HOUR);
+    expect(extendSpan(7 * DAY, HOUR)).toBe(7 * DAY);
+    // stripe-dev with 6 d 23 h left and Lifetime 2 h: 7 days, not 2 h.
+    expect(extendSpan(2 * HOUR, 6 * DAY + 23 * HOUR)).toBe(7 * DAY);
+    expect(extendSpan(DAY, 3 * HOUR)).toBe(DAY);
+    expect(extendSpan(2 * HOUR, 5 * HOUR)).toBe(DAY);
+    expect(extendSpan(2 * HOUR, 7 * DAY)).toBeUndefined();
+    expect(extendSpan(2 * HOUR, 0)).toBe(2 * HOUR);
+  });
+});
+
+describe('the page: a kept endpoint warns in its last hour (#34, 17)', () => {
+  it('says how long is left and when it ends, only in the last hour of a kept endpoint', () => {
+    expect(expiryWarning(kept(42 * 60_000), NOW)).toMatch(/^Expires in 42 min: extend it, or its URL answers 404 from .+\.$/);
+    expect(expiryWarning(kept(HOUR), NOW)).toMatch(/^Expires in 1 h: /);
+    expect(expiryWarning(kept(HOUR + 1000), NOW)).toBeUndefined();
+    expect(expiryWarning(kept(-1000), NOW)).toBeUndefined();
+    expect(expiryWarning({ ...kept(60_000), kind: 'live' }, NOW)).toBeUndefined();
+    const { expiresAt: _gone, ...noExpiry } = kept(60_000);
+    expect(expiryWarning(noExpiry, NOW)).toBeUndefined();
+  });
+});
