@@ -6,10 +6,11 @@ import fastifyWebsocket from '@fastify/websocket';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createAccess, type Access } from './access/access.js';
 import type { Bus } from './bus/bus.js';
 import { createReadingBudget } from './capture/read-body.js';
 import type { Config } from './config.js';
-import { createEndpointService, type EndpointService } from './endpoints/endpoint-service.js';
+import { createEndpointService, type EndpointAudit, type EndpointService } from './endpoints/endpoint-service.js';
 import { errors } from './errors.js';
 import { refuseHandedOver } from './http/answers.js';
 import { createClientErrorHandler } from './http/client-error.js';
@@ -22,7 +23,8 @@ import { disableBodyParsing } from './http/methods.js';
 import { openApiRoute } from './http/openapi-route.js';
 import { pageRoute } from './http/page-route.js';
 import { createPublicBase } from './http/public-base.js';
-import { createAddressLimit, type AddressLimit } from './http/rate-limit.js';
+import { accessRoute } from './http/access-route.js';
+import { createAddressLimit, type CreateLimit } from './http/rate-limit.js';
 import { addReceiverRoutes, type CaptureUnrouted } from './http/receiver-route.js';
 import { createUnsentAnswers } from './http/unsent-answers.js';
 import { createHub, type Hub } from './live/hub.js';
@@ -53,6 +55,12 @@ declare module 'fastify' {
     hub: Hub;
     /** The receiver's capture for a request the router could not take (receiver-route.ts). */
     captureUnrouted: CaptureUnrouted;
+    /**
+     * Reads ACCESS_TOKENS_FILE again (main.ts calls it on SIGHUP): the number of tokens now. A
+     * removed token stops working for new calls at once and closes its open sockets at their
+     * next heartbeat. Throws AccessTokensError (the old tokens stay) on a bad file.
+     */
+    reloadAccess: () => number;
   }
 }
 
@@ -98,7 +106,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   app.decorate('hub', hub);
   app.addHook('onClose', async () => hub.close());
-  const service = createEndpointService({ store, bus, config });
+  const access = createAccess(config);
+  app.decorate('reloadAccess', () => access.reload());
+  // Who created or deleted what: the user, never a key, a token or a body.
+  const audit: EndpointAudit = (event, endpoint, user) => {
+    if (event === 'created') metrics.endpointsCreated.inc({ kind: endpoint.kind, mode: config.accessMode });
+    app.log.info({ endpointId: endpoint.id, kind: endpoint.kind, ...(user === undefined ? {} : { user }) }, `endpoint ${event}`);
+  };
+  const service = createEndpointService({ store, bus, config, audit });
 
   const { sendError, handleError } = createErrorHandler(metrics);
   const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
@@ -112,20 +127,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redisPrefix}rl:`, skipOnError: true } : {}),
   });
   // One count for every way to make a kept endpoint: the API and the live socket's `create`.
-  const countCreate =
-    config.keptCreatesPerAddress > 0
-      ? createAddressLimit(app, { name: 'endpoint-create', max: config.keptCreatesPerAddress, windowMs: config.rateLimitWindowMs, what: 'new endpoints' })
-      : undefined;
+  const countCreate = createCountCreate(app, config);
   sweepExpired(app, store, config.cleanupIntervalMs);
   // Aborted on close, so answers waiting out a configured delay go at once.
   const closing = new AbortController();
   app.addHook('onClose', async () => closing.abort());
 
-  await registerLive(app, { config, store, service, hub, metrics, countCreate });
+  await registerLive(app, { config, store, service, hub, metrics, countCreate, access });
+  await app.register(accessRoute, { access });
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
-  await app.register(endpointsRoute, { config, store, service, hub, readingBudget, unsentAnswers, countCreate, publicBaseFor: createPublicBase(config.publicUrl) });
+  await app.register(endpointsRoute, { config, store, service, hub, readingBudget, unsentAnswers, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
   const localAnswers = createLocalAnswers({ hub, config });
   app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, localAnswers }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
@@ -161,6 +174,18 @@ function createFastify(config: Config, deps: AppDeps, onClientError: (error: Nod
   }) as unknown as FastifyInstance;
 }
 
+/**
+ * Creations counted per client address (KEPT_CREATES_PER_ADDRESS), or for a signed-in user per
+ * user instead (KEPT_CREATES_PER_USER), whatever address they come from: users behind one
+ * office address do not share a count, and one user cannot spread over many addresses.
+ */
+function createCountCreate(app: FastifyInstance, config: Config): CreateLimit {
+  const window = { windowMs: config.rateLimitWindowMs, what: 'new endpoints' };
+  const byAddress = config.keptCreatesPerAddress > 0 ? createAddressLimit(app, { name: 'endpoint-create', max: config.keptCreatesPerAddress, ...window }) : undefined;
+  const byUser = config.keptCreatesPerUser > 0 ? createAddressLimit(app, { name: 'user-create', max: config.keptCreatesPerUser, ...window }) : undefined;
+  return async ({ address, user }) => (user === undefined ? byAddress?.(address) : byUser?.(user));
+}
+
 /** What Node would otherwise answer itself, not in our format. */
 function answerOddRequests(app: FastifyInstance, metrics: Metrics): void {
   // An `Expect` other than 100-continue: Node would answer a bare 417 itself. It is a request
@@ -190,7 +215,7 @@ function sweepExpired(app: FastifyInstance, store: Store, intervalMs: number): v
  */
 async function registerLive(
   app: FastifyInstance,
-  options: { config: Config; store: Store; service: EndpointService; hub: Hub; metrics: Metrics; countCreate: AddressLimit | undefined },
+  options: { config: Config; store: Store; service: EndpointService; hub: Hub; metrics: Metrics; countCreate: CreateLimit; access: Access },
 ): Promise<void> {
   const upgrades = liveUpgrades(app.server);
   await app.register(async (live) => {

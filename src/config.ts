@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { parseAccessTokens } from './access/access-tokens.js';
 import { maxRecordBytes } from './capture/record-bounds.js';
 
 const KIB = 1024;
@@ -77,6 +78,50 @@ const listening = {
     env: 'LOG_LEVEL',
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     doc: 'pino log level. Per-request lines are logged at `debug`.',
+  },
+} as const;
+
+/**
+ * Who may create, watch and configure endpoints (product decision 20, docs/deploy.md#access).
+ * Receiver URLs stay public in every mode.
+ */
+const access = {
+  accessMode: {
+    env: 'ACCESS_MODE',
+    schema: z.enum(['open', 'token', 'proxy'], { error: 'expected open, token or proxy' }).default('open'),
+    doc: '`open`: anyone may create and watch. `token`: creating, watching, configuring and the endpoints API need a token from ACCESS_TOKENS or ACCESS_TOKENS_FILE. `proxy`: the user is ACCESS_USER_HEADER, set by an authenticating proxy at a TRUST_PROXY address.',
+  },
+  accessTokens: {
+    env: 'ACCESS_TOKENS',
+    schema: z.string().transform((value, ctx) => {
+      const tokens = parseAccessTokens(value);
+      if (typeof tokens !== 'string' && tokens.length > 0) return tokens;
+      ctx.addIssue({ code: 'custom', message: typeof tokens === 'string' ? tokens : 'no tokens: expected name:token or token entries, separated by commas' });
+      return z.NEVER;
+    }).optional(),
+    secret: true,
+    doc: 'Access tokens for ACCESS_MODE=token, comma-separated, each `name:token` or `token` (16-512 of A-Z a-z 0-9 . _ ~ + / = -); the name is the user in logs. Never logged.',
+  },
+  accessTokensFile: {
+    env: 'ACCESS_TOKENS_FILE',
+    schema: z.string().min(1).optional(),
+    doc: 'A file of access tokens, one `name:token` or `token` a line (`#` comments), read at start and again on SIGHUP (with ACCESS_TOKENS, both count).',
+  },
+  accessUserHeader: {
+    env: 'ACCESS_USER_HEADER',
+    schema: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/, 'expected a header name').transform((name) => name.toLowerCase()).default('x-forwarded-email'),
+    doc: 'ACCESS_MODE=proxy: the header the authenticating proxy puts the signed-in user in (oauth2-proxy: X-Forwarded-Email; Authelia: Remote-Email; Cloudflare Access: Cf-Access-Authenticated-User-Email). Believed only from TRUST_PROXY addresses.',
+  },
+  keptCreatesPerUser: {
+    env: 'KEPT_CREATES_PER_USER',
+    schema: integer(0, 100_000_000).default(30),
+    doc: 'For a signed-in user (token or proxy mode), instead of KEPT_CREATES_PER_ADDRESS: endpoints the user may create per RATE_LIMIT_WINDOW_MS, from any address; past it 429 RATE_LIMITED. 0 turns it off.',
+  },
+  maxKeptPerUser: {
+    env: 'MAX_KEPT_PER_USER',
+    // A user's endpoints are counted from their list, which is at most 500 long (store.ts).
+    schema: integer(1, 250).default(100),
+    doc: 'Kept endpoints one signed-in user may hold at once (token or proxy mode); past it creating another gets 429 TOO_MANY_KEPT.',
   },
 } as const;
 
@@ -362,7 +407,7 @@ const traffic = {
  * default. This table is the only place that reads `process.env` or argv (via `loadConfig`),
  * and the README's settings table mirrors it (a test keeps the two in step).
  */
-export const settings = { ...listening, ...capture, ...storage, ...endpoints, ...redis, ...live, ...traffic } as const;
+export const settings = { ...listening, ...access, ...capture, ...storage, ...endpoints, ...redis, ...live, ...traffic } as const;
 
 type Settings = typeof settings;
 export type Config = Readonly<{ [K in keyof Settings]: z.output<Settings[K]['schema']> }>;
@@ -434,7 +479,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       if (raw !== undefined) set.add(key as Key);
     } else {
       const source = flags[flag] !== undefined ? `--${flag}` : setting.env;
-      problems.push(`${source}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+      // A secret's value is never echoed, even when it is wrong.
+      const shown = 'secret' in setting ? '(hidden)' : JSON.stringify(raw);
+      problems.push(`${source}=${shown}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
     }
   }
   if (problems.length === 0) {
@@ -459,6 +506,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
   }
+  if (problems.length === 0) problems.push(...checkAccess(config));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }
@@ -466,6 +514,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
 /** Config for tests and embedders: defaults, with the given overrides. */
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   return Object.freeze({ ...loadConfig({}, []), ...overrides });
+}
+
+/** A mode that needs something to judge callers by says what is missing. */
+function checkAccess(config: Config): string[] {
+  if (config.accessMode === 'token' && config.accessTokens === undefined && config.accessTokensFile === undefined) {
+    return ['ACCESS_MODE=token needs ACCESS_TOKENS or ACCESS_TOKENS_FILE: the tokens that may create and watch endpoints'];
+  }
+  if (config.accessMode === 'proxy' && config.trustProxy === false) {
+    return [`ACCESS_MODE=proxy needs TRUST_PROXY: the addresses of the authenticating proxy, the only senders whose ${config.accessUserHeader} header is believed`];
+  }
+  return [];
 }
 
 /**

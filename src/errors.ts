@@ -58,6 +58,14 @@ export const errors = {
   UPGRADE_NOT_SUPPORTED: createError('UPGRADE_NOT_SUPPORTED', 'Only /api/live accepts WebSocket upgrades', 400, undefined, false),
   UPGRADE_REQUIRED: createError('UPGRADE_REQUIRED', '/api/live is a WebSocket: open it with the subprotocol hookwatch.v1', 426, undefined, false),
   NAME_TAKEN: createError<'NAME_TAKEN', 409, [string]>('NAME_TAKEN', 'The name %s is taken by a living endpoint; choose another', 409, undefined, false),
+  UNAUTHORIZED: createError<'UNAUTHORIZED', 401, [string]>('UNAUTHORIZED', 'Sign in first: %s', 401, undefined, false),
+  TOO_MANY_KEPT: createError<'TOO_MANY_KEPT', 429, [number]>(
+    'TOO_MANY_KEPT',
+    'You already hold %s kept endpoints (MAX_KEPT_PER_USER); delete one or let one expire first',
+    429,
+    undefined,
+    false,
+  ),
   STORE_UNAVAILABLE: createError('STORE_UNAVAILABLE', 'The store is unreachable; try again shortly', 503, undefined, false),
   INTERNAL: createError('INTERNAL', 'Internal error', 500, undefined, false),
   // Live protocol only (sent in an `error` message, never as an HTTP status).
@@ -104,6 +112,8 @@ export const REJECTION_REASONS = {
   UPGRADE_REQUIRED: 'upgrade_required',
   NAME_TAKEN: 'name_taken',
   STORE_UNAVAILABLE: 'store_unavailable',
+  UNAUTHORIZED: 'unauthorized',
+  TOO_MANY_KEPT: 'too_many_kept',
   BAD_MESSAGE: 'bad_message',
   TOO_MANY_MESSAGES: 'too_many_messages',
   NOT_JOINED: 'not_joined',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
+import { AccessTokensError } from './access/access.js';
 import { buildApp, type AppDeps } from './app.js';
 import { createMemoryBus } from './bus/memory-bus.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -39,9 +40,26 @@ async function main(): Promise<void> {
     config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
       ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
       : undefined;
-  const app = await buildApp(config, { ...deps, logger: log, ...(tls ? { tls } : {}) });
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp(config, { ...deps, logger: log, ...(tls ? { tls } : {}) });
+  } catch (error) {
+    if (!(error instanceof AccessTokensError)) throw error;
+    process.stderr.write(`hookwatch: ${error.message}\n`);
+    process.exit(2);
+  }
+  // SIGHUP reads ACCESS_TOKENS_FILE again: a token added works at once, a removed one stops
+  // (its open sockets close at their next heartbeat). A bad file keeps the tokens as they were.
+  process.on('SIGHUP', () => {
+    try {
+      app.log.info({ tokens: app.reloadAccess() }, 'access tokens reloaded');
+    } catch (error) {
+      app.log.error({ err: error }, 'access tokens not reloaded: the previous ones stay');
+    }
+  });
 
-  closeWithGrace({ delay: SHUTDOWN_DELAY_MS }, async ({ signal, err }) => {
+  // SIGHUP reloads the access tokens (below) rather than shutting down.
+  closeWithGrace({ delay: SHUTDOWN_DELAY_MS, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();

@@ -8,6 +8,8 @@ export interface Metrics {
   capturedBytes: Counter;
   truncations: Counter;
   rejections: Counter<'reason'>;
+  /** By kind and ACCESS_MODE (open, token, proxy). */
+  endpointsCreated: Counter<'kind' | 'mode'>;
   deliveryLagSeconds: Histogram;
   reject(reason: RejectionReason): void;
 }
@@ -99,6 +101,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     capturedBytes: new Counter({ name: 'hookwatch_captured_bytes_total', help: 'Body bytes received by captured requests', registers: [registry] }),
     truncations: new Counter({ name: 'hookwatch_truncated_requests_total', help: 'Captured requests whose body was cut at the stored cap', registers: [registry] }),
     rejections,
+    endpointsCreated: new Counter({ name: 'hookwatch_endpoints_created_total', help: 'Endpoints created, by kind and ACCESS_MODE', labelNames: ['kind', 'mode'] as const, registers: [registry] }),
     deliveryLagSeconds: new Histogram({
       name: 'hookwatch_delivery_lag_seconds',
       help: 'Time from capture to the message being handed to a watcher socket',

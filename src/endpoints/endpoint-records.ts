@@ -28,6 +28,8 @@ export interface CreateOptions {
   name?: string | undefined;
   /** Kept: false stores secret values as received. */
   redact?: boolean | undefined;
+  /** The signed-in user creating it (token or proxy mode), recorded with it. */
+  creator?: string | undefined;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function createEndpoint(
     createdAt: new Date(nowMs).toISOString(),
     ...(kind === 'kept' ? { expiresAt: new Date(deadlineMs).toISOString() } : {}),
     ...(options.redact === false ? { redact: false } : {}),
+    ...(options.creator === undefined ? {} : { creator: options.creator }),
     response: DEFAULT_RESPONSE,
   };
   const maxEndpoints = kind === 'kept' ? config.maxKeptEndpoints : config.maxEndpoints;

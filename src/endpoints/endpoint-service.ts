@@ -34,19 +34,26 @@ export interface EndpointService {
   /**
    * A new endpoint and its watch key, from the creator's untrusted choices (`{kind, ttlMs, name,
    * redact}`): INVALID_REQUEST naming what is wrong, NAME_TAKEN, or AT_CAPACITY when its kind's
-   * cap is reached.
+   * cap is reached. A signed-in `creator` (token or proxy mode) is recorded with the endpoint,
+   * and holds at most MAX_KEPT_PER_USER kept ones (TOO_MANY_KEPT).
    */
-  create(input: unknown): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
+  create(input: unknown, creator?: string): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
   /** A kept endpoint lives `ttlMs` from now (at most KEPT_MAX_TTL_MS): the endpoint as it is now. */
   extend(endpoint: EndpointRecord, input: unknown): Promise<Outcome<EndpointRecord>>;
-  /** The endpoint when `key` is its watch key; ENDPOINT_NOT_FOUND otherwise, the same for a wrong key as for no endpoint. */
-  authorize(id: string, key: string): Promise<Outcome<EndpointRecord>>;
+  /**
+   * The endpoint when `key` is its watch key, or when the signed-in `user` created it (so its
+   * creator may open it from any browser, without the key); ENDPOINT_NOT_FOUND otherwise, the
+   * same for a wrong key as for no endpoint.
+   */
+  authorize(id: string, key: string | undefined, user?: string): Promise<Outcome<EndpointRecord>>;
+  /** The living endpoints `user` created, oldest first (at most MAX_LISTED_ENDPOINTS). */
+  listOwn(user: string): Promise<EndpointRecord[]>;
   /** Validates and sets the response configuration: INVALID_RESPONSE_CONFIG naming each bad field, AT_CAPACITY, or ENDPOINT_NOT_FOUND. */
   setResponse(id: string, input: unknown): Promise<Outcome<ResponseConfig>>;
   /** Deletes the stored requests; the new clearedSeq. */
   clear(id: string): Promise<Outcome<number>>;
-  /** Deletes the endpoint: its watchers everywhere are told and closed. */
-  remove(id: string): Promise<Outcome<void>>;
+  /** Deletes the endpoint: its watchers everywhere are told and closed. `user`: who asked, for the log. */
+  remove(id: string, user?: string): Promise<Outcome<void>>;
   /**
    * The stored requests after `afterSeq`, and whether some after it are no longer stored. An
    * `afterSeq` past the endpoint's last seq means the store lost writes the client saw: the
@@ -78,20 +85,31 @@ export const RESPONDER_LEASE_MS = 30_000;
 /** Published for a sender whose local answer cannot be relayed: it gets the configured answer now. */
 export const NO_LOCAL_ANSWER = '';
 
-export function createEndpointService(options: { store: Store; bus: Bus; config: Config }): EndpointService {
+/** Told of every creation and deletion, for the log and the metrics: who (never a key, a token or a body). */
+export type EndpointAudit = (event: 'created' | 'deleted', endpoint: Pick<EndpointRecord, 'id' | 'kind'>, user: string | undefined) => void;
+
+export function createEndpointService(options: { store: Store; bus: Bus; config: Config; audit?: EndpointAudit }): EndpointService {
   const { store, bus, config } = options;
+  const audit = options.audit ?? (() => undefined);
   const redactAlso = new Set(config.redactHeaders);
   // Built once: their limits come from the configuration, which does not change.
   const createSchema = createSchemaFor(config);
   const extendSchema = z.strictObject({ ttlMs: ttlMsFor(config) });
 
   return {
-    async create(input) {
+    async create(input, creator) {
       const options = parseCreate(input, createSchema, config);
       if (typeof options === 'string') return refused(errors.INVALID_REQUEST(options));
-      const created = await createEndpoint(store, config, options);
+      // Counted before creating, so two creations at the same moment may pass the cap by one.
+      if (creator !== undefined && options.kind === 'kept' && (await store.listEndpoints(creator)).filter((endpoint) => endpoint.kind === 'kept').length >= config.maxKeptPerUser) {
+        return refused(errors.TOO_MANY_KEPT(config.maxKeptPerUser));
+      }
+      const created = await createEndpoint(store, config, { ...options, ...(creator === undefined ? {} : { creator }) });
       if (created === 'taken') return refused(errors.NAME_TAKEN(options.name ?? ''));
-      if (created !== 'full') return done(created);
+      if (created !== 'full') {
+        audit('created', created.endpoint, creator);
+        return done(created);
+      }
       return refused(errors.AT_CAPACITY(options.kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`));
     },
 
@@ -103,10 +121,14 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       return extended ? done(extended) : notFound();
     },
 
-    async authorize(id, key) {
+    async authorize(id, key, user) {
       const endpoint = await store.getEndpoint(id);
-      return endpoint && keyMatches(key, endpoint.keyHash) ? done(endpoint) : notFound();
+      if (!endpoint) return notFound();
+      if (key !== undefined && keyMatches(key, endpoint.keyHash)) return done(endpoint);
+      return user !== undefined && endpoint.creator === user ? done(endpoint) : notFound();
     },
+
+    listOwn: (user) => store.listEndpoints(user),
 
     async setResponse(id, input) {
       const parsed = parseResponseConfig(input);
@@ -122,8 +144,11 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       return clearedSeq === undefined ? notFound() : done(clearedSeq);
     },
 
-    async remove(id) {
-      return (await store.deleteEndpoint(id)) ? done(undefined) : notFound();
+    async remove(id, user) {
+      const endpoint = await store.getEndpoint(id);
+      if (!endpoint || !(await store.deleteEndpoint(id))) return notFound();
+      audit('deleted', endpoint, user);
+      return done(undefined);
     },
 
     async readSince(id, afterSeq) {

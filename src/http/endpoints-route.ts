@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Access } from '../access/access.js';
 import { z } from 'zod';
 import { MAX_AFTER_SEQ } from '../shared/protocol.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
@@ -9,7 +10,7 @@ import { errors } from '../errors.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
 import type { Hub } from '../live/hub.js';
-import type { AddressLimit } from './rate-limit.js';
+import type { CreateLimit } from './rate-limit.js';
 import type { UnsentAnswers } from './unsent-answers.js';
 
 export interface EndpointsRouteOptions {
@@ -20,8 +21,10 @@ export interface EndpointsRouteOptions {
   hub: Hub;
   readingBudget: ReadingBudget;
   unsentAnswers: UnsentAnswers;
-  /** KEPT_CREATES_PER_ADDRESS, shared with the live socket's `create` of a kept endpoint; undefined when off. */
-  countCreate: AddressLimit | undefined;
+  /** KEPT_CREATES_PER_ADDRESS (per user for a signed-in one), shared with the live socket's `create` of a kept endpoint. */
+  countCreate: CreateLimit;
+  /** Who may call (ACCESS_MODE): every route here needs a signed-in user, but in open mode. */
+  access: Access;
   /** `https://host` senders use, for a request (PUBLIC_URL, or the request's own origin). */
   publicBaseFor: (request: FastifyRequest) => string;
 }
@@ -66,11 +69,21 @@ const afterSeqSchema = decimalParam(16, MAX_AFTER_SEQ);
  *   PUT    /api/endpoints/<id>/response
  *   DELETE /api/endpoints/<id>/requests
  *   DELETE /api/endpoints/<id>
+ *   GET    /api/endpoints                       the caller's own (a signed-in user's)
  * Every call but POST needs `Authorization: Bearer <key>`; a wrong or missing key answers
- * exactly as an unknown id does (404). The key is never taken from a query string.
+ * exactly as an unknown id does (404). The key is never taken from a query string. With
+ * ACCESS_MODE token or proxy every call also needs a signed-in user (401 before anything else
+ * is looked at, the body not read), and an endpoint's creator needs no key for it.
  */
 export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
-  const { config, store, service, hub, readingBudget, unsentAnswers } = options;
+  const { config, store, service, hub, readingBudget, unsentAnswers, access } = options;
+  /** The signed-in user of each call, found once by the hook below. */
+  const users = new WeakMap<FastifyRequest, string>();
+  const userOf = (request: FastifyRequest) => users.get(request);
+  app.addHook('onRequest', async (request) => {
+    const user = access.userOf(request.raw);
+    if (user !== undefined) users.set(request, user);
+  });
 
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
   async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -92,8 +105,9 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
   async function owned(request: FastifyRequest): Promise<EndpointRecord> {
     const { id } = request.params as { id: string };
     const match = /^Bearer ([A-Za-z0-9]{1,128})$/.exec(request.headers.authorization ?? '');
-    if (!match) throw errors.ENDPOINT_NOT_FOUND();
-    return valueOf(await service.authorize(id, match[1] as string));
+    const user = userOf(request);
+    if (!match && user === undefined) throw errors.ENDPOINT_NOT_FOUND();
+    return valueOf(await service.authorize(id, match?.[1], user));
   }
 
   /** Counts an answer until its reader takes it; refused past either cap (unsent-answers.ts). */
@@ -107,12 +121,13 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
   }
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
-    const limited = await options.countCreate?.(addressKey(request.ip));
+    const user = userOf(request);
+    const limited = await options.countCreate({ address: addressKey(request.ip), user });
     if (limited) {
       reply.header('retry-after', String(limited.retryAfterSeconds));
       throw limited.error;
     }
-    const created = valueOf(await service.create(await jsonBody(request, reply)));
+    const created = valueOf(await service.create(await jsonBody(request, reply), user));
     reply.header('cache-control', 'no-store');
     return reply.code(201).send(toEndpointInfo(created.endpoint, created.key, options.publicBaseFor(request), config));
   });
@@ -160,8 +175,21 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   app.delete('/api/endpoints/:id', async (request: FastifyRequest, reply: FastifyReply) => {
     const endpoint = await owned(request);
-    valueOf(await service.remove(endpoint.id));
+    valueOf(await service.remove(endpoint.id, userOf(request)));
     return reply.code(204).send();
+  });
+
+  app.get('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
+    const user = userOf(request);
+    if (user === undefined) throw errors.INVALID_REQUEST('this instance has no users (ACCESS_MODE=open): the page keeps its own list of endpoints');
+    const base = options.publicBaseFor(request);
+    // No keys: they are never stored. The creator opens each without one (see `owned`).
+    const endpoints = (await service.listOwn(user)).map((endpoint) => {
+      const { key: _key, ...listed } = toEndpointInfo(endpoint, '', base, config);
+      return listed;
+    });
+    reply.header('cache-control', 'no-store');
+    return { user, endpoints };
   });
 }
 

@@ -357,7 +357,7 @@ const schemas: Record<SchemaName, JsonSchema> = {
     },
     ['expiresAt', 'requestsKept', 'redact', 'responder'],
   ),
-  CreateEndpoint: objectOf<Omit<CreateMessage, 'type'>>(
+  CreateEndpoint: objectOf<Omit<CreateMessage, 'type' | 'token'>>(
     'The creator\'s choices. `ttlMs`, `name` and `redact` apply to kept endpoints only. An empty body makes a live endpoint.',
     {
       kind: { type: 'string', enum: ['live', 'kept'], default: 'live', description: '`live` lives while watched; `kept` for `ttlMs`.' },
@@ -458,6 +458,24 @@ const schemas: Record<SchemaName, JsonSchema> = {
 
 const endpointsPaths: Record<string, PathItem> = {
   '/api/endpoints': {
+    get: {
+      operationId: 'listOwnEndpoints',
+      summary: "A signed-in user's own endpoints",
+      description:
+        'ACCESS_MODE token or proxy: the living endpoints the caller created, oldest first (at most 500), without their keys: their creator opens them without one. Every call of this API takes, in those modes, the access token as `X-Hookwatch-Token` (token) or the sign-in proxy\'s user header (proxy), else 401 UNAUTHORIZED. In open mode: 400.',
+      tags: ['endpoints'],
+      security: NO_AUTH,
+      responses: {
+        '200': json('The caller and their endpoints (Cache-Control: no-store).', {
+          type: 'object',
+          properties: { user: { type: 'string' }, endpoints: { type: 'array', items: { type: 'object' } } },
+          required: ['user', 'endpoints'],
+        }),
+        '400': errorAnswer('This instance has no users (ACCESS_MODE=open)', ['INVALID_REQUEST']),
+        '401': errorAnswer('Not signed in: no valid access token, or no user from the sign-in proxy', ['UNAUTHORIZED']),
+        '503': storeDown(),
+      },
+    },
     post: {
       operationId: 'createEndpoint',
       summary: 'Create an endpoint',
@@ -652,6 +670,22 @@ const otherPaths: Record<string, PathItem> = {
         '403': errorAnswer('A browser on another origin', ['ORIGIN_NOT_ALLOWED']),
         '426': errorAnswer('A plain HTTP request, without an Upgrade', ['UPGRADE_REQUIRED']),
         '429': errorAnswer('Too many live sockets from this address', ['RATE_LIMITED', 'TOO_MANY_SOCKETS'], RETRY_AFTER),
+      },
+    },
+  },
+  '/api/access': {
+    get: {
+      operationId: 'access',
+      summary: 'How this instance decides who may create and watch',
+      description: '`mode` is ACCESS_MODE; `user` the signed-in caller (from `X-Hookwatch-Token` or the sign-in proxy), null when none. The same for an unknown and a wrong token.',
+      tags: ['operations'],
+      security: NO_AUTH,
+      responses: {
+        '200': json('The mode and the caller (Cache-Control: no-store).', {
+          type: 'object',
+          properties: { mode: { type: 'string', enum: ['open', 'token', 'proxy'] }, user: { type: ['string', 'null'] } },
+          required: ['mode', 'user'],
+        }),
       },
     },
   },

@@ -42,6 +42,9 @@ export function createLimits(
 /** A count per client address through the same store, for callers that hold no HTTP request (a live socket's `create`). */
 export type AddressLimit = (addressKey: string) => Promise<{ error: FastifyError; retryAfterSeconds: number } | undefined>;
 
+/** A creation counted for its caller: the signed-in user when there is one, else the client address key; resolves like an AddressLimit. */
+export type CreateLimit = (caller: { address: string; user: string | undefined }) => ReturnType<AddressLimit>;
+
 /**
  * `max` per `windowMs` per address key (address-key.ts), counted in @fastify/rate-limit's store
  * like the limits above. Resolves to the RATE_LIMITED error to give with its Retry-After, or

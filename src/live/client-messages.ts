@@ -1,13 +1,25 @@
 import { z } from 'zod';
 import { MAX_AFTER_SEQ, type ClientMessage } from '../shared/protocol.js';
 
+/** Longer than any token (16-512 characters); a wrong one is refused by the same check as an unknown one. */
+const ACCESS_TOKEN = z.string().max(1024);
+
 const clientMessageSchema = z.discriminatedUnion('type', [
   // The choices themselves are validated by the endpoint service, as for POST /api/endpoints.
-  z.strictObject({ type: z.literal('create'), kind: z.enum(['live', 'kept']).optional(), ttlMs: z.number().optional(), name: z.string().max(200).optional(), redact: z.boolean().optional() }),
+  z.strictObject({
+    type: z.literal('create'),
+    kind: z.enum(['live', 'kept']).optional(),
+    ttlMs: z.number().optional(),
+    name: z.string().max(200).optional(),
+    redact: z.boolean().optional(),
+    token: ACCESS_TOKEN.optional(),
+  }),
   z.strictObject({
     type: z.literal('join'),
     endpointId: z.string().min(1).max(64),
-    key: z.string().min(1).max(128),
+    // Left out only by a signed-in creator (endpoint-service.ts, authorize).
+    key: z.string().min(1).max(128).optional(),
+    token: ACCESS_TOKEN.optional(),
     // Far past any real count, below where numbers stop being exact (a resume past the last seq moves the numbering there).
     afterSeq: z.number().int().min(0).max(MAX_AFTER_SEQ).optional(),
   }),

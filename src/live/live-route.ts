@@ -2,12 +2,13 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { WebSocket } from 'ws';
+import type { Access } from '../access/access.js';
 import type { EndpointService } from '../endpoints/endpoint-service.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey, PerAddressCount } from '../http/address-key.js';
 import { createPublicBase, requestOrigin } from '../http/public-base.js';
-import { createLimits, type AddressLimit } from '../http/rate-limit.js';
+import { createLimits, type CreateLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
@@ -20,14 +21,16 @@ export interface LiveRouteOptions {
   service: EndpointService;
   hub: Hub;
   metrics: Metrics;
-  /** KEPT_CREATES_PER_ADDRESS, shared with the endpoints API; undefined when off. */
-  countCreate: AddressLimit | undefined;
+  /** KEPT_CREATES_PER_ADDRESS (per user for a signed-in one), shared with the endpoints API. */
+  countCreate: CreateLimit;
+  /** Who may create and join (ACCESS_MODE). */
+  access: Access;
 }
 
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
-  const { config, store, service, hub, metrics, countCreate } = options;
+  const { config, store, service, hub, metrics, countCreate, access } = options;
   const configuredOrigins = new Set([...config.allowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
 
   // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
@@ -48,6 +51,10 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     request.raw.socket.once('close', () => openSockets.give(key));
   };
   const onRequest: onRequestHookHandler[] = [checkOrigin];
+  // Proxy mode: the sign-in proxy names the user on the handshake, so a socket without one is
+  // refused there (401), before it counts against anything. Token mode: the token comes in the
+  // first message instead, never in the URL.
+  if (access.mode === 'proxy') onRequest.push(async (request) => void access.userOf(request.raw));
   if (config.liveConnectsPerAddress > 0) {
     const limitConnects = createLimits(app, [
       {
@@ -72,6 +79,8 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
       }
       unanswered.add(client);
       client.ping();
+      // A withdrawn token (ACCESS_TOKENS_FILE reloaded) ends its sockets within a heartbeat.
+      sessions.get(client)?.checkAccess();
     }
   }, config.heartbeatMs);
   heartbeat.unref();
@@ -87,6 +96,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     metrics,
     log: app.log,
     countCreate,
+    access,
     onSlowWatcher: (watcher) => {
       metrics.reject('slow_watcher');
       app.log.warn({ endpointId: watcher.endpointId }, 'slow watcher disconnected');
@@ -125,7 +135,8 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
     }
 
     // Listeners go on before any await, so no frame or close is missed.
-    sessions.set(socket, new LiveSession(socket, context, publicBase, addressKey(request.ip)));
+    const proxyUser = access.mode === 'proxy' ? access.userOf(request.raw) : undefined;
+    sessions.set(socket, new LiveSession(socket, context, publicBase, addressKey(request.ip), proxyUser));
     socket.on('pong', onPong);
     socket.on('close', onClose);
     socket.on('message', onMessage);

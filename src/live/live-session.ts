@@ -1,10 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Access } from '../access/access.js';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { toEndpointInfo } from '../endpoints/endpoint-records.js';
 import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js';
 import { errors, rejectionReasonOf } from '../errors.js';
-import type { AddressLimit } from '../http/rate-limit.js';
+import type { CreateLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, type ClientMessage, type CreateMessage } from '../shared/protocol.js';
 import { errorMessage, EXPIRED_MESSAGE, responderMessage, welcomeMessage } from '../shared/server-messages.js';
@@ -24,8 +25,10 @@ export interface SessionContext {
   hub: Hub;
   metrics: Metrics;
   log: FastifyBaseLogger;
-  /** KEPT_CREATES_PER_ADDRESS, counted with the endpoints API's creations; undefined when off. */
-  countCreate: AddressLimit | undefined;
+  /** KEPT_CREATES_PER_ADDRESS (per user for a signed-in one), counted with the endpoints API's creations; undefined when off. */
+  countCreate: CreateLimit | undefined;
+  /** Who may create and join (ACCESS_MODE); absent: anyone (open). */
+  access?: Access;
   /** Called when a watcher is cut for reading too slowly. */
   onSlowWatcher: (watcher: Watcher) => void;
 }
@@ -99,6 +102,10 @@ export class LiveSession {
   /** The messages before the newest one, handled one at a time. */
   private inOrder: Promise<void> = Promise.resolve();
   private readonly openedAtMs = Date.now();
+  /** The signed-in user: from the handshake (proxy mode), or from the token of the last create or join (token mode). */
+  private user: string | undefined;
+  /** Token mode: the token this socket signed in with, checked again at each heartbeat. */
+  private token: string | undefined;
 
   constructor(
     private readonly socket: WebSocket,
@@ -107,7 +114,10 @@ export class LiveSession {
     private readonly publicBase: string,
     /** The client's address key (address-key.ts), for per-address limits. */
     private readonly addressKey: string,
+    /** Proxy mode: the user the sign-in proxy named in the handshake (live-route.ts checked it). */
+    proxyUser?: string,
   ) {
+    this.user = proxyUser;
     this.budget = new MessageBudget(context.config.liveMessagesPerSecond);
     this.state = { name: 'hello', timer: this.helloTimer() };
   }
@@ -150,6 +160,27 @@ export class LiveSession {
 
   onClose(): void {
     this.enter({ name: 'closed' });
+  }
+
+  /**
+   * Called at each heartbeat: a socket whose token was withdrawn (ACCESS_TOKENS_FILE reloaded)
+   * is told and closed with 4401, so a removed token stops watching within a heartbeat.
+   */
+  checkAccess(): void {
+    const { access } = this.context;
+    if (access?.mode !== 'token' || this.token === undefined || this.state.name === 'closed') return;
+    if (access.userOfToken(this.token) === undefined) this.refuse(access.refusal(), { close: CloseCode.UNAUTHORIZED });
+  }
+
+  /** Token mode: signs the socket in with the token of a create or join; false (refused and closed) when it is not valid. */
+  private signIn(message: { type: string; token?: string | undefined }): boolean {
+    const { access } = this.context;
+    if (access?.mode !== 'token') return true;
+    this.user = access.userOfToken(message.token);
+    this.token = this.user === undefined ? undefined : message.token;
+    if (this.user !== undefined) return true;
+    this.refuse(access.refusal(), { forType: message.type, close: CloseCode.UNAUTHORIZED });
+    return false;
   }
 
   // ---- the one place the state changes ----
@@ -238,6 +269,7 @@ export class LiveSession {
   private async handle(message: ClientMessage | { type: 'set-response'; response: unknown }): Promise<void> {
     if (message.type === 'create' || message.type === 'join') {
       if (this.state.name === 'watching') return this.refuse(errors.ALREADY_JOINED(), { forType: message.type });
+      if (!this.signIn(message)) return;
       this.enter({ name: 'joining' });
       try {
         if (message.type === 'create') await this.create(message);
@@ -291,22 +323,21 @@ export class LiveSession {
   }
 
   private async create(message: CreateMessage): Promise<void> {
-    const { type: _type, ...choices } = message;
+    const { type: _type, token: _token, ...choices } = message;
     // Live endpoints are bounded by the sockets that hold them; kept ones outlive the socket.
-    const limited = message.kind === 'kept' ? await this.context.countCreate?.(this.addressKey) : undefined;
+    const limited = message.kind === 'kept' ? await this.context.countCreate?.({ address: this.addressKey, user: this.user }) : undefined;
     if (limited) return this.refuse(limited.error, { forType: 'create', close: CloseCode.TOO_MANY_MESSAGES });
-    const created = await this.context.service.create(choices);
+    const created = await this.context.service.create(choices, this.user);
     if (!created.ok) {
       // Full: nothing to retry on this socket. A bad choice or a taken name: the client may try another.
       const close = created.error.code === 'AT_CAPACITY' ? CloseCode.AT_CAPACITY : undefined;
       return this.refuse(created.error, { forType: 'create', ...(close === undefined ? {} : { close }) });
     }
-    this.context.log.debug({ endpointId: created.value.endpoint.id, kind: created.value.endpoint.kind }, 'endpoint created');
     await this.watch(created.value.endpoint.id, created.value.key, 0, true);
   }
 
-  private async join(id: string, key: string, afterSeq: number): Promise<void> {
-    const authorized = await this.context.service.authorize(id, key);
+  private async join(id: string, key: string | undefined, afterSeq: number): Promise<void> {
+    const authorized = await this.context.service.authorize(id, key, this.user);
     // Same answer for a wrong key as for no endpoint: the socket learns nothing about ids.
     if (!authorized.ok) return this.refuse(authorized.error, { forType: 'join', close: CloseCode.ENDPOINT_NOT_FOUND });
     await this.watch(authorized.value.id, key, afterSeq, false);
@@ -317,9 +348,10 @@ export class LiveSession {
    * from the attach on reaches the watcher, and its seq check drops what the backlog already
    * carried. A watcher attached but never watching (the socket closed meanwhile, or a read
    * failed) is detached at once: left attached, its lease would be renewed for as long as the
-   * process lives and hold a watcher slot.
+   * process lives and hold a watcher slot. `key` undefined: opened by its creator without one,
+   * whose welcome then carries an empty key.
    */
-  private async watch(endpointId: string, key: string, afterSeq: number, created: boolean): Promise<void> {
+  private async watch(endpointId: string, key: string | undefined, afterSeq: number, created: boolean): Promise<void> {
     const { store, hub, config, service } = this.context;
     const forType = created ? 'create' : 'join';
     const forgetCreated = () => (created ? store.deleteEndpoint(endpointId).catch(() => false) : undefined);
@@ -359,7 +391,7 @@ export class LiveSession {
     }
     this.enter({ name: 'watching', watcher: candidate, endpoint });
 
-    const info = toEndpointInfo(endpoint, key, this.publicBase, config);
+    const info = toEndpointInfo(endpoint, key ?? '', this.publicBase, config);
     candidate.send(welcomeMessage({ endpoint: info, created, backlog: log.requests.length, clearedSeq: log.clearedSeq, lastSeq: log.lastSeq, gap }));
     // Not awaited: the backlog is paced by the socket's drain, and the socket's next messages
     // (set-response, clear) should not wait for it.

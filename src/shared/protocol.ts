@@ -38,6 +38,8 @@ export const CloseCode = {
   HELLO_TIMEOUT: 4000,
   /** Capacity: too many endpoints or watchers. */
   AT_CAPACITY: 4503,
+  /** ACCESS_MODE=token: no valid `token` in create/join, or the socket's token was withdrawn (checked at each heartbeat). */
+  UNAUTHORIZED: 4401,
 } as const;
 
 // ---- client -> server ----
@@ -50,14 +52,21 @@ export interface CreateMessage {
   redact?: boolean;
   type: 'create';
   kind?: 'live' | 'kept';
+  /** ACCESS_MODE=token: the access token (never sent in the socket's URL). */
+  token?: string;
 }
 
-/** Watch an existing endpoint. With `afterSeq`, only requests after it are replayed (resume). */
+/**
+ * Watch an existing endpoint. With `afterSeq`, only requests after it are replayed (resume).
+ * `key` may be left out only by the endpoint's signed-in creator (ACCESS_MODE token or proxy).
+ */
 export interface JoinMessage {
   type: 'join';
   endpointId: string;
-  key: string;
+  key?: string;
   afterSeq?: number;
+  /** ACCESS_MODE=token: the access token (never sent in the socket's URL). */
+  token?: string;
 }
 
 export interface SetResponseMessage {
@@ -145,6 +154,18 @@ export interface EndpointInfo {
   redact?: boolean;
   /** The responder (`hookwatch forward --respond`) answering its senders now, when one does (as in the `responder` message). */
   responder?: string;
+}
+
+/** `GET /api/endpoints`: a signed-in user's own living endpoints (never their keys: the creator opens them without one). */
+export interface OwnEndpointsAnswer {
+  user: string;
+  endpoints: Array<Omit<EndpointInfo, 'key'>>;
+}
+
+/** `GET /api/access`: how this instance decides who may create and watch, and who the caller is (null: not signed in). */
+export interface AccessAnswer {
+  mode: 'open' | 'token' | 'proxy';
+  user: string | null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { EndpointKind, Store } from './store.js';
+import { MAX_LISTED_ENDPOINTS, type EndpointKind, type Store } from './store.js';
 
 /**
  * One process without Redis: live endpoints in memory (they live while watched, so a restart
@@ -23,6 +23,10 @@ export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store
     findEndpointKind: async (id) => (await live.findEndpointKind(id)) ?? kept.findEndpointKind(id),
     deleteEndpoint: async (id) => (await holding(id)).deleteEndpoint(id),
     countEndpoints: async () => (await live.countEndpoints()) + (await kept.countEndpoints()),
+    async listEndpoints(creator) {
+      const both = [...(await live.listEndpoints(creator)), ...(await kept.listEndpoints(creator))];
+      return both.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(-MAX_LISTED_ENDPOINTS);
+    },
     async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
       const notLive = await live.holdEndpoints(ids, holderId, leaseUntilMs, graceMs);
       return notLive.length === 0 ? [] : kept.holdEndpoints(notLive, holderId, leaseUntilMs, graceMs);

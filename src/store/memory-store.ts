@@ -4,7 +4,7 @@ import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, resp
 import { createResponderClaims } from './responder-claims.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { MAX_LISTED_ENDPOINTS, redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -166,6 +166,13 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
 
     async countEndpoints() {
       return countAlive();
+    },
+
+    async listEndpoints(creator) {
+      // A scan: the map holds at most MAX_ENDPOINTS + MAX_KEPT_ENDPOINTS, and listing is rare.
+      const at = now();
+      const own = [...all.values()].filter((entry) => entry.deadlineMs > at && entry.endpoint.creator === creator).map((entry) => ({ ...entry.endpoint }));
+      return own.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(-MAX_LISTED_ENDPOINTS);
     },
 
     async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {

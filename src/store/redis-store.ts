@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import type { ResponseConfig } from '../shared/response-config.js';
 import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
-import { redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
+import { MAX_LISTED_ENDPOINTS, redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
 import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
 import { partitionPrefixes } from './redis-partitions.js';
@@ -29,6 +30,8 @@ export interface RedisStoreOptions extends StoreLimits {
   now?: () => number;
 }
 
+/** How long a creator's list outlives its newest endpoint's creation at least (its live endpoints' deadlines move). */
+const CREATOR_KEEP_MS = 24 * 60 * 60 * 1000;
 /** Endpoints swept per script run, so one sweep never blocks Redis for long. */
 const SWEEP_BATCH = 200;
 /** Bytes of response configurations the instance remembers (see `known`); a configuration can be 64 KiB. */
@@ -92,6 +95,26 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
   };
   const onEndpoint = (name: ScriptName | 'READ_LOGBuffer', id: string, ...args: Array<string | number>) => run(name, partitionOf(id), id, id, ...args);
+  /** A plain command, bounded like a script. */
+  const bounded = async <T>(command: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([command, timedOut]);
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  /**
+   * A creator's endpoint ids, newest last by creation time: a sorted set of its own, outside the
+   * partitions (its endpoints are spread over them). It only points: listing reads each endpoint
+   * and drops the ids of those gone, so it is never the authority on what lives.
+   */
+  const creatorKey = (creator: string) => `${prefix}creator:${createHash('sha256').update(creator).digest('hex').slice(0, 32)}`;
   const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) => Promise.all(partitions.map((partition) => run(name, partition, undefined, ...args)));
 
   /** Redis's clock minus this instance's, as last measured (half a round trip of error). */
@@ -251,6 +274,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // Each partition holds its share of the cap (docs/deploy.md: Redis Cluster).
       const cap = Math.max(1, Math.ceil(maxEndpoints / partitions.length));
       const created = await onEndpoint('CREATE', endpoint.id, JSON.stringify(rest), JSON.stringify(response), endpoint.kind, Math.max(0, deadlineMs - localNow()), cap);
+      if (created === 1 && endpoint.creator !== undefined) {
+        const key = creatorKey(endpoint.creator);
+        // Kept as long as the creator's longest-lived endpoint might be, and never more than the newest ids.
+        const keepMs = Math.max(deadlineMs - localNow(), CREATOR_KEEP_MS);
+        await bounded(redis.multi().zadd(key, localNow(), endpoint.id).zremrangebyrank(key, 0, -(MAX_LISTED_ENDPOINTS * 2 + 1)).pexpire(key, keepMs, 'NX').pexpire(key, keepMs, 'GT').exec());
+      }
       return created === 1 ? 'created' : created === 2 ? 'taken' : 'full';
     },
 
@@ -282,6 +311,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async countEndpoints() {
       return (await onEveryPartition('COUNT')).reduce((sum: number, count) => sum + Number(count), 0);
+    },
+
+    async listEndpoints(creator) {
+      const key = creatorKey(creator);
+      const ids = await bounded(redis.zrange(key, String(-MAX_LISTED_ENDPOINTS), '-1'));
+      const found = await Promise.all(ids.map(async (id) => [id, await this.getEndpoint(id)] as const));
+      const gone = found.filter(([, endpoint]) => endpoint === undefined).map(([id]) => id);
+      if (gone.length > 0) await bounded(redis.zrem(key, ...gone));
+      return found.flatMap(([, endpoint]) => (endpoint === undefined ? [] : [endpoint]));
     },
 
     async setResponse(id, response) {

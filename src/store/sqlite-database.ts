@@ -35,6 +35,9 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE requests ADD COLUMN forwarded TEXT;`,
   // Answers each rule has given since the configuration was set: {"<rule index>": count}.
   `ALTER TABLE endpoints ADD COLUMN rule_counts TEXT NOT NULL DEFAULT '{}';`,
+  // The signed-in user who created it (ACCESS_MODE token or proxy), so a user's own can be listed.
+  `ALTER TABLE endpoints ADD COLUMN creator TEXT;
+   CREATE INDEX endpoints_by_creator ON endpoints (creator) WHERE creator IS NOT NULL;`,
 ];
 
 export class DatabaseOpenError extends Error {

@@ -6,6 +6,7 @@ import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, resp
 import { createResponderClaims } from './responder-claims.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import {
+  MAX_LISTED_ENDPOINTS,
   redactsSecrets,
   STORED_REQUEST_OVERHEAD_BYTES,
   StoreUnavailableError,
@@ -156,6 +157,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         if ((sql.countAliveOfKind.get(endpoint.kind, now()) as { n: number }).n >= maxEndpoints) return 'full';
         forget(id);
         sql.insertEndpoint.run(id, endpoint.kind, JSON.stringify(rest), JSON.stringify(response), deadlineMs);
+        if (endpoint.creator !== undefined) sql.setCreator.run(endpoint.creator, id);
         return 'created';
       });
     },
@@ -195,6 +197,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     async countEndpoints() {
       return reading(() => (sql.countAlive.get(now()) as { n: number }).n);
+    },
+
+    async listEndpoints(creator) {
+      const rows = reading(() => sql.byCreator.all(creator, now(), MAX_LISTED_ENDPOINTS) as Array<EndpointRow & { id: string }>);
+      return rows.map((row) => toRecord(row.id, row)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     },
 
     async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
@@ -369,6 +376,9 @@ function prepareStatements(db: SqliteDatabase) {
     insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
     deleteEndpoint: db.prepare('DELETE FROM endpoints WHERE id = ?'),
     countAlive: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE deadline_ms > ?'),
+    setCreator: db.prepare('UPDATE endpoints SET creator = ? WHERE id = ?'),
+    // Those living longest first, so past the limit the nearest to expiring are left out; the caller orders them.
+    byCreator: db.prepare('SELECT * FROM endpoints WHERE creator = ? AND deadline_ms > ? ORDER BY deadline_ms DESC LIMIT ?'),
     countAliveOfKind: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE kind = ? AND deadline_ms > ?'),
     expired: db.prepare('SELECT id FROM endpoints WHERE deadline_ms <= ? LIMIT ?'),
     setDeadline: db.prepare('UPDATE endpoints SET deadline_ms = ? WHERE id = ?'),

@@ -16,6 +16,8 @@ export interface EndpointRecord {
   /** False: secret header and query values are stored as received (kept endpoints, by their creator's choice). Absent: redacted. */
   redact?: boolean;
   response: ResponseConfig;
+  /** The signed-in user who created it (ACCESS_MODE token or proxy); absent in open mode. */
+  creator?: string;
   /** The responder (`hookwatch forward --respond`) holding it now: set by `getEndpoint` only, never stored with the record. */
   responder?: string;
 }
@@ -84,6 +86,11 @@ export interface Store {
   deleteEndpoint(id: string): Promise<boolean>;
   /** Endpoints alive now, of every kind, across every instance. */
   countEndpoints(): Promise<number>;
+  /**
+   * The living endpoints whose `creator` is `creator`, oldest first, at most
+   * MAX_LISTED_ENDPOINTS (the newest of them when there are more); empty when none.
+   */
+  listEndpoints(creator: string): Promise<EndpointRecord[]>;
   /**
    * Renews `holderId`'s lease (a holder is an instance with watchers, or the endpoints API for
    * its polling clients) on each live endpoint until `leaseUntilMs` (its deadline becomes
@@ -155,6 +162,9 @@ export interface Store {
   /** Bytes of stored requests (as counted against the budget) and requests evicted so far, for metrics. */
   stats(): Promise<StoreStats>;
 }
+
+/** The most endpoints one `listEndpoints` gives: a page lists them, and a user holds at most MAX_KEPT_PER_USER kept ones. */
+export const MAX_LISTED_ENDPOINTS = 500;
 
 /** Builds a request's draft for its endpoint's configuration at the moment of storing. */
 export type RecordBuilder = (response: ResponseConfig, redact: boolean) => Draft;
