@@ -3,20 +3,30 @@ import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';
+import { endpointsFilePath, saveEndpoint } from './endpoints-file.js';
+import { parseEndpointName, parseLifetime } from './kept-options.js';
 
 /** The server when neither --server nor HOOKWATCH_SERVER names one: `npm start`'s. */
 export const DEFAULT_SERVER = 'http://localhost:8080';
 
-export const CREATE_USAGE = `Usage: hookwatch create [--server <base-url>] [--kept]
+export const CREATE_USAGE = `Usage: hookwatch create [--server <base-url>] [--kept [--name <name>] [--lifetime <span>] [--keep-secrets]]
 
 Creates an endpoint and prints its receiver URL and its share link (which holds the watch
 key: treat it as a secret). A live endpoint lives while something watches it (the page,
 hookwatch tail or forward), plus a grace period after the last watcher leaves; a kept one
 lives a fixed time (2 h by default) whether watched or not, with secret headers redacted.
+The endpoint is added to hookwatch list (its key in a file only you can read).
 
   --server <base-url>   the Hookwatch server, e.g. https://hooks.example.com; without it,
                         $HOOKWATCH_SERVER, else ${DEFAULT_SERVER}
   --kept                a kept endpoint, which outlives its watchers
+  --name <name>         a kept endpoint's name, its URL's last part: stripe-dev gives
+                        /api/webhook-endpoint/stripe-dev (3-64 of a-z 0-9 -, upper case
+                        taken as lower); implies --kept
+  --lifetime <span>     how long a kept endpoint lives: 90m, 2h, 1d, 7d (default: the
+                        server's, 2 h); implies --kept
+  --keep-secrets        store secret header values as received, so signatures can be
+                        checked and forwarded copies still verify; implies --kept
   -h, --help            this text`;
 
 /** How long the server has to answer `create`. */
@@ -29,6 +39,9 @@ export async function runCreate(args: string[], context: CommandContext): Promis
     options: {
       server: { type: 'string' },
       kept: { type: 'boolean' },
+      name: { type: 'string' },
+      lifetime: { type: 'string' },
+      'keep-secrets': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -37,7 +50,12 @@ export async function runCreate(args: string[], context: CommandContext): Promis
     return 0;
   }
   const origin = resolveServer(values.server, process.env);
-  if (values.kept) return createKeptEndpoint(origin, context);
+  const kept: KeptChoices = {
+    ...(values.name === undefined ? {} : { name: parseEndpointName(values.name) }),
+    ...(values.lifetime === undefined ? {} : { ttlMs: parseLifetime(values.lifetime) }),
+    ...(values['keep-secrets'] ? { redact: false as const } : {}),
+  };
+  if (values.kept || Object.keys(kept).length > 0) return createKeptEndpoint(origin, kept, context);
 
   let welcome: WelcomeMessage;
   try {
@@ -49,6 +67,7 @@ export async function runCreate(args: string[], context: CommandContext): Promis
   const { endpoint } = welcome;
   context.out(`receiver:   ${endpoint.url}`);
   context.out(`share link: ${formatShareLink(origin, endpoint.id, endpoint.key)}`);
+  await remember(origin, endpoint, context);
   context.err(
     `The share link holds the watch key: share it only with whoever may watch. ` +
       `This live endpoint lives only while something watches it (the page at the share link, or hookwatch tail/forward with it), ` +
@@ -72,14 +91,38 @@ export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv):
   }
 }
 
-/** `POST /api/endpoints {"kind":"kept"}`: a kept endpoint needs no socket to live. */
-async function createKeptEndpoint(origin: string, context: CommandContext): Promise<number> {
+/** A kept endpoint's choices, as `POST /api/endpoints` takes them. */
+interface KeptChoices {
+  name?: string;
+  ttlMs?: number;
+  redact?: false;
+}
+
+/** Adds the endpoint to the list `hookwatch list` shows; a list that cannot be written is said, and the endpoint stands. */
+async function remember(origin: string, endpoint: EndpointInfo, context: CommandContext): Promise<void> {
+  try {
+    await saveEndpoint(process.env, {
+      id: endpoint.id,
+      key: endpoint.key,
+      origin,
+      kind: endpoint.kind,
+      url: endpoint.url,
+      ...(endpoint.expiresAt ? { expiresAt: endpoint.expiresAt } : {}),
+      createdAt: endpoint.createdAt,
+    });
+  } catch (error) {
+    context.err(`note: the endpoint is not in hookwatch list: could not write ${endpointsFilePath(process.env)}: ${describeError(error)}`);
+  }
+}
+
+/** `POST /api/endpoints {"kind":"kept",…}`: a kept endpoint needs no socket to live. */
+async function createKeptEndpoint(origin: string, choices: KeptChoices, context: CommandContext): Promise<number> {
   let endpoint: EndpointInfo;
   try {
     const answer = await fetch(`${origin}/api/endpoints`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: '{"kind":"kept"}',
+      body: JSON.stringify({ kind: 'kept', ...choices }),
       signal: AbortSignal.any([context.stopSignal, AbortSignal.timeout(CREATE_TIMEOUT_MS)]),
     });
     const body = (await answer.json()) as EndpointInfo | { error?: { message?: string } };
@@ -95,7 +138,9 @@ async function createKeptEndpoint(origin: string, context: CommandContext): Prom
   }
   context.out(`receiver:   ${endpoint.url}`);
   context.out(`share link: ${formatShareLink(origin, endpoint.id, endpoint.key)}`);
-  context.err(`The share link holds the watch key: share it only with whoever may watch. This kept endpoint lives until ${endpoint.expiresAt ?? 'its expiry'}, watched or not.`);
+  await remember(origin, endpoint, context);
+  const secrets = endpoint.redact === false ? ' Secret header values are stored as received.' : '';
+  context.err(`The share link holds the watch key: share it only with whoever may watch. This kept endpoint lives until ${endpoint.expiresAt ?? 'its expiry'}, watched or not (hookwatch extend ${endpoint.id} --lifetime 7d makes it live longer).${secrets}`);
   return 0;
 }
 

@@ -10,7 +10,11 @@ Commands:
   tail <share-link>                 print each new request as it arrives
   wait <share-link> [filters]       wait for the first new request that matches; print it as JSON
   create [--server <base-url>]      create a live endpoint; print its URL and share link
-                                    (server: --server, else $HOOKWATCH_SERVER, else http://localhost:8080)
+                                    (server: --server, else $HOOKWATCH_SERVER, else http://localhost:8080);
+                                    --kept [--name n] [--lifetime 7d] [--keep-secrets] for a kept one
+  list                              the endpoints create made on this machine
+  extend <link|name> --lifetime 7d  make a kept endpoint live that long from now
+  delete <link|name>                delete an endpoint: its URL answers 404 from then on
   types <share-link> [--format f]   print a TypeScript type, zod schema or JSON Schema that
                                     accepts every JSON body the endpoint holds
   send --to <url> [--provider <p>]  sign and send a test event, as the provider would
@@ -26,6 +30,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   forward: async () => (await import('./forward.js')).runForward,
   tail: async () => (await import('./tail.js')).runTail,
   create: async () => (await import('./create.js')).runCreate,
+  list: async () => (await import('./list.js')).runList,
+  extend: async () => (await import('./extend.js')).runExtend,
+  delete: async () => (await import('./delete.js')).runDelete,
   wait: async () => (await import('./wait.js')).runWait,
   types: async () => (await import('./types.js')).runTypes,
   send: async () => (await import('./send.js')).runSend,

@@ -203,7 +203,13 @@ const createSchemaFor = (config: Config) =>
   z.strictObject({
     kind: z.enum(['live', 'kept'], { error: 'kind must be "live" or "kept"' }).default('live'),
     ttlMs: ttlMsFor(config).optional(),
-    name: z.string({ error: 'name must be a string' }).regex(ENDPOINT_NAME, 'name must be 3-64 characters of a-z, 0-9 and -, starting with a letter').optional(),
+    // Taken in any case (`Stripe-Dev` is `stripe-dev`): a URL's path is case-sensitive, so the id is kept in one.
+    name: z
+      .string({ error: 'name must be a string' })
+      .trim()
+      .toLowerCase()
+      .regex(ENDPOINT_NAME, 'the name must be 3 to 64 letters, digits and dashes, starting with a letter, such as stripe-dev')
+      .optional(),
     redact: z.boolean({ error: 'redact must be true or false' }).optional(),
   });
 

@@ -30,11 +30,15 @@ describe('kept endpoints the user shapes', () => {
     expect(made.body).toMatchObject({ id: 'github-dev', url: `${s.baseUrl}/api/webhook-endpoint/github-dev`, redact: false });
     expect(Math.abs(Date.parse(made.body.expiresAt) - (Date.now() + DAY))).toBeLessThan(5000);
     expect((await create(s, { kind: 'kept' })).body.redact).toBe(true);
+    // Names are taken in any case (#34): the id and URL are lower case.
+    const upper = await create(s, { kind: 'kept', name: 'Stripe-Dev' });
+    expect([upper.status, upper.body.id, upper.body.url]).toEqual([201, 'stripe-dev', `${s.baseUrl}/api/webhook-endpoint/stripe-dev`]);
+    expect((await create(s, { kind: 'kept', name: 'STRIPE-DEV' })).body.error?.code).toBe('NAME_TAKEN');
 
     const refusals: Array<[unknown, number, string]> = [
       [{ kind: 'kept', name: 'github-dev' }, 409, 'NAME_TAKEN'],
-      [{ kind: 'kept', name: 'Bad Name' }, 400, 'name must be 3-64 characters'],
-      [{ kind: 'kept', name: 'ab' }, 400, 'name must be 3-64 characters'],
+      [{ kind: 'kept', name: 'Bad Name' }, 400, 'the name must be 3 to 64 letters, digits and dashes'],
+      [{ kind: 'kept', name: 'ab' }, 400, 'the name must be 3 to 64 letters, digits and dashes'],
       [{ kind: 'kept', name: '1abc' }, 400, 'starting with a letter'],
       [{ kind: 'kept', ttlMs: 8 * DAY }, 400, 'ttlMs must be at most 604800000 (KEPT_MAX_TTL_MS)'],
       [{ kind: 'kept', ttlMs: 10 }, 400, 'ttlMs must be at least 60000'],
