@@ -3,6 +3,7 @@
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { AnswerPanel } from './answer-panel.js';
+import { answeredBy } from './answered-by.js';
 import { renderDetail, type DetailActions } from './detail.js';
 import { byId, h } from './dom.js';
 import type { PageEndpoint } from './endpoint.js';
@@ -20,7 +21,14 @@ export interface DetailPaneSource {
   back(): void;
   /** The rules senders' requests are matched against now. */
   rules(): readonly AnswerRule[];
+  /** Opens another request (an attempt in the delivery timeline). */
+  open(seq: number): void;
 }
+
+/** The views of the open request against the others, fetched with import() the first time one is opened. */
+type Insights = [typeof import('./compare-panel.js'), typeof import('./delivery-timeline.js')];
+let insights: Promise<Insights> | undefined;
+const loadInsights = () => (insights ??= Promise.all([import('./compare-panel.js'), import('./delivery-timeline.js')]));
 
 export class DetailPane {
   private readonly pane = byId('detail');
@@ -38,6 +46,8 @@ export class DetailPane {
   /** The open detail's "Answer" section, updated as the answer or the rules change. */
   private answerPanel: AnswerPanel | undefined;
   private timer: number | undefined;
+  /** Where the open request's delivery timeline and comparison go, and the log they were drawn from. */
+  private insightSlots: { delivery: HTMLElement; compare: HTMLElement; drawnFrom: string } | undefined;
 
   constructor(
     private readonly log: RequestLog,
@@ -66,6 +76,24 @@ export class DetailPane {
   updateAnswer(seq?: number): void {
     const request = this.log.selectedRequest;
     if (request && this.renderedSeq === request.seq && (seq === undefined || seq === request.seq)) this.answerPanel?.update(request, this.source.rules());
+    // Another attempt's answer shows in the timeline.
+    if (request && this.renderedSeq === request.seq && seq !== undefined && this.insightSlots) this.insightSlots.drawnFrom = '';
+    if (request && this.renderedSeq === request.seq) this.renderInsights(request);
+  }
+
+  /** The open request's timeline and comparison, drawn again when the log changed since (an attempt arrived, one was dropped). */
+  private renderInsights(request: CapturedRequest): void {
+    const slots = this.insightSlots;
+    const requests = this.log.requests;
+    const drawnFrom = `${requests[0]?.seq}:${requests.at(-1)?.seq}:${requests.length}`;
+    if (!slots || slots.drawnFrom === drawnFrom) return;
+    slots.drawnFrom = drawnFrom;
+    void loadInsights().then(([{ renderComparePanel }, { renderDeliveryTimeline }]) => {
+      if (this.insightSlots !== slots || this.renderedSeq !== request.seq) return;
+      slots.delivery.replaceChildren(renderDeliveryTimeline(request, requests, (seq) => this.source.open(seq), answeredBy) ?? '');
+      // A comparison the reader has open stays as it is.
+      if (!slots.compare.querySelector('.diff')) slots.compare.replaceChildren(renderComparePanel(request, requests.filter((other) => other.seq !== request.seq)));
+    });
   }
 
   /** Moves focus to the pane; `scroll`: bring it into view first (when it takes the screen). */
@@ -93,18 +121,25 @@ export class DetailPane {
       this.renderedPlaceholder = placeholder;
       this.forwardedView = undefined;
       this.answerPanel = undefined;
+      this.insightSlots = undefined;
       if (!shown || !endpoint) {
         this.content.replaceChildren(h('p', { class: 'muted placeholder', text: placeholder ?? '' }));
       } else {
         this.forwardedView = new ForwardedView(this.log.forwarded.get(shown.seq));
         this.answerPanel = new AnswerPanel(shown, this.source.rules());
         const panels = { answer: this.answerPanel, forwarded: this.forwardedView.element, verify: renderVerifyPanel(shown) };
-        this.content.replaceChildren(renderDetail(shown, endpoint.url, this.actions, panels));
+        const detail = renderDetail(shown, endpoint.url, this.actions, panels);
+        this.insightSlots = { delivery: h('div', { class: 'insight-slot' }), compare: h('div', { class: 'insight-slot' }), drawnFrom: '' };
+        // The delivery's attempts right under this one's answer; the comparison after everything.
+        panels.answer.section.after(this.insightSlots.delivery);
+        detail.append(this.insightSlots.compare);
+        this.content.replaceChildren(detail);
         // Another request starts at its top.
         this.pane.scrollTop = 0;
         if (this.open && this.pane.getBoundingClientRect().top < 0) this.pane.scrollIntoView({ block: 'start' });
       }
     }
+    if (shown) this.renderInsights(shown);
     const gone = this.content.querySelector<HTMLElement>('.gone');
     if (gone) gone.hidden = !(shown && shown === this.log.pinned);
   }

@@ -49,11 +49,12 @@ export class LogScreen {
       filtered: () => this.render(),
       clear: () => source.clear(),
       exportLog: (format, requests) => exportLog(format, requests, source.endpoint()),
+      types: (requests, filtered) => void import('./types-dialog.js').then(({ openTypesDialog }) => openTypesDialog(requests, filtered)),
       jumpToLatest: () => this.jumpToLatest(),
     });
     this.detail = new DetailPane(
       this.log,
-      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules() },
+      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules(), open: (seq) => this.openAttempt(seq) },
       { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
     );
     narrowScreen.addEventListener('change', () => {
@@ -152,6 +153,15 @@ export class LogScreen {
     }
     this.render();
     if (how === 'enter' || (how === 'click' && this.detail.open)) this.detail.focus(this.detail.open);
+  }
+
+  /** Another attempt of the open request's delivery, picked in its timeline: opened in its place, the filter cleared if it hid it. */
+  openAttempt(seq: number): void {
+    const request = this.log.requests.find((held) => held.seq === seq);
+    if (request && !this.view.matches(request)) this.view.clearFilter();
+    this.log.select(seq, this.detail.open);
+    this.render();
+    this.detail.focus(this.detail.open);
   }
 
   /** Narrow screens: back from the detail to the list, onto the row that was open. */

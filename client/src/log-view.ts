@@ -13,6 +13,8 @@ export interface LogViewEvents extends LogListEvents {
   clear(): void;
   /** Export what the filter shows (all, without a filter), oldest first. */
   exportLog(format: 'json' | 'har', requests: CapturedRequest[]): void;
+  /** Types from the JSON bodies the filter shows (all, without a filter), oldest first. */
+  types(requests: CapturedRequest[], filtered: boolean): void;
   jumpToLatest(): void;
 }
 
@@ -23,6 +25,12 @@ export class LogView {
   private readonly clearButton = byId<HTMLButtonElement>('clear');
   private readonly exportButton = byId<HTMLButtonElement>('export');
   private readonly exportFormat = byId<HTMLSelectElement>('export-format');
+  private readonly typesButton = byId<HTMLButtonElement>('types');
+  private readonly retried = byId<HTMLInputElement>('retried-filter');
+  /** The seqs in deliveries of more than one attempt, and the log they were found in (its first seq, last seq, length). */
+  private retriedSeqs: { of: string; seqs: ReadonlySet<number> } | undefined;
+  /** delivery-groups.ts, loaded when "Retried deliveries only" is first ticked. */
+  private findRetried: ((requests: readonly CapturedRequest[]) => Set<number>) | undefined;
   private readonly jump = byId<HTMLButtonElement>('jump-latest');
   private readonly listElement = byId('log');
   private readonly empty = byId('empty');
@@ -41,9 +49,16 @@ export class LogView {
     this.list = new LogList(this.listElement, events);
     this.filter.addEventListener('input', () => events.filtered());
     this.method.addEventListener('change', () => events.filtered());
+    this.retried.addEventListener('change', () => {
+      if (this.findRetried) return events.filtered();
+      void import('../../src/shared/delivery-groups.js').then(({ retriedSeqs }) => {
+        this.findRetried = retriedSeqs;
+        events.filtered();
+      });
+    });
+    this.typesButton.addEventListener('click', () => events.types(this.visible().reverse(), this.filtering()));
     byId('clear-filter').addEventListener('click', () => {
-      this.filter.value = '';
-      this.method.value = '';
+      this.clearFilter();
       events.filtered();
       this.filter.focus();
     });
@@ -55,6 +70,7 @@ export class LogView {
   matches(request: CapturedRequest): boolean {
     const text = this.filter.value.trim().toLowerCase();
     if (this.method.value !== '' && request.method !== this.method.value) return false;
+    if (this.retried.checked && !this.retriedNow().has(request.seq)) return false;
     if (text === '') return true;
     let haystack = this.searchable.get(request);
     if (haystack === undefined) this.searchable.set(request, (haystack = searchText(request)));
@@ -65,7 +81,29 @@ export class LogView {
   noMatchMessage(): string {
     const text = this.filter.value.trim();
     const what = [text && `“${text}”`, this.method.value && `the method ${this.method.value}`].filter(Boolean).join(' and ');
+    if (this.retried.checked) return what ? `No retried delivery matches ${what}.` : 'No delivery was retried: none has more than one attempt here.';
     return `No request matches ${what}.`;
+  }
+
+  /** Every filter off (the caller renders). */
+  clearFilter(): void {
+    this.filter.value = '';
+    this.method.value = '';
+    this.retried.checked = false;
+  }
+
+  /** A filter narrows the list: text, method, or retried deliveries only. */
+  private filtering(): boolean {
+    return this.filter.value.trim() !== '' || this.method.value !== '' || this.retried.checked;
+  }
+
+  /** The retried deliveries' seqs in the log as it is now (found again when it changed); none until delivery-groups.ts has loaded. */
+  private retriedNow(): ReadonlySet<number> {
+    const { requests } = this.log;
+    const of = `${requests[0]?.seq}:${requests.at(-1)?.seq}:${requests.length}`;
+    if (!this.findRetried) return new Set();
+    if (this.retriedSeqs?.of !== of) this.retriedSeqs = { of, seqs: this.findRetried(requests) };
+    return this.retriedSeqs.seqs;
   }
 
   /** What the filter lets through, newest first. */
@@ -104,7 +142,7 @@ export class LogView {
     this.renderEmpty(expired);
     this.renderMethodOptions();
     const visible = this.visible();
-    const filtering = this.filter.value.trim() !== '' || this.method.value !== '';
+    const filtering = this.filtering();
     const counts = `${this.log.received} received${this.log.dropped > 0 ? `, ${this.log.dropped} dropped` : ''}`;
     this.count.textContent = filtering ? `${visible.length} shown · ${counts}` : counts;
     this.count.title = this.log.dropped > 0 ? `The endpoint keeps only the newest ${maxRequests(endpoint)} requests, within its stored-bytes budget.` : '';
@@ -114,6 +152,7 @@ export class LogView {
     // What is shown is what is exported, and the button says which.
     this.exportButton.textContent = filtering ? `Export shown (${visible.length})` : 'Export all';
     this.exportButton.disabled = visible.length === 0;
+    this.typesButton.disabled = visible.length === 0;
     this.enableClear(canChange);
 
     this.list.update(visible, this.log.selectedSeq);

@@ -48,7 +48,7 @@ const HOUR = 60 * MINUTE;
  */
 export const RETRY_SCHEDULES: Record<Provider, RetrySchedule> = {
   svix: { label: 'Svix', gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR], summary: 'at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', source: 'https://docs.svix.com/retries' },
-  'standard-webhooks': { label: 'Standard Webhooks (Svix schedule)', gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR], summary: 'as Svix: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', source: 'https://docs.svix.com/retries' },
+  'standard-webhooks': { label: 'Standard Webhooks (as Svix)', gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR], summary: 'at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', source: 'https://docs.svix.com/retries' },
   slack: { label: 'Slack', gapsMs: [0, MINUTE, 5 * MINUTE], summary: 'up to 3 retries: nearly at once, after 1 min, after 5 min', source: 'https://api.slack.com/apis/events-api#retries' },
   github: { label: 'GitHub', summary: 'no automatic retries: a repeat is a manual redelivery', source: 'https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries' },
   stripe: { label: 'Stripe', summary: 'retried for up to 3 days with exponential backoff (no exact gaps published)', source: 'https://docs.stripe.com/webhooks#retries' },
