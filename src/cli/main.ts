@@ -18,6 +18,7 @@ Commands:
   types <share-link> [--format f]   print a TypeScript type, zod schema or JSON Schema that
                                     accepts every JSON body the endpoint holds
   send --to <url> [--provider <p>]  sign and send a test event, as the provider would
+  replay <share-link> <seq>         send a stored request again (--to, --edit, --secret to re-sign)
 
 Run 'hookwatch <command> --help' for a command's options. Docs: docs/cli.md`;
 
@@ -36,6 +37,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   wait: async () => (await import('./wait.js')).runWait,
   types: async () => (await import('./types.js')).runTypes,
   send: async () => (await import('./send.js')).runSend,
+  replay: async () => (await import('./replay.js')).runReplay,
 };
 
 /** The package version, read beside dist/ (or src/ under tsx). */
