@@ -151,6 +151,8 @@ export class LiveConnection {
     const endpoint: PageEndpoint = message.endpoint;
     this.session.credentials = { endpointId: endpoint.id, key: endpoint.key };
     this.session.clearedSeq = Math.max(this.session.clearedSeq, message.clearedSeq);
+    // Ahead of the endpoint (its store lost writes this tab saw): resume from its real last seq.
+    this.session.lastSeq = Math.min(this.session.lastSeq, message.lastSeq);
     if (!endpoint.partial) rememberEndpoint(endpoint);
     const resumed = this.session.welcomed;
     this.session.welcomed = true;

@@ -210,6 +210,9 @@ export class LiveFollower {
   private onWelcome(welcome: WelcomeMessage): void {
     const resumed = this.joinedOnce;
     this.joinedOnce = true;
+    // Past the endpoint's last seq (--from-seq too high, or the server lost writes): the server
+    // sends what comes after its real last seq, and so must this guard let through.
+    if (this.resumeSeq > welcome.lastSeq) this.resumeSeq = welcome.lastSeq;
     if (this.skipBacklog) {
       this.backlogLeft = welcome.backlog;
       if (this.backlogLeft === 0) this.skipBacklog = false;

@@ -55,9 +55,11 @@ export interface EndpointService {
   /** Deletes the endpoint: its watchers everywhere are told and closed. `user`: who asked, for the log. */
   remove(id: string, user?: string): Promise<Outcome<void>>;
   /**
-   * The stored requests after `afterSeq`, and whether some after it are no longer stored. An
-   * `afterSeq` past the endpoint's last seq means the store lost writes the client saw: the
-   * endpoint's seq moves past it (store.raiseSeq) and the answer says there is a gap.
+   * The stored requests after `afterSeq`, and whether some after it are no longer stored. A read
+   * changes nothing: an `afterSeq` past the endpoint's last seq (a client that saw writes the
+   * store lost, or a made-up number) gets no requests and the endpoint's real `lastSeq`, from
+   * which it resumes. Numbering never goes back over what was handed out: that guard is where
+   * numbers are given (store.ts, appendRequest), not in a read.
    */
   readSince(id: string, afterSeq: number): Promise<Outcome<LogSince>>;
   /** Passes a forwarder's report to every watcher, with the endpoint's redaction applied to the local app's answer. */
@@ -152,16 +154,10 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
     },
 
     async readSince(id, afterSeq) {
-      let log = await store.readLog(id, afterSeq);
+      const log = await store.readLog(id, afterSeq);
       if (!log) return notFound();
-      if (afterSeq > log.lastSeq) {
-        // The client holds seqs the store no longer knows: it lost writes. Numbering goes on
-        // past them, and the client is told what is gone (a gap), rather than refused.
-        if ((await store.raiseSeq(id, afterSeq)) === undefined) return notFound();
-        log = await store.readLog(id, afterSeq);
-        if (!log) return notFound();
-        return done({ log, gap: true });
-      }
+      // Ahead of the endpoint: nothing after it to give, nothing lost that the client did not claim to hold.
+      if (afterSeq > log.lastSeq) return done({ log, gap: false });
       const since = Math.max(afterSeq, log.clearedSeq);
       const firstSeq = log.requests[0]?.seq;
       return done({ log, gap: firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since });

@@ -383,6 +383,9 @@ export class LiveSession {
       return this.expire();
     }
     const { log, gap } = since.value;
+    // A client ahead of the endpoint (its afterSeq past the last seq given) gets what comes after
+    // the real last seq: by its own claim it holds everything up to there.
+    if (afterSeq > log.lastSeq) candidate.lastSeq = log.lastSeq;
     // Closed while reading: onClose had no watcher to detach, so it is done here; an endpoint
     // made for this socket is deleted, since no one else holds its key.
     if (this.isClosed()) {

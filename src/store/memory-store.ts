@@ -204,16 +204,6 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       return total;
     },
 
-    async raiseSeq(id, afterSeq) {
-      const entry = alive(id);
-      if (!entry) return undefined;
-      if (entry.lastSeq >= afterSeq) return false;
-      removeAll(entry);
-      entry.lastSeq = afterSeq;
-      announceEvicted(entry, afterSeq);
-      return true;
-    },
-
     async releaseEndpoint(id, holderId, graceMs) {
       const entry = alive(id);
       if (!entry || entry.endpoint.kind !== 'live') return;

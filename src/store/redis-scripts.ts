@@ -424,24 +424,6 @@ return evictOldest(tonumber(ARGV[3]), ARGV[4] == '1')
 `);
 
 /**
- * ARGV: id, afterSeq -> 1 when the endpoint's seq was below afterSeq (Redis lost writes that
- * some client saw): it now starts past it, and its watchers are told what is gone (`evicted`
- * through afterSeq); 0 when nothing was lost; nil when there is no endpoint.
- */
-export const RAISE_SEQ = freeing(`
-local id, after = ARGV[3], tonumber(ARGV[4])
-if not alive(id) then return nil end
-local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
-if last >= after then return 0 end
--- What Redis still holds was numbered before the lost seqs: it goes (a list holds the seqs up
--- to the last one without holes), and watchers are told so.
-dropAll(id)
-redis.call('HSET', epKey(id), 'seq', after)
-announceEvicted(id, after)
-return 1
-`);
-
-/**
  * ARGV: id, seq, answerJson, answeredMessage -> 1 when stored request seq's answer was
  * replaced (and announced), 0 when it is no longer stored.
  */

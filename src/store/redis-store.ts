@@ -358,14 +358,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return swept;
     },
 
-    async appendRequest(id, kind, recordFor, capturedAtMs) {
+    async appendRequest(id, kind, recordFor, capturedAtMs, giveUpAtMs) {
       await configure();
       let seen = await lookUp(id);
       if (!seen) return undefined;
       const captureNo = ++captures;
       // Redis refuses to store it once the caller would have answered 503 (a quarter of the
-      // timeout is left for the answer to travel back).
-      const validUntil = Math.floor(localNow() + clockOffsetMs + commandTimeoutMs * 0.75);
+      // time left is kept for the answer to travel back): the capture's own deadline when it
+      // has one, which its earlier calls (rate limits, the endpoint check) have used part of.
+      const leftMs = Math.min(commandTimeoutMs, giveUpAtMs === undefined ? commandTimeoutMs : Math.max(0, giveUpAtMs - localNow()));
+      const validUntil = Math.floor(localNow() + clockOffsetMs + leftMs * 0.75);
       const attempt = ({ response, redact, lastSeq }: Known, version: string) => {
         const draft = recordFor(response, redact);
         const choices = draft.choices.flatMap((choice, at) => [choice.rule, choice.times, draft.answers[at] as string]);
@@ -391,10 +393,6 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return { seq: Number(seq), response: seen.response, choice: Number(choice), responder: Number(responder) === 1 };
     },
 
-    async raiseSeq(id, afterSeq) {
-      const raised = await onEndpoint('RAISE_SEQ', id, afterSeq);
-      return raised === null ? undefined : Number(raised) === 1;
-    },
 
     async readLog(id, afterSeq) {
       const reply = (await onEndpoint('READ_LOGBuffer', id, afterSeq)) as Array<number | Buffer> | null;

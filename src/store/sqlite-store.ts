@@ -236,19 +236,6 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return total;
     },
 
-    async raiseSeq(id, afterSeq) {
-      const raised = inTransaction(() => {
-        const row = aliveRow(id);
-        if (!row) return undefined;
-        if (row.last_seq >= afterSeq) return false;
-        removeAll(id);
-        sql.setLastSeq.run(afterSeq, id);
-        return true;
-      });
-      if (raised) await bus.publish(id, { data: evictedMessage(afterSeq) });
-      return raised;
-    },
-
     async releaseEndpoint(id, holderId, graceMs) {
       inTransaction(() => {
         const row = aliveRow(id);

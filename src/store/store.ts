@@ -125,9 +125,12 @@ export interface Store {
    * answer is the draft's first choice whose rule has answered fewer than its `times` since the
    * configuration was set (`chooseAnswer`; the counts are kept with the endpoint, so they hold
    * across instances). Returns the seq given, that configuration and the choice taken, or
-   * undefined when no endpoint of `kind` exists.
+   * undefined when no endpoint of `kind` exists. `giveUpAtMs` (this process's clock) is when the
+   * caller answers its sender 503 if this has not returned: a store that can run late (Redis)
+   * refuses to store the request once that moment is near, so a sender told 503 does not have
+   * it stored (but see docs/deploy.md on a reply lost in transit).
    */
-  appendRequest(id: string, kind: EndpointKind, recordFor: RecordBuilder, capturedAtMs: number): Promise<Appended | undefined>;
+  appendRequest(id: string, kind: EndpointKind, recordFor: RecordBuilder, capturedAtMs: number, giveUpAtMs?: number): Promise<Appended | undefined>;
   /**
    * Keeps `message` (a `forwarded` protocol message) as the latest forward result of stored
    * request `seq`, replacing any before it, and announces it in the same step. False (nothing
@@ -147,15 +150,9 @@ export interface Store {
    */
   setResponder(id: string, token: string, untilMs: number, action: 'claim' | 'renew' | 'release'): Promise<boolean>;
   /**
-   * A client holds seqs up to `afterSeq` but the endpoint's last seq is below it: the store lost
-   * writes (Redis restarted from an older snapshot or failed over to a lagging replica; an SQLite
-   * file restored from a backup). Numbering goes on past `afterSeq`, so no seq is given to two
-   * requests; what the store still holds from before is dropped and its watchers are told
-   * (`evicted` through `afterSeq`). True when raised, false when nothing was lost, undefined
-   * when there is no endpoint.
+   * The endpoint's stored requests after `afterSeq` (each with its latest forward result), and its
+   * seq counters. A read never changes what is stored, whatever `afterSeq` says.
    */
-  raiseSeq(id: string, afterSeq: number): Promise<boolean | undefined>;
-  /** The endpoint's stored requests after `afterSeq` (each with its latest forward result), and its seq counters. */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
   clearRequests(id: string): Promise<number | undefined>;

@@ -178,21 +178,24 @@ describe('bounds', () => {
     expect(await junk.closed).toBe(1008);
   });
 
-  it('takes a join after a seq the endpoint never gave (its store lost writes) as a gap, and numbers new requests past it', async () => {
+  it('a join after a seq the endpoint never gave changes nothing: the history stays, and the joiner gets what comes next', async () => {
     const s = await server();
     const a = await endpoint(s);
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'one' });
-    // A page that saw up to #99 before the store lost them resumes: not refused (it would loop), told of a gap.
+    // A page (or `tail --from-seq 99`) that claims to hold up to #99: told the real last seq, not refused (it would loop).
     const client = await LiveClient.open(s.wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'join', endpointId: a.welcome.endpoint.id, key: a.welcome.endpoint.key, afterSeq: 99 });
     const welcome = await client.next('welcome');
-    expect([welcome.lastSeq, welcome.gap, welcome.backlog]).toEqual([99, true, 0]);
-    // No seq is given twice: the next request is #100, on every watcher.
+    expect([welcome.lastSeq, welcome.gap, welcome.backlog]).toEqual([1, false, 0]);
+    // The numbering goes on where it was, every watcher gets the next request, and #1 is still stored.
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'two' });
-    expect((await client.requests(1))[0]?.seq).toBe(100);
-    expect((await a.client.next('evicted')).throughSeq).toBe(99);
-    expect((await a.client.requests(2)).map((request) => request.seq)).toEqual([1, 100]);
+    expect((await client.requests(1))[0]?.seq).toBe(2);
+    expect((await a.client.requests(2)).map((request) => request.seq)).toEqual([1, 2]);
+    const again = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    cleanups.push(() => again.client.close());
+    expect([again.welcome.backlog, again.welcome.gap]).toEqual([2, false]);
+    expect(a.client.messages.some((message) => message.type === 'evicted')).toBe(false);
   });
 
   it('tells watchers when the stored-bytes budget evicts their oldest requests, and counts it', async () => {

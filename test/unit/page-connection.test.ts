@@ -60,7 +60,7 @@ const endpoint: EndpointInfo = {
   maxBodyBytes: 1024,
 };
 const welcome = (overrides: Partial<WelcomeMessage> = {}): WelcomeMessage => ({ type: 'welcome', endpoint, created: true, backlog: 0, clearedSeq: 0, lastSeq: 0, gap: false, ...overrides });
-const pollAnswer = (seqs: number[], more: Partial<{ clearedSeq: number; gap: boolean }> = {}) => ({ lastSeq: Math.max(0, ...seqs), clearedSeq: 0, gap: false, expiresAt: null, requests: seqs.map((seq) => capturedRequest({ seq })), ...more });
+const pollAnswer = (seqs: number[], more: Partial<{ clearedSeq: number; gap: boolean }> = {}) => ({ lastSeq: Math.max(0, ...seqs, more.clearedSeq ?? 0), clearedSeq: 0, gap: false, expiresAt: null, requests: seqs.map((seq) => capturedRequest({ seq })), ...more });
 
 let fetched: Array<{ method: string; path: string; authorization: string | undefined }>;
 /** What the HTTP API answers next, by method: a status and a body, or undefined for no answer at all. */
