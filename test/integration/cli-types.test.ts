@@ -67,7 +67,10 @@ describe('hookwatch types and tail attempt numbers', () => {
     const { link, url } = await setup();
     const run = startCli(['tail', link]);
     cleanups.push(() => run.stop('SIGKILL'));
+    const json = startCli(['tail', link, '--json']);
+    cleanups.push(() => json.stop('SIGKILL'));
     await run.waitFor('stderr', /watching endpoint/);
+    await json.waitFor('stderr', /watching endpoint/);
     for (let i = 0; i < 3; i++) await send(url, { method: 'POST', headers: { 'content-type': 'application/json', 'webhook-id': 'msg_2Lx' }, body: '{"type":"invoice.paid"}' });
     await send(`${url}/plain`, { method: 'POST', body: 'same' });
     await send(`${url}/plain`, { method: 'POST', body: 'same' });
@@ -79,5 +82,7 @@ describe('hookwatch types and tail attempt numbers', () => {
       '4',
       '5 · attempt 2 (same body)',
     ]);
+    const records = (await json.waitForLines('stdout', /^\{/, 5)).map((line) => JSON.parse(line) as { seq: number; attempt?: number });
+    expect(records.map((record) => record.attempt)).toEqual([1, 2, 3, undefined, 2]);
   });
 });
