@@ -3,7 +3,13 @@ import { h } from './dom.js';
 import { bodyBytes, formatBytes, hexDump } from './format.js';
 import { parseExact } from './exact-json.js';
 import { jsonTree } from './json-tree.js';
-import { looksLikeXml, prettyXml } from './xml.js';
+import { looksLikeXml } from './xml-sniff.js';
+
+type XmlModule = typeof import('./xml.js');
+/** The XML view (its parser is about 20 KB), once loaded. */
+let xml: XmlModule | undefined;
+let xmlLoading: Promise<XmlModule> | undefined;
+const loadXml = (): Promise<XmlModule> => (xmlLoading ??= import('./xml.js').then((module) => (xml = module)));
 
 /** Bodies longer than this (characters) are shown cut until the reader asks for all of it. */
 export const LARGE_BODY = 100 * 1024;
@@ -22,9 +28,28 @@ interface View {
 
 let nextId = 0;
 
-/** The body section: tabs for the structured and the raw view (one at a time), copy and download. */
+/** A text body that may be XML: it gets a Pretty tab, once the XML view is loaded. */
+function mayBeXml(request: CapturedRequest): boolean {
+  return request.bodyEncoding === 'utf8' && !request.isJson && !request.truncated && looksLikeXml(request.contentType, request.body);
+}
+
+/**
+ * The body section: tabs for the structured and the raw view (one at a time), copy and download.
+ * A body that may be XML waits for the XML view to load (the first time only), then shows.
+ */
 export function bodySection(request: CapturedRequest, actions: BodyActions): HTMLElement {
   if (request.storedSize === 0) return h('section', { class: 'detail-section' }, h('h3', { text: 'Body (empty)' }), h('p', { class: 'muted', text: 'No body.' }));
+  if (mayBeXml(request) && xml === undefined) {
+    const waiting = h('section', { class: 'detail-section' }, h('p', { class: 'muted', text: 'Loading the XML view…' }));
+    const show = () => waiting.replaceWith(filledSection(request, actions));
+    // Not loaded (offline after an update, say): the raw view alone.
+    void loadXml().then(show, show);
+    return waiting;
+  }
+  return filledSection(request, actions);
+}
+
+function filledSection(request: CapturedRequest, actions: BodyActions): HTMLElement {
   const views = bodyViews(request);
   const title = h('h3', { text: bodyTitle(request, views) });
 
@@ -40,7 +65,8 @@ export function bodySection(request: CapturedRequest, actions: BodyActions): HTM
 }
 
 function bodyTitle(request: CapturedRequest, views: View[]): string {
-  const kind = request.bodyEncoding === 'base64' && bodyText(request) === undefined ? 'binary, ' : request.isJson ? 'JSON, ' : views.some((view) => view.name === 'Pretty') ? 'XML, ' : '';
+  const coding = request.bodyEncoding === 'base64' ? contentCoding(request) : undefined;
+  const kind = coding !== undefined ? `${coding}-compressed, ` : request.bodyEncoding === 'base64' && bodyText(request) === undefined ? 'binary, ' : request.isJson ? 'JSON, ' : views.some((view) => view.name === 'Pretty') ? 'XML, ' : '';
   return `Body (${kind}${formatBytes(request.storedSize)})`;
 }
 
@@ -59,9 +85,13 @@ export function bodyText(request: CapturedRequest): string | undefined {
 
 function bodyViews(request: CapturedRequest): View[] {
   const raw: View = { name: 'Raw', build: () => rawView(request) };
+  const coding = contentCoding(request);
+  // A compressed body: decoded first, marked as such; the raw bytes beside it.
+  if (coding !== undefined && request.bodyEncoding === 'base64') return [{ name: 'Decoded', build: () => decodedView(request, coding) }, raw];
   if (request.bodyEncoding === 'base64') return [raw];
   if (request.isJson) return [{ name: 'Tree', build: () => jsonView(request) }, raw];
-  if (!request.truncated && looksLikeXml(request.contentType, request.body)) {
+  const prettyXml = mayBeXml(request) ? xml?.prettyXml : undefined;
+  if (prettyXml) {
     // Small bodies are tried now, so a body that does not parse gets no "Pretty" tab.
     if (request.body.length <= LARGE_BODY) {
       const pretty = prettyXml(request.body);
@@ -71,6 +101,51 @@ function bodyViews(request: CapturedRequest): View[] {
     }
   }
   return [raw];
+}
+
+/** The body's content coding (`gzip`, `deflate`, `br`), from its Content-Encoding header. */
+function contentCoding(request: CapturedRequest): string | undefined {
+  const value = request.headers.find(([name]) => name.toLowerCase() === 'content-encoding')?.[1].trim().toLowerCase();
+  return value && value !== 'identity' ? value : undefined;
+}
+
+/** The Decoded tab: filled once decoded (decoded-body.ts, loaded when first needed). */
+function decodedView(request: CapturedRequest, coding: string): HTMLElement {
+  const panel = h('div', {}, h('p', { class: 'muted', text: `Decoding ${coding}…` }));
+  void import('./decoded-body.js').then(
+    async ({ canDecode, decodeBody, MAX_DECODED_BYTES }) => {
+      const name = coding === 'x-gzip' ? 'gzip' : coding;
+      if (!canDecode(name)) {
+        const why = name === 'br' ? 'this browser cannot decode Brotli (br) bodies' : `this page cannot decode “${coding}”`;
+        return panel.replaceChildren(h('p', { class: 'muted', text: `Not decoded: ${why}. Download the body to decode it (brotli -d, gunzip…), or see its bytes in Raw.` }));
+      }
+      const decoded = await decodeBody(bodyBytes(request), name);
+      const notes = [`Decoded from ${name}: ${formatBytes(decoded.bytes.length)} from the ${formatBytes(request.storedSize)} stored.`];
+      if (decoded.cut) notes.push(`Cut at ${formatBytes(MAX_DECODED_BYTES)}: the decoded body is larger.`);
+      if (decoded.problem !== undefined) notes.push(`Decoding stopped early${request.truncated ? ' (the stored body was cut short)' : ''}: ${decoded.problem}.`);
+      if (request.truncated && decoded.problem === undefined) notes.push('The stored body was cut short: the end may be missing.');
+      let text: string | undefined;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(decoded.bytes);
+      } catch {
+        text = undefined;
+      }
+      let content: HTMLElement;
+      if (text === undefined) content = textBlock(hexDump(decoded.bytes), 'hex');
+      else {
+        let tree: HTMLElement | undefined;
+        try {
+          tree = !decoded.cut && text.length <= LARGE_BODY * 10 ? jsonTree(parseExact(text)) : undefined;
+        } catch {
+          tree = undefined;
+        }
+        content = tree ?? textBlock(text.length <= LARGE_BODY ? text : `${text.slice(0, PREVIEW)}…`);
+      }
+      panel.replaceChildren(h('p', { class: 'decoded-note', text: notes.join(' ') }), content);
+    },
+    () => panel.replaceChildren(h('p', { class: 'muted', text: 'Not decoded: the decoder did not load. See the bytes in Raw.' })),
+  );
+  return panel;
 }
 
 function jsonView(request: CapturedRequest): HTMLElement {

@@ -147,10 +147,3 @@ function write(node: XmlNode, depth: number, source: string, prefixes: Set<strin
     }
   }
 }
-
-/** Worth trying as XML: an XML media type, or text that starts like markup. */
-export function looksLikeXml(contentType: string | null, body: string): boolean {
-  const type = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  if (type.endsWith('/xml') || type.endsWith('+xml')) return true;
-  return /^\s*<(\?xml|[A-Za-z_])/.test(body) && !type.startsWith('text/html');
-}

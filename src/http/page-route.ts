@@ -40,5 +40,7 @@ export async function pageRoute(app: FastifyInstance, options: { root?: string }
     );
     return;
   }
-  await app.register(fastifyStatic, { root, index: 'index.html', wildcard: false, cacheControl: true, maxAge: 0 });
+  // Source maps are never served: a build made with them (a developer's) would hand out the
+  // page's whole source, comments included, to anyone who asks.
+  await app.register(fastifyStatic, { root, index: 'index.html', wildcard: false, cacheControl: true, maxAge: 0, allowedPath: (path) => !path.endsWith('.map') });
 }
