@@ -10,7 +10,13 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
-      'no-restricted-properties': ['error', { object: 'process', property: 'exit', message: 'Only src/main.ts exits the process.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'exit', message: 'Only src/main.ts exits the process.' },
+        // On Node 20 a garbage collection can take AbortSignal.timeout's signal from under AbortSignal.any, which then never aborts (nodejs/node#57736).
+        { object: 'AbortSignal', property: 'timeout', message: 'Use deadline() from src/shared/deadline.ts: a timer the code holds and clears.' },
+        { object: 'AbortSignal', property: 'any', message: 'Use deadline() from src/shared/deadline.ts: a timer the code holds and clears.' },
+      ],
       'no-restricted-syntax': ['error', { selector: "AssignmentExpression[left.property.name='innerHTML']", message: 'Never innerHTML: captured data is rendered as text only.' }],
     },
   },
@@ -31,5 +37,8 @@ export default tseslint.config(
     },
   },
   // Programs of their own (the entry point, benchmark processes) may exit.
-  { files: ['src/main.ts', 'bench/**'], rules: { 'no-restricted-properties': 'off' } },
+  {
+    files: ['src/main.ts', 'bench/**'],
+    rules: { 'no-restricted-properties': ['error', { object: 'AbortSignal', property: 'timeout' }, { object: 'AbortSignal', property: 'any' }] },
+  },
 );

@@ -361,6 +361,11 @@ const live = {
     schema: integer(1, 100_000).default(1000),
     doc: 'Senders one instance holds waiting for a local app\'s answer at once; past it a sender gets the configured answer at once.',
   },
+  respondMaxWaitingPerAddress: {
+    env: 'RESPOND_MAX_WAITING_PER_ADDRESS',
+    schema: integer(1, 100_000).default(100),
+    doc: 'Senders from one client address (IPv6 by /64) held waiting for a local app\'s answer at once; past it that address\'s senders get the configured answer at once, so one address cannot take every waiting place.',
+  },
   respondMaxBytes: {
     env: 'RESPOND_MAX_BYTES',
     schema: integer(2 * MIB, 1024 * MIB).default(64 * MIB),

@@ -1,8 +1,10 @@
+import { tokenHeaders } from './access-token.js';
 import type WebSocket from 'ws';
 import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';
+import { deadline } from '../shared/deadline.js';
 import { endpointsFilePath, saveEndpoint } from './endpoints-file.js';
 import { parseEndpointName, parseLifetime } from './kept-options.js';
 
@@ -59,7 +61,7 @@ export async function runCreate(args: string[], context: CommandContext): Promis
 
   let welcome: WelcomeMessage;
   try {
-    welcome = await createLiveEndpoint(origin, context.stopSignal);
+    welcome = await createLiveEndpoint(origin, context.stopSignal, context.accessToken);
   } catch (error) {
     context.err(`could not create an endpoint at ${origin}: ${describeError(error)}`);
     return 1;
@@ -119,13 +121,14 @@ async function remember(origin: string, endpoint: EndpointInfo, context: Command
 async function createKeptEndpoint(origin: string, choices: KeptChoices, context: CommandContext): Promise<number> {
   let endpoint: EndpointInfo;
   try {
+    const timeout = deadline(CREATE_TIMEOUT_MS, context.stopSignal);
     const answer = await fetch(`${origin}/api/endpoints`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...tokenHeaders(context.accessToken) },
       body: JSON.stringify({ kind: 'kept', ...choices }),
-      signal: AbortSignal.any([context.stopSignal, AbortSignal.timeout(CREATE_TIMEOUT_MS)]),
+      signal: timeout.signal,
     });
-    const body = (await answer.json()) as EndpointInfo | { error?: { message?: string } };
+    const body = (await answer.json().finally(timeout.clear)) as EndpointInfo | { error?: { message?: string } };
     if (answer.status !== 201 || !('key' in body)) {
       const message = 'error' in body ? body.error?.message : undefined;
       context.err(`could not create a kept endpoint at ${origin}: ${answer.status}${message ? ` ${message}` : ''}`);
@@ -145,7 +148,7 @@ async function createKeptEndpoint(origin: string, choices: KeptChoices, context:
 }
 
 /** Opens a live socket, sends `create`, and closes the socket once the welcome is in. */
-async function createLiveEndpoint(origin: string, stopSignal: AbortSignal): Promise<WelcomeMessage> {
+async function createLiveEndpoint(origin: string, stopSignal: AbortSignal, accessToken: string | undefined): Promise<WelcomeMessage> {
   // Imported here, not at the top: `create --help` and `--kept` have no use for ws.
   const { default: WebSocketClass } = await import('ws');
   if (stopSignal.aborted) throw new Error('stopped');
@@ -159,7 +162,8 @@ async function createLiveEndpoint(origin: string, stopSignal: AbortSignal): Prom
     const timer = setTimeout(() => fail(`no answer within ${CREATE_TIMEOUT_MS / 1000} s`), CREATE_TIMEOUT_MS);
     const onStop = () => fail('stopped');
     stopSignal.addEventListener('abort', onStop, { once: true });
-    socket.on('open', () => socket.send(JSON.stringify({ type: 'create' })));
+    // The token travels in the message, never in the socket's URL.
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'create', ...(accessToken === undefined ? {} : { token: accessToken }) })));
     socket.on('error', (error) => (problem ??= describeError(error)));
     socket.on('message', (data) => {
       let message: ServerMessage;

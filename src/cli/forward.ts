@@ -9,6 +9,7 @@ import { LiveFollower } from './live-follower.js';
 import { TargetClient, type SendResult } from './send-request.js';
 import { localAnswerProblem, MAX_LOCAL_ANSWER_BODY_BYTES, toLocalAnswer } from './local-answer.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type SignatureDisplay, type VerifySpec } from './verify.js';
+import { deadline } from '../shared/deadline.js';
 
 export const FORWARD_USAGE = `Usage: hookwatch forward <share-link> --to <url> [options]
 
@@ -104,6 +105,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
   // The follower's handlers run only once run() is under way, by when the forwarder exists.
   const follower: LiveFollower = new LiveFollower({
     link,
+    accessToken: context.accessToken,
     ...(fromSeq === undefined ? {} : { fromSeq }),
     handlers: {
       onJoined(welcome, resumed) {
@@ -266,8 +268,9 @@ class Forwarder {
   /** Lets requests in flight finish for up to `graceMs` (or until `hardStop`), then cuts them. */
   async settle(graceMs: number, hardStop: AbortSignal): Promise<void> {
     this.stopTaking();
-    const grace = AbortSignal.any([AbortSignal.timeout(graceMs), hardStop]);
-    await this.drain(grace);
+    const grace = deadline(graceMs, hardStop);
+    await this.drain(grace.signal);
+    grace.clear();
     if (this.active === 0) return;
     this.cutInFlight.abort();
     await this.drain(new AbortController().signal);

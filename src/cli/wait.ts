@@ -1,9 +1,11 @@
+import { tokenHeaders } from './access-token.js';
 import type { CapturedRequest } from '../shared/captured-request.js';
 import { compileGlob } from '../shared/glob.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';
+import { deadline } from '../shared/deadline.js';
 
 export const WAIT_USAGE = `Usage: hookwatch wait <share-link> [filters] [--timeout 60s]
 
@@ -177,21 +179,24 @@ type PollOutcome =
   | { kind: 'fatal'; message: string };
 
 /** One poll. The key goes in the Authorization header only: never in the URL. */
-async function poll(link: ShareLink, afterSeq: number, waitMs: number, stop: AbortSignal): Promise<PollOutcome> {
+async function poll(link: ShareLink, afterSeq: number, waitMs: number, stop: AbortSignal, accessToken: string | undefined): Promise<PollOutcome> {
   const url = `${link.origin}/api/endpoints/${encodeURIComponent(link.endpointId)}/requests?afterSeq=${afterSeq}&waitMs=${waitMs}`;
   const limit = waitMs + POLL_SLACK_MS;
   let response: Response;
   let text: string;
+  const timeout = deadline(limit, stop);
   try {
     response = await fetch(url, {
-      headers: { authorization: `Bearer ${link.key}`, accept: 'application/json' },
-      signal: AbortSignal.any([stop, AbortSignal.timeout(limit)]),
+      headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) },
+      signal: timeout.signal,
     });
     text = await response.text();
   } catch (error) {
     if (stop.aborted) return { kind: 'fatal', message: 'stopped' };
-    const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${formatSeconds(limit)}` : describeError((error as { cause?: unknown }).cause ?? error);
+    const reason = timeout.signal.aborted ? `no answer within ${formatSeconds(limit)}` : describeError((error as { cause?: unknown }).cause ?? error);
     return { kind: 'retry', message: reason, unreachable: true };
+  } finally {
+    timeout.clear();
   }
   let body: unknown;
   try {
@@ -238,8 +243,8 @@ export async function runWait(args: string[], context: CommandContext): Promise<
   const filters = parseWaitFilters(values);
   const timeoutMs = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(values.timeout);
   const link = await resolveShareLink(positionals, context);
-  const deadline = started + timeoutMs;
-  const remaining = () => deadline - performance.now();
+  const endsAt = started + timeoutMs;
+  const remaining = () => endsAt - performance.now();
   const stop = context.stopSignal;
 
   let afterSeq: number | undefined;
@@ -250,7 +255,7 @@ export async function runWait(args: string[], context: CommandContext): Promise<
     // The first call only learns where "new" starts: whatever is stored already is not new.
     const baseline = afterSeq === undefined;
     const waitMs = baseline ? 0 : Math.min(MAX_POLL_WAIT_MS, Math.max(0, Math.ceil(remaining())));
-    const outcome = await poll(link, afterSeq ?? 0, waitMs, stop);
+    const outcome = await poll(link, afterSeq ?? 0, waitMs, stop, context.accessToken);
     if (stop.aborted) {
       context.err('stopped before a matching request arrived');
       return 1;

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { toEndpointInfo } from '../endpoints/endpoint-records.js';
 import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-service.js';
 import { errors } from '../errors.js';
+import { deadline } from '../shared/deadline.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
 import type { Hub } from '../live/hub.js';
@@ -55,7 +56,9 @@ const waitMsSchema = decimalParam(6, MAX_WAIT_MS);
 /** Aborts when the client's connection closes before its answer is sent (the answer's own 'close', not the socket's, which outlives it when kept alive). */
 function closedSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
-  reply.raw.once('close', () => controller.abort());
+  // Already gone (the client hung up while the endpoint was read): 'close' will not come again.
+  if (reply.raw.closed || reply.raw.socket?.destroyed !== false) controller.abort();
+  else reply.raw.once('close', () => controller.abort());
   return controller.signal;
 }
 
@@ -142,12 +145,13 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     // Polling is watching: it keeps a live endpoint alive as a socket would.
     if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], pollingHolder(endpoint.id), Date.now() + config.leaseMs, config.graceMs);
     let since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
-    if (since.log.requests.length === 0 && waitMs.data > 0) {
+    // A client ahead of the endpoint (afterSeq past its last seq) is answered at once, to resume from the real one.
+    if (since.log.requests.length === 0 && waitMs.data > 0 && afterSeq.data <= since.log.lastSeq) {
       // A long poll: answered as soon as a request after afterSeq is stored on any instance, or
       // with nothing after waitMs. The sender's hang-up ends the wait too.
-      const stop = AbortSignal.any([AbortSignal.timeout(waitMs.data), closedSignal(reply)]);
+      const stop = deadline(waitMs.data, closedSignal(reply));
       const stored = async () => (await store.readLog(endpoint.id, afterSeq.data))?.requests.length !== 0;
-      const outcome = await hub.waitForRequest(endpoint.id, stop, stored);
+      const outcome = await hub.waitForRequest(endpoint.id, stop.signal, stored).finally(stop.clear);
       if (outcome === 'failed') throw errors.STORE_UNAVAILABLE();
       since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
     }

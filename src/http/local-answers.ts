@@ -1,19 +1,22 @@
 import type { Config } from '../config.js';
 import { relayedFrom, type RelayedAnswer } from '../endpoints/local-answer.js';
 import type { Hub } from '../live/hub.js';
+import { deadline } from '../shared/deadline.js';
 
 /**
  * Senders waiting for their local app's answer (`hookwatch forward --respond`), bounded in count
- * (RESPOND_MAX_WAITING) and in the bytes of answers held until their sender has them
- * (RESPOND_MAX_BYTES): past either, a sender gets the configured answer at once.
+ * (RESPOND_MAX_WAITING, and RESPOND_MAX_WAITING_PER_ADDRESS for one client address) and in the
+ * bytes of answers held until their sender has them (RESPOND_MAX_BYTES): past any of them, a
+ * sender gets the configured answer at once. A wait ends when its sender hangs up.
  */
 export interface LocalAnswers {
   /**
    * The local app's answer for request `seq`'s sender, or undefined: none within
-   * RESPOND_TIMEOUT_MS, the responder let go, the answer could not be relayed, or a bound is
-   * reached. A returned answer's bytes stay counted until `release` is called.
+   * RESPOND_TIMEOUT_MS, the responder let go, the answer could not be relayed, a bound is
+   * reached, or one of `stops` aborted (the sender hung up, the app closes). A returned answer's bytes
+   * stay counted until `release` is called.
    */
-  wait(endpointId: string, seq: number, closing: AbortSignal): Promise<(RelayedAnswer & { bytes: Buffer; release: () => void }) | undefined>;
+  wait(endpointId: string, seq: number, addressKey: string, stops: AbortSignal[]): Promise<(RelayedAnswer & { bytes: Buffer; release: () => void }) | undefined>;
   /** Senders waiting now, and bytes held (for metrics and tests). */
   held(): { waiting: number; bytes: number };
 }
@@ -22,19 +25,28 @@ export function createLocalAnswers(options: { hub: Hub; config: Config }): Local
   const { hub, config } = options;
   let waiting = 0;
   let bytes = 0;
+  const waitingByAddress = new Map<string, number>();
 
   return {
-    async wait(endpointId, seq, closing) {
-      if (waiting >= config.respondMaxWaiting) return undefined;
+    async wait(endpointId, seq, addressKey, stops) {
+      const stopped = () => stops.some((stop) => stop.aborted);
+      const fromAddress = waitingByAddress.get(addressKey) ?? 0;
+      if (stopped() || waiting >= config.respondMaxWaiting || fromAddress >= config.respondMaxWaitingPerAddress) return undefined;
       waiting++;
+      waitingByAddress.set(addressKey, fromAddress + 1);
+      const timeout = deadline(config.respondTimeoutMs, ...stops);
       let data;
       try {
-        data = await hub.waitForLocalAnswer(endpointId, seq, AbortSignal.any([closing, AbortSignal.timeout(config.respondTimeoutMs)]));
+        data = await hub.waitForLocalAnswer(endpointId, seq, timeout.signal);
       } finally {
+        timeout.clear();
         waiting--;
+        const left = (waitingByAddress.get(addressKey) ?? 1) - 1;
+        if (left > 0) waitingByAddress.set(addressKey, left);
+        else waitingByAddress.delete(addressKey);
       }
       // Empty: the responder's answer could not be relayed (endpoint-service.ts, NO_LOCAL_ANSWER).
-      if (data === undefined || data.length === 0 || bytes + data.length > config.respondMaxBytes) return undefined;
+      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > config.respondMaxBytes) return undefined;
       const answer = relayedFrom(data);
       const cost = data.length + answer.bytes.length;
       bytes += cost;

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
 import { toRecordJson } from '../capture/to-record-json.js';
 import type { MultipartPart } from '../shared/captured-request.js';
@@ -10,6 +9,7 @@ import { createUtcTimeFormatter } from '../capture/utc-time.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { RECEIVER_PREFIXES } from '../shared/protocol.js';
+import { deadline } from '../shared/deadline.js';
 import type { Metrics } from '../metrics.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import type { Draft, EndpointKind, Store } from '../store/store.js';
@@ -73,8 +73,14 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
   const limited = createLimits(app, limits);
   const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
 
+  /** When each request arrived (its rate limits were asked): the start of its capture's one deadline. */
+  const arrivals = new WeakMap<object, number>();
   /** The per-address limit, then the per-endpoint one (rate-limit.ts: a refused request counts once). */
-  const checkRateLimits = (request: FastifyRequest, reply: FastifyReply) => limited(request, reply, receiverHeaders);
+  const checkRateLimits = (request: FastifyRequest, reply: FastifyReply) => {
+    const arrivedAtMs = Date.now();
+    arrivals.set(request.raw, arrivedAtMs);
+    return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redisCommandTimeoutMs);
+  };
 
   /**
    * Every answer from a receiver URL carries RECEIVER_HEADERS: a configured answer has them in its
@@ -92,9 +98,32 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
   };
 
   const captureOrThrow = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
+    const taken = await take(request, reply, kind, endpointId);
+    if (taken === undefined) return;
+    // From here on the body is gone (take returned): a sender waiting out a delay or its local
+    // app's answer holds its answer and its connection, never its request's bytes.
+    const { seq, answer, responder, receivedAtMs } = taken;
+    const senderGone = closedSignal(request, reply);
+    if (responder) {
+      const local = await localAnswers.wait(endpointId, seq, addressKey(request.ip), [closing, senderGone]);
+      if (local) return relayLocal(request, reply, local, endpointId, seq, receivedAtMs);
+    }
+    if (answer.delayMs > 0) await pause(answer.delayMs, closing, senderGone);
+    return sendConfigured(request, reply, answer);
+  };
+
+  /**
+   * Checks the endpoint, reads the body, stores the request and works out its answer: every
+   * step that needs the body, so that the body can go as soon as this returns. Undefined when
+   * the sender went away mid-body. Every store call of one capture shares one deadline
+   * (REDIS_COMMAND_TIMEOUT_MS from its arrival): a stalled store costs a sender that long at
+   * most, not that long per call.
+   */
+  const take = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
     const receivedAtMs = Date.now();
+    const giveUpAtMs = (arrivals.get(request.raw) ?? receivedAtMs) + config.redisCommandTimeoutMs;
     // Decide before reading: an unknown id costs a lookup, never a body.
-    if ((await store.findEndpointKind(endpointId)) !== kind) {
+    if ((await beforeDeadline(store.findEndpointKind(endpointId), giveUpAtMs)) !== kind) {
       reply.header('connection', 'close');
       throw errors.ENDPOINT_NOT_FOUND();
     }
@@ -107,7 +136,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
       if (debug) request.log.debug({ endpointId, reason: (error as Error).message }, 'request aborted');
       reply.hijack();
       request.raw.socket.destroy();
-      return;
+      return undefined;
     }
     if (body.atCapacity) {
       reply.header('connection', 'close').header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS));
@@ -151,7 +180,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
         );
         return { json, choices, answers: body.overLimit ? TOO_LARGE_ANSWERS : recordedAnswers(response, choices) };
       };
-      appended = await store.appendRequest(endpointId, kind, recordFor, receivedAtMs);
+      appended = await beforeDeadline(store.appendRequest(endpointId, kind, recordFor, receivedAtMs, giveUpAtMs), giveUpAtMs);
     } finally {
       readingBudget.give(body.bytes.length);
     }
@@ -168,15 +197,9 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
       reply.header('connection', 'close');
       throw errors.BODY_TOO_LARGE(config.readLimitBytes);
     }
-    if (appended.responder) {
-      const local = await localAnswers.wait(endpointId, seq, closing);
-      if (local) return relayLocal(request, reply, local, endpointId, seq, receivedAtMs);
-    }
+    // Placeholders are filled in now, while the body is here: the answer is all a wait keeps.
     const answer = answerOf(response, choices[appended.choice] ?? DEFAULT_CHOICE, inputOf, seq);
-    if (answer.delayMs > 0 && !closing.aborted) {
-      await sleep(answer.delayMs, undefined, { signal: closing }).catch(() => undefined);
-    }
-    return sendConfigured(request, reply, answer);
+    return { seq, answer, responder: appended.responder, receivedAtMs };
   };
 
   /**
@@ -189,7 +212,9 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'forwarded' }).flat(), ...local.headers.flat()];
     const noBody = local.status === 204 || local.status === 304 || request.method === 'HEAD';
     if (!noBody) lines.push('content-length', String(local.bytes.length));
-    raw.once('close', local.release);
+    // A sender that hung up meanwhile has no 'close' to come: its answer's bytes are let go now.
+    if (raw.destroyed || raw.socket?.destroyed !== false) local.release();
+    else raw.once('close', local.release);
     raw.writeHead(local.status, lines);
     raw.end(noBody ? undefined : local.bytes);
     const recorded: RecordedAnswer = { status: local.status, delayMs: Date.now() - receivedAtMs, by: 'forwarder' };
@@ -221,6 +246,37 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     await checkRateLimits(request, reply);
     return capture(request, reply, target.kind, target.endpointId);
   };
+}
+
+/**
+ * The step's result, or STORE_UNAVAILABLE once `giveUpAtMs` passes first (the step goes on, and
+ * what it finally says is dropped: a late capture is refused by the store itself, see appendRequest).
+ */
+async function beforeDeadline<T>(step: Promise<T>, giveUpAtMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(errors.STORE_UNAVAILABLE()), Math.max(0, giveUpAtMs - Date.now()));
+  });
+  try {
+    return await Promise.race([step, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Aborted when the sender's connection closes (at once when it already has). */
+function closedSignal(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  if (reply.raw.destroyed || request.raw.socket?.destroyed !== false) controller.abort();
+  else reply.raw.once('close', () => controller.abort());
+  return controller.signal;
+}
+
+/** Waits `ms`, or less when a signal aborts first. */
+function pause(ms: number, ...signals: AbortSignal[]): Promise<void> {
+  const wait = deadline(ms, ...signals);
+  if (wait.signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => wait.signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 function endpointIdOf(request: FastifyRequest): string {

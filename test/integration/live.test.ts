@@ -226,15 +226,15 @@ describe('live protocol', () => {
     const headers = [
       ['X-Multi', 'one'],
       ['X-Multi', 'two'],
-      ['WWW-Authenticate', 'Basic'],
-      ['www-authenticate', 'Bearer realm="x"'],
+      ['X-Realm', 'Basic'],
+      ['x-realm', 'Bearer realm="x"'],
     ];
     a.client.send({ type: 'set-response', response: { status: 401, body: '', contentType: 'text/plain', headers, delayMs: 0 } });
     await a.client.next('response');
     const path = new URL(a.welcome.endpoint.url).pathname;
     const answer = await sendRaw(s.baseUrl, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
     expect(answer).toMatch(/^HTTP\/1.1 401 /);
-    expect(answer).toContain('\r\nX-Multi: one\r\nX-Multi: two\r\nWWW-Authenticate: Basic\r\nwww-authenticate: Bearer realm="x"\r\n');
+    expect(answer).toContain('\r\nX-Multi: one\r\nX-Multi: two\r\nX-Realm: Basic\r\nx-realm: Bearer realm="x"\r\n');
   });
 
   it("passes a forwarder's result on to every watcher, and only from a socket that joined", async () => {

@@ -8,7 +8,7 @@ import * as scripts from '../../src/store/redis-scripts.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
 import { startFaultyProxy } from '../helpers/faulty-proxy.js';
 import { send } from '../helpers/http.js';
-import { freePort } from '../helpers/instances.js';
+import { freePort, startInstance } from '../helpers/instances.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
 import { startOnRedis, startPrivateRedis, type PrivateRedis } from '../helpers/redis-instance.js';
@@ -128,6 +128,31 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
     expect(stored.requests.map((request) => request.seq)).toEqual(stored.requests.map((_, i) => i + 1));
     const received = await client.requests(stored.requests.length, 10_000);
     expect(received.map((request) => request.body)).toEqual(storedBodies);
+  });
+
+  it('a capture has one deadline for all its Redis calls: two instances with rate limits on answer every sender within the command timeout while Redis stalls (hardening #31, 11)', async () => {
+    const redis = await redisServer();
+    const env = { REDIS_URL: redis.url, REDIS_PREFIX: testPrefix(), REDIS_COMMAND_TIMEOUT_MS: '1000' };
+    const [a, b] = [await startInstance(env), await startInstance(env)];
+    cleanups.push(() => a.kill(), () => b.kill());
+    const { welcome } = await watcher(a.wsUrl);
+    const viaB = welcome.endpoint.url.replace(a.baseUrl, b.baseUrl);
+    // Known to both instances before the stall, as a busy endpoint would be.
+    expect((await send(welcome.endpoint.url, { method: 'POST', body: 'warm' })).status).toBe(200);
+    expect((await send(viaB, { method: 'POST', body: 'warm' })).status).toBe(200);
+    redis.process().kill('SIGSTOP');
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const sent = performance.now();
+        const answer = await send(i % 2 === 0 ? welcome.endpoint.url : viaB, { method: 'POST', body: `r${i}` });
+        return { status: answer.status, ms: performance.now() - sent };
+      }),
+    );
+    redis.process().kill('SIGCONT');
+    // The command timeout once, plus room for two cores shared with other test files; before,
+    // each of a capture's calls (rate limits, endpoint check, append) had its own.
+    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(1900);
+    expect(answers.every((answer) => answer.status === 503)).toBe(true);
   });
 
   it('4: gives no seq twice after Redis restarts from an older snapshot, whichever instance captures first, and a page resuming past it changes nothing', async () => {
