@@ -69,7 +69,7 @@ describe('waiting senders and polls', () => {
     // 40 senders that hang up at once: none of them may keep a waiting place.
     await Promise.all(Array.from({ length: 40 }, (_, i) => postAndHangUp(silent.url, `gone ${i}`, '127.0.0.2')));
     // Ten from one address wait; the eleventh from it gets the configured answer at once.
-    const waiting = Array.from({ length: 10 }, (_, i) => post(silent.url, `held ${i}`, '127.0.0.3').catch(() => undefined));
+    for (let i = 0; i < 10; i++) void post(silent.url, `held ${i}`, '127.0.0.3').catch(() => undefined);
     await expect.poll(async () => (await post(silent.url, 'eleventh', '127.0.0.3')).status, { timeout: 10_000 }).toBe(299);
     // A victim on another endpoint, from another address, still gets its local app's answer.
     const answered = await responded(s, (seq) => ({ status: 201, body: `local ${seq}` }));
