@@ -8,6 +8,8 @@ import { localTime, shortPath } from './format.js';
 
 /** Unchanged lines kept around each change in a text body; longer runs fold. */
 const CONTEXT_LINES = 2;
+/** Lines of a text body's diff drawn at most: two 1 MiB bodies can differ in 100,000 lines. */
+const MAX_DRAWN_LINES = 2000;
 
 const MARKS: Record<PairLine['kind'], { symbol: string; word: string }> = {
   same: { symbol: ' ', word: 'same' },
@@ -61,12 +63,15 @@ function bodyBlock(body: BodyDiff): HTMLElement {
       const changed = body.lines.filter((line) => line.kind !== 'same').length;
       title.textContent = `Body (text): ${changed} line${changed === 1 ? '' : 's'} changed`;
       const items: HTMLElement[] = [];
+      let left = 0;
       body.lines.forEach((line, index) => {
+        if (items.length >= MAX_DRAWN_LINES) return void (line.kind !== 'same' && left++);
         const near = body.lines.slice(Math.max(0, index - CONTEXT_LINES), index + CONTEXT_LINES + 1).some((other) => other.kind !== 'same');
         if (line.kind !== 'same' || near) items.push(h('li', { class: `diff-line diff-${line.kind}` }, mark(line.kind), h('code', { class: 'diff-text', text: line.text })));
         else if (items.at(-1)?.classList.contains('diff-fold') !== true) items.push(h('li', { class: 'diff-fold muted', text: '⋯ unchanged lines' }));
       });
       block.append(h('ol', { class: 'diff-lines diff-text-lines', attrs: { 'aria-label': 'Body lines' } }, ...items));
+      if (left > 0) block.append(h('p', { class: 'muted', text: `${left} more changed lines not drawn.` }));
       if (body.capped) block.append(h('p', { class: 'muted', text: 'Too many lines to align: the changed stretch is shown as removed, then added.' }));
       return block;
     }

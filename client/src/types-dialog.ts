@@ -4,6 +4,7 @@
 import { bodyTextOf } from '../../src/shared/body-text.js';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { emitTypes, inferFromBodies, type TypeFormat } from '../../src/shared/emit-types.js';
+import { MAX_JSON_DEPTH } from '../../src/shared/lossless-json.js';
 import { copyText, download, h, toast } from './dom.js';
 
 const FORMATS: Array<{ format: TypeFormat; name: string; file: string; type: string }> = [
@@ -20,7 +21,8 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
     const text = request.isJson ? bodyTextOf(request) : undefined;
     return text === undefined ? [] : [{ label: `#${request.seq}`, text }];
   });
-  const { inferred, labels } = inferFromBodies(bodies);
+  const { inferred, labels, skipped } = inferFromBodies(bodies);
+  const deep = skipped > 0 ? ` (${skipped} nested deeper than ${MAX_JSON_DEPTH} levels, skipped)` : '';
   const outputs = new Map(FORMATS.map(({ format }) => [format, inferred.samples === 0 ? '' : emitTypes(inferred, format, { labels })]));
 
   dialog?.remove();
@@ -29,8 +31,8 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
     attrs: { id: 'types-summary' },
     text:
       inferred.samples === 0
-        ? `None of the ${requests.length} ${filtered ? 'shown ' : ''}requests has a JSON body.`
-        : `From ${inferred.samples} JSON bod${inferred.samples === 1 ? 'y' : 'ies'} of the ${requests.length} ${filtered ? 'shown' : ''} request${requests.length === 1 ? '' : 's'}: optional fields are missing from some bodies; comments say which come and go.`.replace('  ', ' '),
+        ? `None of the ${requests.length} ${filtered ? 'shown ' : ''}requests has a JSON body to type${deep}.`
+        : `From ${inferred.samples} JSON bod${inferred.samples === 1 ? 'y' : 'ies'} of the ${requests.length} ${filtered ? 'shown' : ''} request${requests.length === 1 ? '' : 's'}${deep}: optional fields are missing from some bodies; comments say which come and go.`.replace('  ', ' '),
   });
   const code = h('pre', { class: 'types-code', attrs: { tabindex: '0', 'aria-label': 'Generated code' } });
   let current: TypeFormat = 'ts';

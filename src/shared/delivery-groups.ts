@@ -53,7 +53,7 @@ export const RETRY_SCHEDULES: Record<Provider, RetrySchedule> = {
   github: { label: 'GitHub', summary: 'no automatic retries: a repeat is a manual redelivery', source: 'https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries' },
   stripe: { label: 'Stripe', summary: 'retried for up to 3 days with exponential backoff (no exact gaps published)', source: 'https://docs.stripe.com/webhooks#retries' },
   shopify: { label: 'Shopify', summary: 'retried 8 times over 4 hours (no exact gaps published)', source: 'https://shopify.dev/docs/apps/build/webhooks/troubleshooting-webhooks' },
-  twilio: { label: 'Twilio', summary: 'retries only when asked to in the URL (#rc=…); no fixed schedule', source: 'https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides' },
+  twilio: { label: 'Twilio', summary: 'retries as the connection overrides in the URL set them (#rc=…); no fixed schedule', source: 'https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides' },
 };
 
 /** Identical bodies further apart than this are two deliveries, not two attempts. */

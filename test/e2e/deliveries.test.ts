@@ -141,4 +141,34 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  it('compares two 900 KB bodies that differ on every line, and types a body nested too deep, without stalling', async () => {
+    const laptop = views.find((view) => view.width === 1280) as (typeof views)[number];
+    const context = await viewContext(rig.browser, laptop);
+    const { page, url, errors } = await openPage(context, rig.server.baseUrl);
+    const lines = (prefix: string) => Array.from({ length: 40_000 }, (_, i) => `${prefix}-line-${i}-padding`).join('\n');
+    await send(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: lines('a') });
+    await send(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: lines('b') });
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(2);
+    await openRow(page, 0);
+    const started = Date.now();
+    await page.locator('#detail .compare button').click({ timeout: 5000 });
+    await page.locator('#detail .diff').waitFor({ timeout: 10_000 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await page.locator('#detail .diff-text-lines > li').count()).toBe(2000);
+    expect(await page.locator('#detail .diff').innerText()).toContain('Too many lines to align');
+    expect(await page.locator('#detail .diff').innerText()).toContain('78000 more changed lines not drawn.');
+
+    // Nested past what is read as JSON: nothing to type, said so, and the page stays up.
+    const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+    await send(`${url}/deep`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: deep });
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(3);
+    await page.fill('#filter', '/deep');
+    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(1);
+    await page.click('#types');
+    await expect.poll(() => page.locator('#types-summary').textContent(), { timeout: 5000 }).toBe('None of the 1 shown requests has a JSON body to type.');
+    await page.click('#types-close');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });
