@@ -13,6 +13,8 @@ export interface CommandContext {
   hardStopSignal: AbortSignal;
   /** The whole of stdin as text (for a share link given as `-`). */
   readStdin(): Promise<string>;
+  /** `--token` or HOOKWATCH_TOKEN, for an instance with ACCESS_MODE=token (access-token.ts). */
+  accessToken?: string | undefined;
 }
 
 /** A command-line mistake: the entry point prints it with a pointer to --help and exits 2. */

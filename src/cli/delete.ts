@@ -21,7 +21,7 @@ export async function runDelete(args: string[], context: CommandContext): Promis
   const { link } = await resolveTarget(positionals[0], process.env);
   let status: number;
   try {
-    ({ status } = await callEndpointApi(link.origin, 'DELETE', `/api/endpoints/${encodeURIComponent(link.endpointId)}`, link.key, undefined, context.stopSignal));
+    ({ status } = await callEndpointApi(link.origin, 'DELETE', `/api/endpoints/${encodeURIComponent(link.endpointId)}`, link.key, undefined, context.stopSignal, context.accessToken));
   } catch (error) {
     context.err(`could not delete ${link.endpointId} at ${link.origin}: ${describeError(error)}`);
     return 1;

@@ -1,4 +1,5 @@
 // One call to the endpoints API (docs/protocol.md) with a watch key, for `extend` and `delete`.
+import { tokenHeaders } from './access-token.js';
 
 /** How long the server has to answer. */
 const API_TIMEOUT_MS = 10_000;
@@ -9,8 +10,8 @@ export interface ApiAnswer {
   body: unknown;
 }
 
-/** Sends `method path` to `origin` with `Authorization: Bearer <key>`; throws when there is no answer within 10 s or when stopped. */
-export async function callEndpointApi(origin: string, method: string, path: string, key: string, body: unknown, stopSignal: AbortSignal): Promise<ApiAnswer> {
+/** Sends `method path` to `origin` with `Authorization: Bearer <key>` (and the access token, when there is one); throws when there is no answer within 10 s or when stopped. */
+export async function callEndpointApi(origin: string, method: string, path: string, key: string, body: unknown, stopSignal: AbortSignal, accessToken?: string): Promise<ApiAnswer> {
   const controller = new AbortController();
   const abort = () => controller.abort();
   const timer = setTimeout(abort, API_TIMEOUT_MS);
@@ -19,7 +20,7 @@ export async function callEndpointApi(origin: string, method: string, path: stri
   try {
     const answer = await fetch(`${origin}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${key}`, ...tokenHeaders(accessToken), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: controller.signal,
     });

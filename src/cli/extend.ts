@@ -36,7 +36,7 @@ export async function runExtend(args: string[], context: CommandContext): Promis
   let status: number;
   let body: unknown;
   try {
-    ({ status, body } = await callEndpointApi(link.origin, 'POST', `/api/endpoints/${encodeURIComponent(link.endpointId)}/extend`, link.key, { ttlMs }, context.stopSignal));
+    ({ status, body } = await callEndpointApi(link.origin, 'POST', `/api/endpoints/${encodeURIComponent(link.endpointId)}/extend`, link.key, { ttlMs }, context.stopSignal, context.accessToken));
   } catch (error) {
     context.err(`could not extend ${link.endpointId} at ${link.origin}: ${describeError(error)}`);
     return 1;

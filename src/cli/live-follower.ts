@@ -30,6 +30,8 @@ export interface FollowerOptions {
   handlers: FollowerHandlers;
   /** How often we ping the server; a ping unanswered by the next one means the link is dead. */
   pingMs?: number;
+  /** ACCESS_MODE=token: sent in every join, never in the socket's URL. */
+  accessToken?: string | undefined;
 }
 
 type ConnectionEnd = { kind: 'closed'; message: string; joined: boolean } | { kind: 'gone' } | { kind: 'fatal'; message: string };
@@ -135,6 +137,7 @@ export class LiveFollower {
     const { endpointId, key } = this.options.link;
     const message: JoinMessage = { type: 'join', endpointId, key };
     if (this.resumeSeq > 0) message.afterSeq = this.resumeSeq;
+    if (this.options.accessToken !== undefined) message.token = this.options.accessToken;
     return message;
   }
 
@@ -197,6 +200,8 @@ export class LiveFollower {
         if (this.socket === socket) this.socket = undefined;
         if (this.joinedSocket === socket) this.joinedSocket = undefined;
         if (gone || code === CloseCode.ENDPOINT_NOT_FOUND) return resolve({ kind: 'gone' });
+        // A missing or withdrawn token does not come back by retrying.
+        if (code === CloseCode.UNAUTHORIZED) return resolve({ kind: 'fatal', message: problem ?? 'this server needs an access token (--token or HOOKWATCH_TOKEN)' });
         if (code === CloseCode.PROTOCOL_ERROR) return resolve({ kind: 'fatal', message: `the server refused the ${SUBPROTOCOL} protocol (${reason.toString() || 'close 1002'})` });
         const why =
           code === CloseCode.AT_CAPACITY ? 'the server is at capacity'

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { takeAccessToken } from './access-token.js';
 import { UsageError, type CommandContext } from './command.js';
 import { redactKeys } from './share-link.js';
 
@@ -19,6 +20,9 @@ Commands:
                                     accepts every JSON body the endpoint holds
   send --to <url> [--provider <p>]  sign and send a test event, as the provider would
   replay <share-link> <seq>         send a stored request again (--to, --edit, --secret to re-sign)
+
+Every command that talks to the server takes --token <t> (or HOOKWATCH_TOKEN) for an instance
+with ACCESS_MODE=token.
 
 Run 'hookwatch <command> --help' for a command's options. Docs: docs/cli.md`;
 
@@ -69,7 +73,7 @@ async function readStdin(): Promise<string> {
  * code is set and the process ends once the command has closed everything, so output that is
  * still being written to a pipe is not lost.
  */
-function createContext(): { context: CommandContext; dispose: () => void } {
+function createContext(accessToken: string | undefined): { context: CommandContext; dispose: () => void } {
   const stop = new AbortController();
   const hardStop = new AbortController();
   let stdoutGone = false;
@@ -95,6 +99,7 @@ function createContext(): { context: CommandContext; dispose: () => void } {
     stopSignal: stop.signal,
     hardStopSignal: hardStop.signal,
     readStdin,
+    accessToken,
   };
   const dispose = () => {
     process.off('SIGINT', onSignal);
@@ -123,9 +128,18 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const command = await loadCommand();
-  const { context, dispose } = createContext();
+  // `send` talks to the --to URL, never to a Hookwatch server: its arguments are all its own.
+  let taken: { args: string[]; token: string | undefined } = { args, token: undefined };
   try {
-    return await command(args, context);
+    if (name !== 'send') taken = takeAccessToken(args, process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`hookwatch ${name}: ${error.message}\nRun 'hookwatch ${name} --help' for usage.\n`);
+    return 2;
+  }
+  const { context, dispose } = createContext(taken.token);
+  try {
+    return await command(taken.args, context);
   } catch (error) {
     if (error instanceof UsageError) {
       context.err(`hookwatch ${name}: ${error.message}\nRun 'hookwatch ${name} --help' for usage.`);

@@ -1,3 +1,4 @@
+import { tokenHeaders } from './access-token.js';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,7 +65,7 @@ export async function runReplay(args: string[], context: CommandContext): Promis
   const link = await resolveShareLink(positionals.slice(0, 1), context);
   if (secret?.source === 'inline') context.err(INLINE_SECRET_NOTE);
 
-  const fetched = await fetchStored(link, seq);
+  const fetched = await fetchStored(link, seq, context.accessToken);
   if (typeof fetched === 'string') {
     context.err(fetched);
     return 1;
@@ -112,7 +113,7 @@ const bodyBytes = (request: CapturedRequest) => new Uint8Array(Buffer.from(reque
 const FETCH_TIMEOUT_MS = 30_000;
 
 /** The stored request `seq` (and whether the endpoint is kept, for its receiver URL), or why not. */
-async function fetchStored(link: ShareLink, seq: number): Promise<{ request: CapturedRequest; kept: boolean } | string> {
+async function fetchStored(link: ShareLink, seq: number, accessToken: string | undefined): Promise<{ request: CapturedRequest; kept: boolean } | string> {
   const url = `${link.origin}/api/endpoints/${encodeURIComponent(link.endpointId)}/requests?afterSeq=${seq - 1}`;
   let response: Response;
   let body: unknown;
@@ -121,7 +122,7 @@ async function fetchStored(link: ShareLink, seq: number): Promise<{ request: Cap
   const timer = setTimeout(() => controller.abort(), FETCH_TIMEOUT_MS);
   try {
     // The key goes in the Authorization header only: never in the URL.
-    response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json' }, signal: controller.signal });
+    response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) }, signal: controller.signal });
     body = await response.json().catch(() => undefined);
   } catch (error) {
     return `cannot reach ${link.origin}: ${controller.signal.aborted ? 'no answer within 30 s' : describeError((error as { cause?: unknown }).cause ?? error)}`;

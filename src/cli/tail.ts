@@ -62,6 +62,7 @@ export async function runTail(args: string[], context: CommandContext): Promise<
 
   const follower: LiveFollower = new LiveFollower({
     link,
+    accessToken: context.accessToken,
     ...(fromSeq === undefined ? {} : { fromSeq }),
     handlers: {
       onJoined(welcome, resumed) {

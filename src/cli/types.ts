@@ -1,3 +1,4 @@
+import { tokenHeaders } from './access-token.js';
 import type { CapturedRequest } from '../shared/captured-request.js';
 import { bodyTextOf } from '../shared/body-text.js';
 import { emitTypes, inferFromBodies, TYPE_FORMATS, type TypeFormat } from '../shared/emit-types.js';
@@ -53,7 +54,7 @@ export async function runTypes(args: string[], context: CommandContext): Promise
   const text = values.filter?.trim().toLowerCase() ?? '';
   const link = await resolveShareLink(positionals, context);
 
-  const requests = await readAll(link, context.stopSignal);
+  const requests = await readAll(link, context.stopSignal, context.accessToken);
   const chosen = requests.filter((request) => requestMatches(request, filters) && (text === '' || searchText(request).includes(text)));
   const { inferred, labels, skipped } = inferFromBodies(
     chosen.flatMap((request) => {
@@ -84,7 +85,7 @@ interface PollPage {
 }
 
 /** Every request the endpoint holds, oldest first, a page at a time. The key goes only in the Authorization header. */
-async function readAll(link: ShareLink, stop: AbortSignal): Promise<CapturedRequest[]> {
+async function readAll(link: ShareLink, stop: AbortSignal, accessToken: string | undefined): Promise<CapturedRequest[]> {
   const requests: CapturedRequest[] = [];
   let afterSeq = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -92,7 +93,7 @@ async function readAll(link: ShareLink, stop: AbortSignal): Promise<CapturedRequ
     let response: Response;
     let body: unknown;
     try {
-      response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json' }, signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
+      response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) }, signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
       body = await response.json().catch(() => undefined);
     } catch (error) {
       throw new Error(`could not read the endpoint's requests: ${describeError((error as { cause?: unknown }).cause ?? error)}`, { cause: error });
