@@ -8,7 +8,9 @@ import { checkSignature, formatSignatureLine, parseVerifyOption, shownCheck, war
 export const TAIL_USAGE = `Usage: hookwatch tail <share-link> [options]
 
 Prints each new request captured at the endpoint as it arrives: seq, time, method, path, size.
-Keeps following across dropped connections without losing or repeating a request.
+Keeps following across dropped connections without losing or repeating a request. Attempts of
+one delivery (a provider's delivery id such as webhook-id or X-GitHub-Delivery, or the same body
+again within an hour) are numbered: "· attempt 2 (webhook-id msg_…)"; --json adds "attempt".
 
   <share-link>      the page's link, http(s)://host/#<endpointId>.<key>; - reads it from stdin
   -v, --verbose     also print headers and body
