@@ -3,10 +3,11 @@ import { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
-import type { ForwardedMessage, LocalAnswerMessage } from '../shared/protocol.js';
+import type { CapturedRequest } from '../shared/captured-request.js';
+import type { ForwardedMessage, LocalAnswerMessage, ReplayOrderMessage, ReplayResultMessage, ReplayStartedMessage } from '../shared/protocol.js';
 import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
 import { forwardedMessage } from '../shared/server-messages.js';
-import { redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
+import { MAX_FORWARDED_BYTES, redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
 import { toRelayed } from './local-answer.js';
 import { redactForwarded } from './redact-forwarded.js';
@@ -76,6 +77,15 @@ export interface EndpointService {
    * a later claim has replaced.
    */
   relayLocalAnswer(endpointId: string, token: string, message: LocalAnswerMessage): Promise<Outcome<void>>;
+  /** Stored request `seq` as its record, or undefined when it is not stored (any more). */
+  readRequest(endpointId: string, seq: number): Promise<CapturedRequest | undefined>;
+  /** Passes a page's replay order to the endpoint's forwarders, on every instance; nobody else gets it. */
+  orderReplay(endpointId: string, order: ReplayOrderMessage): Promise<void>;
+  /**
+   * Passes a forwarder's word on a replay to the tab that asked (watcher `watcherId`, on whichever
+   * instance), under the tab's own replay id. Not stored: a replay is never a capture.
+   */
+  relayReplayProgress(endpointId: string, watcherId: string, message: ReplayStartedMessage | ReplayResultMessage): Promise<void>;
 }
 
 /**
@@ -97,6 +107,7 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
   // Built once: their limits come from the configuration, which does not change.
   const createSchema = createSchemaFor(config);
   const extendSchema = z.strictObject({ ttlMs: ttlMsFor(config) });
+  const forwardedKept = createPerSecond(FORWARDED_KEPT_PER_SECOND);
 
   return {
     async create(input, creator) {
@@ -165,10 +176,12 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
 
     async relayForwarded(endpoint, report) {
       // An endpoint that stores secrets redacted shows the local app's answer the same way.
-      const shown = forwardedMessage(redactsSecrets(endpoint) ? redactForwarded(report, redactAlso) : report);
-      // Kept with its request, so a tab that joins later sees it too; a request no longer stored
-      // still has its result shown to the tabs watching now.
-      if (!(await store.setForwarded(endpoint.id, report.seq, shown))) await bus.publish(endpoint.id, { data: shown });
+      const shown = fittedForwarded(redactsSecrets(endpoint) ? redactForwarded(report, redactAlso) : report);
+      // Kept with its request, so a tab that joins later sees it too; a request no longer stored,
+      // or an endpoint whose results change faster than FORWARDED_KEPT_PER_SECOND, still has its
+      // result shown to the tabs watching now.
+      const keep = forwardedKept.take(endpoint.id);
+      if (!keep || !(await store.setForwarded(endpoint.id, report.seq, shown))) await bus.publish(endpoint.id, { data: shown });
     },
 
     setResponder: (endpointId, token, action) => store.setResponder(endpointId, token, Date.now() + RESPONDER_LEASE_MS, action),
@@ -182,7 +195,66 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       await bus.publish(endpointId, { answerFor: message.seq, data });
       return relayed.ok ? done(undefined) : refused(errors.BAD_MESSAGE(`local-answer for request ${message.seq}: ${relayed.problem}`));
     },
+
+    async readRequest(endpointId, seq) {
+      const stored = (await store.readLog(endpointId, seq - 1))?.requests.find((request) => request.seq === seq);
+      return stored === undefined ? undefined : (JSON.parse(stored.message.toString('utf8')) as { request: CapturedRequest }).request;
+    },
+
+    orderReplay: (endpointId, order) => bus.publish(endpointId, { data: JSON.stringify(order), toForwarders: true }),
+
+    relayReplayProgress: (endpointId, watcherId, message) => bus.publish(endpointId, { data: JSON.stringify(message), toWatcher: watcherId }),
   };
+}
+
+/**
+ * Forward results stored per endpoint per second, on this instance: each replaces its request's
+ * last one on disk or in Redis, so a watcher sending them as fast as its socket allows would
+ * rewrite stored bytes that fast. Past it a result is shown to the tabs watching, not kept.
+ */
+export const FORWARDED_KEPT_PER_SECOND = 20;
+
+/** A count per key per wall-clock second; at most MAX_KEYS keys are remembered at once. */
+function createPerSecond(max: number): { take(key: string): boolean } {
+  const MAX_KEYS = 10_000;
+  let second = 0;
+  let counts = new Map<string, number>();
+  return {
+    take(key) {
+      const now = Math.floor(Date.now() / 1000);
+      if (now !== second || counts.size >= MAX_KEYS) {
+        second = now;
+        counts = new Map();
+      }
+      const used = counts.get(key) ?? 0;
+      counts.set(key, used + 1);
+      return used < max;
+    },
+  };
+}
+
+/**
+ * A forwarder's report as shown and kept, at most MAX_FORWARDED_BYTES as JSON: the local app's
+ * headers after those that do not fit are left out, then its body is cut, and the report says
+ * the body was cut. Escaping can make a report of 8 KiB of body and 64 headers nearly a megabyte.
+ */
+export function fittedForwarded(report: ForwardedMessage): string {
+  let shown = forwardedMessage(report);
+  if (Buffer.byteLength(shown) <= MAX_FORWARDED_BYTES) return shown;
+  const fitted: ForwardedMessage = { ...report, headers: [], body: '', bodyTruncated: true };
+  let room = MAX_FORWARDED_BYTES - Buffer.byteLength(forwardedMessage(fitted));
+  for (const header of report.headers) {
+    const cost = Buffer.byteLength(JSON.stringify(header)) + 1;
+    if (cost > room) break;
+    fitted.headers.push(header);
+    room -= cost;
+  }
+  // A body is cut by halves until its escaped form fits: never mid-escape, never mid-character of base64.
+  let body = report.body;
+  while (body.length > 0 && Buffer.byteLength(JSON.stringify(body)) - 2 > room) body = body.slice(0, report.bodyEncoding === 'base64' ? Math.floor(body.length / 8) * 4 : Math.floor(body.length / 2));
+  fitted.body = body;
+  shown = forwardedMessage(fitted);
+  return shown;
 }
 
 /** A kept endpoint's chosen name: 3-64 of a-z, 0-9 and -, starting with a letter (its id, so its URL). */

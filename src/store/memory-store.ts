@@ -4,7 +4,7 @@ import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, resp
 import { createResponderClaims } from './responder-claims.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { MAX_LISTED_ENDPOINTS, redactsSecrets, responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { MAX_LISTED_ENDPOINTS, redactsSecrets, responseConfigCost, storedCost, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -43,7 +43,7 @@ export interface MemoryStoreOptions extends StoreLimits {
   now?: () => number;
 }
 
-const costOf = (request: StoredRequest) => request.message.length + STORED_REQUEST_OVERHEAD_BYTES;
+const costOf = (request: StoredRequest) => storedCost(request.message, request.forwarded);
 
 /** The embedded default: everything in this process's memory, gone on restart. */
 export function createMemoryStore(options: MemoryStoreOptions): Store {
@@ -101,6 +101,19 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     }
     for (const [entry, throughSeq] of evictedBy) announceEvicted(entry, throughSeq);
     evictedRequests += count;
+  }
+
+  /** Keeps the endpoint's byte budget: its oldest requests go (never its last one), and its watchers are told. */
+  function trimEndpoint(entry: Entry): void {
+    let evicted = 0;
+    let evictedSeq = 0;
+    while (entry.bytes > options.maxStoredBytesPerEndpoint && entry.requests.length > 1) {
+      evictedSeq = dropOldest(entry).seq;
+      evicted++;
+    }
+    if (evicted === 0) return;
+    evictedRequests += evicted;
+    announceEvicted(entry, evictedSeq);
   }
 
   function removeAll(entry: Entry): void {
@@ -258,16 +271,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       await options.bus.publish(id, { seq, data: request.message, capturedAtMs });
 
       while (entry.requests.length > options.requestsPerEndpoint) dropOldest(entry);
-      let evicted = 0;
-      let evictedSeq = 0;
-      while (entry.bytes > options.maxStoredBytesPerEndpoint && entry.requests.length > 1) {
-        evictedSeq = dropOldest(entry).seq;
-        evicted++;
-      }
-      if (evicted > 0) {
-        evictedRequests += evicted;
-        announceEvicted(entry, evictedSeq);
-      }
+      trimEndpoint(entry);
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
       return { seq, response, choice, responder: responders.holder(id) !== undefined };
     },
@@ -304,8 +308,15 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     async setForwarded(id, seq, message) {
       const held = alive(id)?.requests.find((request) => request.seq === seq);
       if (!held) return false;
+      const before = costOf(held);
       held.forwarded = message;
+      const growth = costOf(held) - before;
+      held.entry.bytes += growth;
+      totalBytes += growth;
       await options.bus.publish(id, { data: message });
+      // A grown request counts against both budgets like a new one.
+      trimEndpoint(held.entry);
+      if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
       return true;
     },
 

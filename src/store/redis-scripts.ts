@@ -106,9 +106,16 @@ local function headSeq(id, last)
   if not last then return nil end
   return tonumber(last) - redis.call('LLEN', P .. 'rq:' .. id) + 1
 end
--- Removes the endpoint's oldest stored request, whose seq is 'seq'; returns the bytes it cost.
+-- Removes the endpoint's oldest stored request, whose seq is 'seq', with its forward result;
+-- returns the bytes they cost (store.ts, storedCost).
 local function dropOldest(id, seq, overhead)
   local cost = #redis.call('LPOP', P .. 'rq:' .. id) + overhead
+  local fw = P .. 'fw:' .. id
+  local forwarded = redis.call('HGET', fw, seq)
+  if forwarded then
+    cost = cost + #forwarded
+    redis.call('HDEL', fw, seq)
+  end
   redis.call('HINCRBY', P .. 'sizes', id, -cost)
   redis.call('DECRBY', P .. 'total', cost)
   redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
@@ -499,8 +506,8 @@ return result
 
 /**
  * ARGV: id, seq, forwardedMessage -> 1 kept (and announced), 0 when the endpoint or that
- * request is no longer stored. Forward results of requests trimmed since go at the same time, so
- * the hash holds at most one per stored request.
+ * request is no longer stored. The hash holds at most one per stored request (dropOldest takes
+ * a request's with it), counted with it; a grown request is trimmed and evicted for like a new one.
  */
 export const FORWARDED = script(`
 local id, seq = ARGV[3], tonumber(ARGV[4])
@@ -510,12 +517,26 @@ local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
 local head = headSeq(id, last)
 if not head or seq < head or seq > last then return 0 end
 local fw = P .. 'fw:' .. id
-for _, stored in ipairs(redis.call('HKEYS', fw)) do
-  if tonumber(stored) < head then redis.call('HDEL', fw, stored) end
-end
+-- Counted with its request (store.ts, storedCost): the growth against both budgets.
+local growth = #ARGV[5] - #(redis.call('HGET', fw, seq) or '')
 redis.call('HSET', fw, seq, ARGV[5])
 backstop(id, deadline)
 publish(id, 'E\\n' .. ARGV[5])
+local cfg = settings()
+local bytes = redis.call('HINCRBY', P .. 'sizes', id, growth)
+local total = redis.call('INCRBY', P .. 'total', growth)
+local count = redis.call('LLEN', P .. 'rq:' .. id)
+local evicted, throughSeq = 0, 0
+while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
+  throughSeq = last - count + 1
+  local freed = dropOldest(id, throughSeq, cfg.overhead)
+  count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
+end
+if evicted > 0 then
+  announceEvicted(id, throughSeq)
+  redis.call('INCRBY', P .. 'evicted', evicted)
+end
+evictOldest(${EVICT_BATCH}, false, cfg, total)
 return 1
 `);
 

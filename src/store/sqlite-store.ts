@@ -8,7 +8,7 @@ import type { SqliteDatabase } from './sqlite-database.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
-  STORED_REQUEST_OVERHEAD_BYTES,
+  storedCost,
   StoreUnavailableError,
   toRequestMessage,
   withAnswer,
@@ -280,7 +280,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         const choice = chooseAnswer(draft.choices, counts);
         if (draft.choices[choice]?.times) sql.setRuleCounts.run(JSON.stringify(counts), id);
         const message = toRequestMessage(draft.json, draft.answers[choice] as string, seq);
-        const cost = message.length + STORED_REQUEST_OVERHEAD_BYTES;
+        const cost = storedCost(message, undefined);
         sql.insertRequest.run(id, seq, cost, message);
         sql.setLastSeq.run(seq, id);
         account(id, 1, cost);
@@ -336,9 +336,27 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async setForwarded(id, seq, message) {
-      const kept = inTransaction(() => aliveRow(id) !== undefined && sql.setForwarded.run(message, id, seq).changes > 0);
-      if (kept) await bus.publish(id, { data: message });
-      return kept;
+      const kept = inTransaction(() => {
+        if (!aliveRow(id)) return undefined;
+        const row = sql.requestCost.get(id, seq) as { message: Buffer; forwarded: string | null; cost: number } | undefined;
+        if (!row) return undefined;
+        // Counted with its request: a grown request counts against both budgets like a new one.
+        const growth = storedCost(row.message, message) - storedCost(row.message, row.forwarded ?? undefined);
+        sql.setForwarded.run(message, row.cost + growth, id, seq);
+        account(id, 0, growth);
+        let trimmedThrough = 0;
+        while ((held.get(id)?.bytes ?? 0) > options.maxStoredBytesPerEndpoint && (held.get(id)?.count ?? 0) > 1) {
+          trimmedThrough = dropOldest(id);
+          evictedRequests++;
+        }
+        const across = evictAcrossEndpoints();
+        if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
+        return across;
+      });
+      if (!kept) return false;
+      await bus.publish(id, { data: message });
+      for (const [endpointId, throughSeq] of kept) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
+      return true;
     },
 
     async clearRequests(id) {
@@ -382,7 +400,8 @@ function prepareStatements(db: SqliteDatabase) {
     oldestOf: db.prepare('SELECT id, seq, cost FROM requests WHERE endpoint_id = ? ORDER BY seq LIMIT 1'),
     oldest: db.prepare('SELECT id, endpoint_id, seq, cost FROM requests ORDER BY id LIMIT 1'),
     requestsAfter: db.prepare('SELECT seq, message, forwarded FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq'),
-    setForwarded: db.prepare('UPDATE requests SET forwarded = ? WHERE endpoint_id = ? AND seq = ?'),
+    setForwarded: db.prepare('UPDATE requests SET forwarded = ?, cost = ? WHERE endpoint_id = ? AND seq = ?'),
+    requestCost: db.prepare('SELECT message, forwarded, cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
     heldByEndpoint: db.prepare('SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id'),
   };
 }

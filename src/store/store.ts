@@ -267,3 +267,19 @@ export function recordOf(message: Buffer): Buffer {
 
 /** What a stored request costs beyond its message bytes (objects, list slots), measured: docs/deploy.md#sizing. */
 export const STORED_REQUEST_OVERHEAD_BYTES = 160;
+
+/**
+ * What a stored request counts against every byte budget, on every backend: its message, its
+ * latest forward result (as UTF-8, which is at least what memory holds of it), and the overhead.
+ * The Lua (redis-scripts.ts, dropOldest and FORWARDED) counts the same.
+ */
+export function storedCost(message: Buffer, forwarded: string | undefined): number {
+  return message.length + (forwarded === undefined ? 0 : Buffer.byteLength(forwarded)) + STORED_REQUEST_OVERHEAD_BYTES;
+}
+
+/**
+ * A forward result is kept with its request at most this long, as JSON (endpoint-service.ts
+ * trims a longer report to fit): it is counted with the request, and this bounds how much one
+ * watcher's reports can make a request grow.
+ */
+export const MAX_FORWARDED_BYTES = 16 * 1024;

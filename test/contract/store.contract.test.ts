@@ -334,6 +334,36 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect((await store.stats()).storedBytes).toBe(0);
   });
 
+  it('counts a forward result with its request: replacing it changes the stored bytes by the difference, and a grown request is trimmed and evicted for like a new one', async () => {
+    const body = `{"pad":"${'x'.repeat(10 * 1024)}"}`;
+    const report = (fill: string) => JSON.stringify({ type: 'forwarded', seq: 1, body: fill });
+    const { store, events, create, watch } = make({ maxStoredBytes: 200 * 1024, maxStoredBytesPerEndpoint: 60 * 1024 });
+    for (const id of ['a', 'b']) {
+      await create(id);
+      await watch(id);
+    }
+    for (let i = 0; i < 3; i++) await append(store, 'a', body, 0);
+    const base = (await store.stats()).storedBytes;
+    expect(await store.setForwarded('a', 2, report('y'.repeat(1000)))).toBe(true);
+    expect((await store.stats()).storedBytes).toBe(base + report('y'.repeat(1000)).length);
+    // Replaced, not added: the bytes follow the latest one.
+    expect(await store.setForwarded('a', 2, report('z'.repeat(200)))).toBe(true);
+    expect((await store.stats()).storedBytes).toBe(base + report('z'.repeat(200)).length);
+    // Past the endpoint's budget, its oldest requests go, their results with them.
+    expect(await store.setForwarded('a', 3, report('w'.repeat(40 * 1024)))).toBe(true);
+    expect((await store.readLog('a', 0))?.requests.map((r) => r.seq)).toEqual([3]);
+    await expect.poll(() => events().filter(([, message]) => (message as { type: string }).type === 'evicted')).toEqual([['a', { type: 'evicted', throughSeq: 2 }]]);
+    const [held] = (await store.readLog('a', 0))?.requests ?? [];
+    expect((await store.stats()).storedBytes).toBe((held?.message.length ?? 0) + report('w'.repeat(40 * 1024)).length + STORED_REQUEST_OVERHEAD_BYTES);
+    // Past the store's budget, the oldest requests anywhere go.
+    for (let i = 0; i < 4; i++) await append(store, 'b', body, 0);
+    for (let seq = 1; seq <= 4; seq++) await store.setForwarded('b', seq, report('v'.repeat(30 * 1024)));
+    expect((await store.stats()).storedBytes).toBeLessThanOrEqual(200 * 1024);
+    await store.deleteEndpoint('a');
+    await store.deleteEndpoint('b');
+    expect((await store.stats()).storedBytes).toBe(0);
+  });
+
   it('lets a live endpoint live while any instance holds a lease, then a grace after the last one leaves', async () => {
     const { store, create } = make();
     await create('a', { deadlineMs: clock + 1000 });
