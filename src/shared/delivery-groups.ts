@@ -202,7 +202,8 @@ function numberAttempts(group: DeliveryGroup): void {
     const next = attempts[index + 1];
     if (!next) return;
     entry.gapAfterMs = timeOf(next.request) - timeOf(entry.request);
-    const expected = group.schedule?.gapsMs?.[index];
+    // The schedule's gap after this attempt by its number: a Slack retry whose earlier tries were not captured keeps its place.
+    const expected = next.attempt === entry.attempt + 1 || next.attempt === 0 ? group.schedule?.gapsMs?.[entry.attempt - 1] : undefined;
     if (expected !== undefined) entry.expectedGapAfterMs = expected;
   });
 }

@@ -70,6 +70,20 @@ describe('groupDeliveries', () => {
     ]);
   });
 
+  it('compares a gap with the schedule by attempt number, and not across a Slack retry that was not captured', () => {
+    const slack = '{"event_id":"Ev5"}';
+    const groups = groupDeliveries([attempt(1, 0, [['X-Slack-Retry-Num', '1']], slack), attempt(2, 60, [['X-Slack-Retry-Num', '2']], slack), attempt(3, 400, [], slack.replace('Ev5', 'Ev6'))]);
+    expect(groups[0]?.attempts.map((entry) => [entry.attempt, entry.gapAfterMs, entry.expectedGapAfterMs])).toEqual([
+      [2, 60_000, 60_000],
+      [3, undefined, undefined],
+    ]);
+    const gapped = groupDeliveries([attempt(1, 0, [['X-Slack-Signature', 'x']], slack), attempt(2, 400, [['X-Slack-Retry-Num', '3']], slack)]);
+    expect(gapped[0]?.attempts.map((entry) => [entry.attempt, entry.expectedGapAfterMs])).toEqual([
+      [1, undefined],
+      [4, undefined],
+    ]);
+  });
+
   it('groups identical bodies without an id only within the window, and only on the same method and path', () => {
     const body = '{"same":true}';
     const groups = groupDeliveries([attempt(1, 0, [], body), attempt(2, 10, [], body), attempt(3, 10 + 3601, [], body), capturedRequest({ seq: 4, subPath: '/other', body, receivedAt: at(11) })]);

@@ -51,6 +51,11 @@ describe('type inference from bodies', () => {
     expect(emitTypes(comes.inferred, 'json-schema', { labels: comes.labels })).toContain('missing from #2 (in 2 of 3 bodies)');
   });
 
+  it('marks a field that only some objects of an array have, though every body has it somewhere', () => {
+    const { inferred, labels } = infer('{"items":[{"a":1},{"a":2,"b":3}]}', '{"items":[{"a":1,"b":1}]}');
+    expect(emitTypes(inferred, 'ts', { labels })).toContain('/** missing from some items */\n    b?: number;');
+  });
+
   it('merges nested arrays and types empty arrays as unknown', () => {
     const { inferred } = infer('{"m":[[1],[2,"x"]],"e":[]}', '{"m":[[]],"e":[]}');
     const ts = emitTypes(inferred, 'ts');
