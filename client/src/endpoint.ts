@@ -36,9 +36,12 @@ export function maxRequests(endpoint: EndpointInfo | undefined): number {
   return endpoint?.maxRequests ?? endpoint?.requestsKept ?? DEFAULT_MAX_REQUESTS;
 }
 
-/** The endpoint a share link's fragment names: `#<id>.<key>`. */
+/**
+ * The endpoint a share link's fragment names: `#<id>.<key>`; `#<id>.` (an empty key) is one a
+ * signed-in creator opened from the server's list, which only its creator can open.
+ */
 export function credentialsFromLink(hash: string): Credentials | undefined {
-  const match = /^#([A-Za-z0-9_-]{1,64})\.([A-Za-z0-9]{1,128})$/.exec(hash);
+  const match = /^#([A-Za-z0-9_-]{1,64})\.([A-Za-z0-9]{0,128})$/.exec(hash);
   return match ? { endpointId: match[1] as string, key: match[2] as string } : undefined;
 }
 

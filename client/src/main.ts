@@ -3,6 +3,7 @@
 // parts together: the connection (connection.ts), the log and its views (log-screen.ts), the
 // header (endpoint-bar.ts) and the answer form (response-form.ts).
 import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
+import { askAccess, signedOut, tokenHeaders } from './access.js';
 import { confirmClear, confirmNewUrl, copy, copyCurl } from './actions.js';
 import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './connection.js';
 import { byId, confirmAction, toast } from './dom.js';
@@ -28,6 +29,8 @@ const storage: ListStorage | undefined = (() => {
   }
 })();
 let connectionState: ConnectionState = 'connecting';
+/** The user the server knows this page by (ACCESS_MODE token or proxy); undefined on an open instance. */
+let signedInUser: string | undefined;
 /** How many sockets watch the endpoint, this one included; undefined when not known (while polling). */
 let watchers: number | undefined;
 
@@ -218,52 +221,67 @@ async function api(method: string, path: string, key: string | undefined, body: 
   try {
     const response = await fetch(path, {
       method,
-      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      headers: { 'content-type': 'application/json', ...tokenHeaders(), ...(key ? { authorization: `Bearer ${key}` } : {}) },
       cache: 'no-store',
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
+    if (response.status === 401) signedOut();
     return { status: response.status, body: await response.json().catch(() => undefined) };
   } catch {
     return { status: 0, body: undefined };
   }
 }
 
-/** "Your endpoints": this browser's list, to reopen, forget or delete one. */
+/** "Your endpoints": this browser's list, to reopen, forget or delete one; with a server-side user, the user's own from the server too. */
 async function openList(): Promise<void> {
-  const { showEndpointList } = await import('./endpoints-panel.js');
-  const items = () =>
-    readList(storage).map((entry) => ({
+  const [{ showEndpointList }, own] = await Promise.all([import('./endpoints-panel.js'), signedInUser === undefined ? undefined : import('./own-endpoints.js')]);
+  let owned = own ? await own.fetchOwnEndpoints() : [];
+  const items = () => {
+    const kept = readList(storage).map((entry) => ({
       id: entry.id,
       name: listedName(entry),
       summary: listedSummary(entry, Date.now()),
       current: entry.id === endpoint?.id && connectionState !== 'expired',
       expired: listedExpired(entry, Date.now()),
     }));
+    const here = new Set(kept.map((item) => item.id));
+    // The server's newest first, after this browser's, without those this browser holds already.
+    const fromServer = own ? owned.filter((listed) => !here.has(listed.id)).reverse().map((listed) => own.ownListItem(listed, connectionState === 'expired' ? undefined : endpoint?.id, Date.now())) : [];
+    return [...kept, ...fromServer];
+  };
   showEndpointList(items, {
     open: (id) => {
+      if (id === endpoint?.id) return;
       const entry = readList(storage).find((listed) => listed.id === id);
-      if (!entry || entry.id === endpoint?.id) return;
+      // Not held here: one of the user's own on the server, which its creator opens without the key.
+      if (!entry && !owned.some((listed) => listed.id === id)) return;
       history.pushState(null, '', location.pathname);
-      join({ endpointId: entry.id, key: entry.key });
+      join({ endpointId: id, key: entry?.key ?? '' });
     },
     forget: (id) => listForget(storage, id),
-    remove: (id) => deleteEndpoint(id),
+    remove: async (id) => {
+      if (await deleteEndpoint(id)) owned = owned.filter((listed) => listed.id !== id);
+    },
   });
 }
 
-/** Deletes a listed endpoint on the server, after asking: its URL answers 404 at once, for everyone. */
-async function deleteEndpoint(id: string): Promise<void> {
-  const entry = readList(storage).find((listed) => listed.id === id);
-  if (!entry) return;
+/** Deletes a listed endpoint on the server, after asking: its URL answers 404 at once, for everyone. True when it is gone. */
+async function deleteEndpoint(id: string): Promise<boolean> {
+  // One of the user's own on the server, not held here: its creator deletes it without the key.
+  const entry = readList(storage).find((listed) => listed.id === id) ?? (signedInUser === undefined ? undefined : { id, key: '', requests: 0 });
+  if (!entry) return false;
   const requests = entry.id === endpoint?.id ? screen.log.received : entry.requests;
   const what = requests === 1 ? 'its 1 request' : `its ${requests} requests`;
-  if (!(await confirmAction(`Delete ${entry.id}?`, `Its URL answers 404 from now on, and ${what} and its answer are deleted for everyone watching it. It cannot be undone.`, 'Delete endpoint'))) return;
+  if (!(await confirmAction(`Delete ${entry.id}?`, `Its URL answers 404 from now on, and ${what} and its answer are deleted for everyone watching it. It cannot be undone.`, 'Delete endpoint'))) return false;
   const answer = await api('DELETE', `/api/endpoints/${encodeURIComponent(entry.id)}`, entry.key, undefined);
   // 404: gone already (expired, or deleted elsewhere): off the list all the same.
   if (answer.status === 204 || answer.status === 404) {
     listForget(storage, entry.id);
     toast(`Deleted ${entry.id}`);
-  } else toast(`Not deleted: the server answered ${answer.status || 'nothing'}`);
+    return true;
+  }
+  toast(`Not deleted: the server answered ${answer.status || 'nothing'}`);
+  return false;
 }
 
 async function clearLog(): Promise<void> {
@@ -312,4 +330,18 @@ function firstEndpoint(): Parameters<typeof join>[0] {
   reopenedId = last.id;
   return { endpointId: last.id, key: last.key };
 }
-join(firstEndpoint());
+/**
+ * Asks the server who may use it first: a private instance (ACCESS_MODE=token) needs a token
+ * before anything is made or joined, and with a server-side user "Your endpoints" shows the
+ * user's own from the server as well.
+ */
+async function start(): Promise<void> {
+  let access = await askAccess();
+  if (access?.mode === 'token' && access.user === null) {
+    const { signIn } = await import('./sign-in.js');
+    access = { mode: 'token', user: await signIn() };
+  }
+  signedInUser = access?.user ?? undefined;
+  join(firstEndpoint());
+}
+void start();

@@ -1,3 +1,4 @@
+import { signedOut, tokenHeaders } from './access.js';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type EndpointInfo, type ForwardedMessage, type SetResponseMessage } from '../../src/shared/protocol.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-limits.js';
@@ -157,11 +158,13 @@ export class PollingTransport implements Transport {
   }
 
   private async http(method: string, path: string, body?: unknown): Promise<HttpAnswer> {
-    const headers: Record<string, string> = {};
-    if (this.session.credentials) headers.authorization = `Bearer ${this.session.credentials.key}`;
+    // No key: the signed-in creator opening its own endpoint (own-endpoints.ts).
+    const headers: Record<string, string> = { ...tokenHeaders() };
+    if (this.session.credentials?.key) headers.authorization = `Bearer ${this.session.credentials.key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
       const response = await fetch(path, { method, headers, cache: 'no-store', ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      if (response.status === 401) signedOut();
       return { status: response.status, body: await response.json().catch(() => undefined) };
     } catch {
       return { status: 0, body: undefined };

@@ -1,3 +1,4 @@
+import { accessToken, signedOut } from './access.js';
 import { CloseCode, LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage } from '../../src/shared/protocol.js';
 import { createFields } from './endpoint.js';
 import type { Session, Transport, TransportEvents } from './transport.js';
@@ -30,7 +31,16 @@ export class SocketTransport implements Transport {
     socket.onopen = () => {
       opened = true;
       const { credentials } = session;
-      socket.send(JSON.stringify(credentials ? { type: 'join', ...credentials, afterSeq: session.lastSeq } : { type: 'create', kind: session.kind, ...createFields(session.kind, session.keptOptions) }));
+      // The access token rides in the first message, never in the socket's URL; no key: the signed-in creator opening its own endpoint.
+      const token = accessToken();
+      const signed = token === undefined ? {} : { token };
+      socket.send(
+        JSON.stringify(
+          credentials
+            ? { type: 'join', endpointId: credentials.endpointId, ...(credentials.key ? { key: credentials.key } : {}), afterSeq: session.lastSeq, ...signed }
+            : { type: 'create', kind: session.kind, ...createFields(session.kind, session.keptOptions), ...signed },
+        ),
+      );
     };
     socket.onmessage = (event) => {
       if (this.closed) return;
@@ -45,6 +55,8 @@ export class SocketTransport implements Transport {
     socket.onclose = (event) => {
       if (this.closed) return;
       this.closed = true;
+      // The token was refused or withdrawn: retrying would be refused again.
+      if (event.code === CloseCode.UNAUTHORIZED) return signedOut();
       if (event.code === CloseCode.ENDPOINT_NOT_FOUND || event.code === CloseCode.PROTOCOL_ERROR) return events.expired();
       // A browser reports a refused or blocked upgrade as 1006 before `open`; a close code from a
       // server, even before `open`, means it answered.

@@ -31,6 +31,12 @@ describe('the page: the endpoint', () => {
     expect(link).toBe('http://h.example/#abc_-1.K3y');
     expect(credentialsFromLink(new URL(link).hash)).toEqual({ endpointId: 'abc_-1', key: 'K3y' });
     expect(shareLink(undefined, here)).toBe(here.href);
-    for (const hash of ['', '#abc', '#abc.', '#.key', '#abc.k-y', '#a b.key', `#abc.${'k'.repeat(129)}`]) expect(credentialsFromLink(hash)).toBeUndefined();
+    for (const hash of ['', '#abc', '#.key', '#abc.k-y', '#a b.key', `#abc.${'k'.repeat(129)}`]) expect(credentialsFromLink(hash)).toBeUndefined();
+  });
+
+  it('reads `#<id>.` as an endpoint its signed-in creator opened without the key (issue 37), and writes it back', () => {
+    const here = { origin: 'http://h.example', pathname: '/', href: 'http://h.example/#x' };
+    expect(credentialsFromLink('#abc.')).toEqual({ endpointId: 'abc', key: '' });
+    expect(shareLink({ ...endpoint, key: '' }, here)).toBe('http://h.example/#abc_-1.');
   });
 });
