@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import proxyAddr from 'proxy-addr';
 import type { Config } from '../config.js';
@@ -9,6 +9,8 @@ export type AccessMode = Config['accessMode'];
 
 /** The header a client sends its access token in (ACCESS_MODE=token); the watch key keeps `Authorization: Bearer`. */
 export const TOKEN_HEADER = 'x-hookwatch-token';
+/** The largest ACCESS_TOKENS_FILE read: MAX_ACCESS_TOKENS entries of the longest name and token fit. */
+const MAX_TOKENS_FILE_BYTES = 8 * 1024 * 1024;
 /** The longest user name believed from the proxy's header: an email address fits many times over. */
 const MAX_USER_CHARS = 256;
 
@@ -41,6 +43,11 @@ export interface Access {
   /** The error a refused caller gets. */
   refusal(): ReturnType<typeof errors.UNAUTHORIZED>;
   /**
+   * Changes each time the tokens are reloaded, so a socket checks its token again only when
+   * something changed (a heartbeat of every socket would otherwise compare against every token).
+   */
+  readonly generation: number;
+  /**
    * Reads ACCESS_TOKENS_FILE again (SIGHUP): its tokens, with ACCESS_TOKENS, are the ones that
    * count from now on; the number of tokens. On a bad file it throws AccessTokensError and the
    * tokens stay as they were.
@@ -55,8 +62,11 @@ export function createAccess(config: Config): Access {
     if (config.accessTokensFile === undefined) return [];
     let text: string;
     try {
+      const bytes = statSync(config.accessTokensFile).size;
+      if (bytes > MAX_TOKENS_FILE_BYTES) throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile} is larger than ${MAX_TOKENS_FILE_BYTES} bytes`);
       text = readFileSync(config.accessTokensFile, 'utf8');
     } catch (error) {
+      if (error instanceof AccessTokensError) throw error;
       throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
     }
     const parsed = parseAccessTokens(text);
@@ -64,6 +74,7 @@ export function createAccess(config: Config): Access {
     return parsed;
   };
   let tokens: readonly AccessToken[] = mode === 'token' ? [...fixed, ...readFile()] : [];
+  let generation = 0;
   if (mode === 'token' && tokens.length === 0) throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile ?? ''} holds no tokens, and ACCESS_TOKENS gives none: nobody could sign in`);
   const trusted = typeof config.trustProxy === 'boolean' ? () => config.trustProxy === true : proxyAddr.compile(config.trustProxy);
   const refusal = () => errors.UNAUTHORIZED(mode === 'proxy' ? 'no signed-in user came with this request from the sign-in proxy' : NO_TOKEN);
@@ -71,6 +82,9 @@ export function createAccess(config: Config): Access {
 
   return {
     mode,
+    get generation() {
+      return generation;
+    },
     userOf(request) {
       if (mode === 'open') return undefined;
       if (mode === 'token') {
@@ -89,6 +103,7 @@ export function createAccess(config: Config): Access {
     reload() {
       if (mode !== 'token') return 0;
       tokens = [...fixed, ...readFile()];
+      generation++;
       return tokens.length;
     },
   };

@@ -106,6 +106,8 @@ export class LiveSession {
   private user: string | undefined;
   /** Token mode: the token this socket signed in with, checked again at each heartbeat. */
   private token: string | undefined;
+  /** The tokens' generation (access.ts) the token was last found in. */
+  private tokenGeneration = 0;
 
   constructor(
     private readonly socket: WebSocket,
@@ -168,7 +170,8 @@ export class LiveSession {
    */
   checkAccess(): void {
     const { access } = this.context;
-    if (access?.mode !== 'token' || this.token === undefined || this.state.name === 'closed') return;
+    if (access?.mode !== 'token' || this.token === undefined || this.state.name === 'closed' || access.generation === this.tokenGeneration) return;
+    this.tokenGeneration = access.generation;
     if (access.userOfToken(this.token) === undefined) this.refuse(access.refusal(), { close: CloseCode.UNAUTHORIZED });
   }
 
@@ -178,6 +181,7 @@ export class LiveSession {
     if (access?.mode !== 'token') return true;
     this.user = access.userOfToken(message.token);
     this.token = this.user === undefined ? undefined : message.token;
+    this.tokenGeneration = access.generation;
     if (this.user !== undefined) return true;
     this.refuse(access.refusal(), { forType: message.type, close: CloseCode.UNAUTHORIZED });
     return false;

@@ -97,6 +97,20 @@ describe('ACCESS_MODE=token', () => {
     await joined.close();
   });
 
+  it('answers a malformed token in a socket message as a bad message, and a huge one without reading it as a token', async () => {
+    const client = await LiveClient.open(server.wsUrl);
+    for (const token of ['x'.repeat(1025), 12345, null, { nested: { deeper: [ALICE] } }]) {
+      client.send({ type: 'join', endpointId: kept.id, key: kept.key, token });
+      const error = await client.next('error');
+      expect(error.error.code, JSON.stringify(token).slice(0, 40)).toBe('BAD_MESSAGE');
+      expect(error.error.message).toMatch(/token/);
+    }
+    // Still open, and a good token still works on it.
+    client.send({ type: 'join', endpointId: kept.id, key: kept.key, token: ALICE });
+    expect((await client.next('welcome')).endpoint.id).toBe(kept.id);
+    await client.close();
+  });
+
   it('the creator opens its own endpoint without the key; another user needs it', async () => {
     const own = await fetch(`${server.baseUrl}/api/endpoints`, withToken(ALICE));
     expect(own.status).toBe(200);

@@ -80,6 +80,12 @@ describe('createAccess', () => {
     expect(access.userOfToken(TOKEN)).toBeUndefined();
   });
 
+  it('refuses a token file past 8 MiB without reading it', () => {
+    const file = join(dir, 'huge');
+    writeFileSync(file, Buffer.alloc(8 * 1024 * 1024 + 1, 'a'));
+    expect(() => createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }))).toThrow(/larger than 8388608 bytes/);
+  });
+
   it('believes the user header only from a trusted peer, once, and not when it holds control characters', () => {
     const access = createAccess(defaultConfig({ accessMode: 'proxy', trustProxy: ['10.0.0.0/8'] }));
     const from = (remoteAddress: string, value: string | string[]) => ({ headers: { 'x-forwarded-email': value }, socket: { remoteAddress } });
