@@ -93,6 +93,11 @@ export class DetailPane {
       slots.delivery.replaceChildren(renderDeliveryTimeline(request, requests, (seq) => this.source.open(seq), answeredBy) ?? '');
       // A comparison the reader has open stays as it is.
       if (!slots.compare.querySelector('.diff')) slots.compare.replaceChildren(renderComparePanel(request, requests.filter((other) => other.seq !== request.seq)));
+    }, () => {
+      // A chunk that did not come (the server went away, or was updated): try again on the next render.
+      insights = undefined;
+      slots.drawnFrom = '';
+      if (this.insightSlots === slots) slots.compare.replaceChildren(h('p', { class: 'muted', text: 'Compare and the delivery timeline could not be loaded: reload the page to try again.' }));
     });
   }
 

@@ -49,7 +49,11 @@ export class LogScreen {
       filtered: () => this.render(),
       clear: () => source.clear(),
       exportLog: (format, requests) => exportLog(format, requests, source.endpoint()),
-      types: (requests, filtered) => void import('./types-dialog.js').then(({ openTypesDialog }) => openTypesDialog(requests, filtered)),
+      types: (requests, filtered) =>
+        void import('./types-dialog.js').then(
+          ({ openTypesDialog }) => openTypesDialog(requests, filtered),
+          () => toast('Types could not be loaded: reload the page to try again.'),
+        ),
       jumpToLatest: () => this.jumpToLatest(),
     });
     this.detail = new DetailPane(

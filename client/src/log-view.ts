@@ -1,7 +1,7 @@
 // The list side of the page: the filter, the counts, the request list and its buttons, rendered
 // from the request log.
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
-import { byId, h } from './dom.js';
+import { byId, h, toast } from './dom.js';
 import { maxRequests, type PageEndpoint } from './endpoint.js';
 import { searchText } from './format.js';
 import { LogList, type LogListEvents } from './log-list.js';
@@ -51,10 +51,16 @@ export class LogView {
     this.method.addEventListener('change', () => events.filtered());
     this.retried.addEventListener('change', () => {
       if (this.findRetried) return events.filtered();
-      void import('../../src/shared/delivery-groups.js').then(({ retriedSeqs }) => {
-        this.findRetried = retriedSeqs;
-        events.filtered();
-      });
+      void import('../../src/shared/delivery-groups.js').then(
+        ({ retriedSeqs }) => {
+          this.findRetried = retriedSeqs;
+          events.filtered();
+        },
+        () => {
+          this.retried.checked = false;
+          toast('The retried filter could not be loaded: reload the page to try again.');
+        },
+      );
     });
     this.typesButton.addEventListener('click', () => events.types(this.visible().reverse(), this.filtering()));
     byId('clear-filter').addEventListener('click', () => {

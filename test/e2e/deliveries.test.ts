@@ -144,6 +144,30 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     await context.close();
   });
 
+  it('says so when a view cannot be loaded (its chunk refused), and the page goes on', async () => {
+    const laptop = views.find((view) => view.width === 1280 && view.colorScheme === 'light') as (typeof views)[number];
+    const context = await viewContext(rig.browser, laptop);
+    const { page, url } = await openPage(context, rig.server.baseUrl);
+    await page.route('**/chunks/**', (route) => route.abort());
+    await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(1);
+    await page.click('#types');
+    await expect.poll(() => page.textContent('#toast'), { timeout: 5000 }).toBe('Types could not be loaded: reload the page to try again.');
+    await page.locator('#retried-filter').check();
+    await expect.poll(() => page.textContent('#toast'), { timeout: 5000 }).toBe('The retried filter could not be loaded: reload the page to try again.');
+    expect(await page.locator('#retried-filter').isChecked()).toBe(false);
+    await openRow(page, 0);
+    await expect.poll(() => page.locator('#detail .insight-slot').last().textContent(), { timeout: 5000 }).toContain('could not be loaded: reload the page');
+    // Once the chunks come again, the next request's detail has them.
+    await page.unroute('**/chunks/**');
+    await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":2}' });
+    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(2);
+    await openRow(page, 0);
+    await page.locator('#detail .compare button').click({ timeout: 5000 });
+    await expect.poll(() => page.locator('#detail .diff .diff-line:not(.diff-same)').count(), { timeout: 5000 }).toBe(1);
+    await context.close();
+  });
+
   it('compares two 900 KB bodies that differ on every line, and types a body nested too deep, without stalling', async () => {
     const laptop = views.find((view) => view.width === 1280 && view.colorScheme === 'light') as (typeof views)[number];
     const context = await viewContext(rig.browser, laptop);
