@@ -46,6 +46,7 @@ export class EndpointBar {
   private readonly keepSecrets = byId<HTMLInputElement>('keep-secrets');
   private readonly extendButton = byId<HTMLButtonElement>('extend');
   private readonly warning = byId('expiry-warning');
+  private readonly keptOptionsBox = byId('kept-options');
   /** The endpoint whose last hour was announced, so it is said once. */
   private warnedFor: string | undefined;
 
@@ -56,8 +57,12 @@ export class EndpointBar {
     const saved = savedKind();
     for (const input of this.kindInputs) {
       input.checked = input.value === saved;
-      input.addEventListener('change', () => saveKind(this.chosenKind()));
+      input.addEventListener('change', () => {
+        saveKind(this.chosenKind());
+        this.showKeptOptions();
+      });
     }
+    this.showKeptOptions();
     // The lifetime last chosen, when the page still offers it; else the server's default, 2 h.
     const span = savedKeptSpan();
     this.keptTtl.value = String(KEPT_SPANS.includes(span) ? span : KEPT_SPANS[0]);
@@ -80,6 +85,11 @@ export class EndpointBar {
     byId('new-url').addEventListener('click', () => events.newUrl(true));
     byId('expired-new-url').addEventListener('click', () => events.newUrl(false));
     this.retryNow.addEventListener('click', () => events.retryNow());
+  }
+
+  /** The next kept URL's options show only while Kept is the kind chosen: they mean nothing for a live one. */
+  private showKeptOptions(): void {
+    this.keptOptionsBox.hidden = this.chosenKind() !== 'kept';
   }
 
   /** The kind New URL makes. */

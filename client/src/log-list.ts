@@ -132,7 +132,8 @@ export class LogList {
         },
       },
       h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }),
-      h('span', { class: 'path', text: path }),
+      // The whole path in the tooltip, for one longer than the row.
+      h('span', { class: 'path', text: path, title: path }),
       h(
         'span',
         { class: 'meta' },

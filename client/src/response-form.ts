@@ -5,7 +5,7 @@ import { answerErrors, formErrors, type AnswerField, type FieldError } from './a
 import { byId } from './dom.js';
 import { headerLines, parseHeaderLines } from './field-lines.js';
 import { formatDelay } from './format.js';
-import { normalRule } from './rule-fields.js';
+import { countsResetNote, normalRule } from './rule-fields.js';
 import { RulesEditor } from './rules-editor.js';
 
 /**
@@ -27,6 +27,7 @@ export class ResponseForm {
   private readonly body = byId<HTMLTextAreaElement>('response-body');
   private readonly revert = byId<HTMLButtonElement>('response-revert');
   private readonly unsaved = byId('response-unsaved');
+  private readonly resets = byId('response-resets');
   private readonly responderNote = byId('responder-note');
   private readonly rules = new RulesEditor(() => this.markEdits());
   /** Each field's control, by the name the server's messages use. */
@@ -193,6 +194,10 @@ export class ResponseForm {
     this.body.disabled = this.status.value === '204';
     const edited = this.applied !== undefined && JSON.stringify(this.read()) !== JSON.stringify(asRead(this.applied));
     this.unsaved.hidden = !edited;
+    // Any change applied resets every rule's count on the server: said before Apply, not found out after.
+    const resets = edited ? countsResetNote(this.applied?.rules ?? []) : undefined;
+    this.resets.hidden = resets === undefined;
+    if (this.resets.textContent !== (resets ?? '')) this.resets.textContent = resets ?? '';
     this.revert.hidden = !edited;
     this.form.classList.toggle('edited', edited);
     const line = this.answerUnknown ? 'not known without a live connection' : summary(this.applied ?? DEFAULT_RESPONSE);

@@ -84,3 +84,13 @@ export function ruleSummary(rule: AnswerRule): string {
   const what = [conditions.length > 0 ? conditions.join(', ') : 'every request', ...limits].join(', ');
   return `${what} → ${answer.status ?? 200}${type}${headers}${delay}`;
 }
+
+/**
+ * Before applying: the rules whose `times` count starts again, since applying any change resets
+ * every count (product decision 14). Undefined when no rule counts.
+ */
+export function countsResetNote(rules: readonly AnswerRule[]): string | undefined {
+  const counted = rules.flatMap((rule, index) => (rule.times === undefined ? [] : [`${rule.name ? `“${rule.name}”` : `rule ${index + 1}`} (first ${rule.times})`]));
+  if (counted.length === 0) return undefined;
+  return `Applying starts ${counted.length === 1 ? 'this count' : 'these counts'} again: ${counted.join(', ')} will answer ${counted.length === 1 ? 'its' : 'their'} first matches again.`;
+}

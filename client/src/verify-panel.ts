@@ -177,6 +177,7 @@ function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement 
           const provider = chosen();
           if (!provider) {
             output.replaceChildren(h('p', { class: 'verdict-bad', text: 'Choose the sender first: no known signature header was found.' }));
+            output.scrollIntoView({ block: 'nearest' });
             return;
           }
           const text = secret.value;
@@ -188,7 +189,11 @@ function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement 
           void verifySignature(provider, { headers: request.headers, body: bodyBytes(request), truncated: request.truncated }, text, { nowMs: Date.parse(request.receivedAt) })
             .then((verdict) => output.replaceChildren(...renderVerdict(verdict)))
             .catch(() => output.replaceChildren(h('p', { class: 'verdict-bad', text: 'The browser could not compute the signature.' })))
-            .finally(() => (verify.disabled = false));
+            .finally(() => {
+              verify.disabled = false;
+              // The verdict lands below the form, often below the visible area: bring it into view.
+              output.scrollIntoView({ block: 'nearest' });
+            });
         },
       },
     },

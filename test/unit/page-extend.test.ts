@@ -42,3 +42,13 @@ describe('the page: a kept endpoint warns in its last hour (#34, 17)', () => {
     expect(expiryWarning(noExpiry, NOW)).toBeUndefined();
   });
 });
+
+describe('the page: before applying, which rule counts start again (#34, 13)', () => {
+  it('names each counted rule, or says nothing when none counts', async () => {
+    const { countsResetNote } = await import('../../client/src/rule-fields.js');
+    expect(countsResetNote([])).toBeUndefined();
+    expect(countsResetNote([{ answer: { status: 200 } }])).toBeUndefined();
+    expect(countsResetNote([{ name: 'fail 3 times first', times: 3, answer: { status: 503 } }, { answer: {} }])).toBe('Applying starts this count again: “fail 3 times first” (first 3) will answer its first matches again.');
+    expect(countsResetNote([{ times: 1, answer: {} }, { name: 'b', times: 2, answer: {} }])).toBe('Applying starts these counts again: rule 1 (first 1), “b” (first 2) will answer their first matches again.');
+  });
+});
