@@ -18,6 +18,10 @@ export interface BusMessage {
    * some instance (hub.ts `waitForLocalAnswer`); never passed to watchers.
    */
   answerFor?: number;
+  /** Only for the watchers that announced themselves forwarders (`announce-forwarder`): a page's replay order. */
+  toForwarders?: boolean;
+  /** Only for the watcher with this id: a replay's progress, for the tab that asked for it. */
+  toWatcher?: string;
 }
 
 export type BusHandler = (endpointId: string, message: BusMessage) => void;

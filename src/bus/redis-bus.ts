@@ -20,13 +20,24 @@ const NEWLINE = 0x0a;
 /**
  * `R <seq> <capturedAtMs>[ <age>]\n<message>` for a captured request, `X\n<message>` for the last
  * message of an endpoint that is gone, `A <seq>\n<message>` for a local app's answer to
- * request seq's sender, `E\n<message>` for any other event: what the hub needs
+ * request seq's sender, `F\n<message>` for forwarders only, `W <watcher id>\n<message>` for one
+ * watcher, `E\n<message>` for any other event: what the hub needs
  * rides in front of the protocol message, which is passed on as the same bytes without being
  * parsed. The store's scripts publish in this form too.
  */
 export function encodeBusMessage(message: BusMessage): Buffer | string {
   const head =
-    message.seq !== undefined ? `R ${message.seq} ${message.capturedAtMs ?? 0}\n` : message.answerFor !== undefined ? `A ${message.answerFor}\n` : message.ends ? 'X\n' : 'E\n';
+    message.seq !== undefined
+      ? `R ${message.seq} ${message.capturedAtMs ?? 0}\n`
+      : message.answerFor !== undefined
+        ? `A ${message.answerFor}\n`
+        : message.toForwarders
+          ? 'F\n'
+          : message.toWatcher !== undefined
+            ? `W ${message.toWatcher}\n`
+            : message.ends
+              ? 'X\n'
+              : 'E\n';
   return typeof message.data === 'string' ? head + message.data : Buffer.concat([Buffer.from(head), message.data]);
 }
 
@@ -36,6 +47,8 @@ export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
   const data = payload.subarray(newline + 1);
   if (payload[0] === 0x58 /* X */) return { data, ends: true };
   if (payload[0] === 0x41 /* A */) return { data, answerFor: Number(payload.toString('latin1', 2, newline)) };
+  if (payload[0] === 0x46 /* F */) return { data, toForwarders: true };
+  if (payload[0] === 0x57 /* W */) return { data, toWatcher: payload.toString('latin1', 2, newline) };
   if (payload[0] !== 0x52 /* R */) return { data };
   const [, seq, capturedAtMs, age] = payload.toString('latin1', 0, newline).split(' ');
   const message: BusMessage = { seq: Number(seq), capturedAtMs: Number(capturedAtMs), data };

@@ -8,6 +8,7 @@ import { parseTarget, PathRefusal, prepareForward, TargetError, type ForwardTarg
 import { LiveFollower } from './live-follower.js';
 import { TargetClient, type SendResult } from './send-request.js';
 import { localAnswerProblem, MAX_LOCAL_ANSWER_BODY_BYTES, toLocalAnswer } from './local-answer.js';
+import { performReplay } from './forward-replay.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type SignatureDisplay, type VerifySpec } from './verify.js';
 import { deadline } from '../shared/deadline.js';
 
@@ -109,6 +110,9 @@ export async function runForward(args: string[], context: CommandContext): Promi
     ...(fromSeq === undefined ? {} : { fromSeq }),
     handlers: {
       onJoined(welcome, resumed) {
+        // Announced on every join, first (before anything is printed, so a script that waits for
+        // the "joined" line can replay at once): the page's replays come to this socket.
+        follower.send({ type: 'announce-forwarder', target: targetText.slice(0, 512) });
         if (!resumed) {
           const what = fromSeq === undefined ? 'new requests' : `requests after #${fromSeq}`;
           context.err(`joined endpoint ${link.endpointId} (receiver ${welcome.endpoint.url}); forwarding ${what} to ${targetText}`);
@@ -137,6 +141,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
         }
       },
       onRequest: (request) => forwarder.add(request),
+      onReplay: (order) => void performReplay(order, client, target, (message) => follower.send(message), context),
       onStatus: (message) => context.err(message),
     },
   });

@@ -1,6 +1,6 @@
 import type WebSocket from 'ws';
 import type { CapturedRequest } from '../shared/captured-request.js';
-import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ResponderMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
+import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ReplayOrderMessage, type ResponderMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';
@@ -14,6 +14,8 @@ export interface FollowerHandlers {
   onStatus(message: string): void;
   /** Who answers the endpoint's senders changed (`hookwatch forward --respond`). */
   onResponder?(message: ResponderMessage): void;
+  /** A page asked for a replay (only a socket that sent `announce-forwarder` gets these). */
+  onReplay?(message: ReplayOrderMessage): void;
 }
 
 export type FollowEnd =
@@ -185,6 +187,8 @@ export class LiveFollower {
           this.onRequest(message.request);
         } else if (message.type === 'responder') {
           this.options.handlers.onResponder?.(message);
+        } else if (message.type === 'replay') {
+          this.options.handlers.onReplay?.(message);
         } else if (message.type === 'expired') {
           gone = true;
         } else if (message.type === 'error') {

@@ -95,6 +95,8 @@ export function createHub(options: HubOptions): Hub {
     // Gone (deleted on any instance): tell the watchers why and close their sockets now.
     if (message.ends) return expireLocal(endpointId, message.data);
     if (message.answerFor !== undefined) return channel.answerWaiters.get(message.answerFor)?.(message.data);
+    if (message.toForwarders) return deliverToForwarders(channel, message.data);
+    if (message.toWatcher !== undefined) return deliverToWatcher(channel, message.toWatcher, message.data);
     if (channel.answerWaiters.size > 0 && isNoResponder(message.data)) for (const give of [...channel.answerWaiters.values()]) give(undefined);
     if (message.seq !== undefined && channel.waiters.size > 0) for (const wake of [...channel.waiters]) wake('request');
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
@@ -160,6 +162,21 @@ export function createHub(options: HubOptions): Hub {
       corking.cork(watcher.socket);
       watcher.deliver(framed);
     }
+  }
+
+  /** A page's replay order: to the local watchers that forward (`hookwatch forward`), no one else. */
+  function deliverToForwarders(channel: Channel, data: Buffer | string): void {
+    let framed: Framed | undefined;
+    for (const watcher of channel.watchers) {
+      if (!watcher.forwarder) continue;
+      framed ??= toFramed(data);
+      watcher.deliver(framed);
+    }
+  }
+
+  /** A replay's progress: to the one watcher (tab) that asked, when it is on this instance. */
+  function deliverToWatcher(channel: Channel, watcherId: string, data: Buffer | string): void {
+    for (const watcher of channel.watchers) if (watcher.id === watcherId) return watcher.direct(data);
   }
 
   /** Reads what the channel missed from the store and delivers it, then what waited meanwhile. */

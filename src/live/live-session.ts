@@ -7,7 +7,7 @@ import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js'
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { CreateLimit } from '../http/rate-limit.js';
 import type { Metrics } from '../metrics.js';
-import { CloseCode, MAX_WS_MESSAGE_BYTES, type ClientMessage, type CreateMessage } from '../shared/protocol.js';
+import { CloseCode, MAX_WS_MESSAGE_BYTES, type ClientMessage, type CreateMessage, type ReplayMessage } from '../shared/protocol.js';
 import { errorMessage, EXPIRED_MESSAGE, responderMessage, welcomeMessage } from '../shared/server-messages.js';
 import { nanoid } from 'nanoid';
 import { RESPONDER_LEASE_MS } from '../endpoints/endpoint-service.js';
@@ -15,6 +15,7 @@ import { StoreUnavailableError, type EndpointRecord, type Store } from '../store
 import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
 import { MessageBudget } from './message-budget.js';
+import { relayReplayProgress, ReplayRelay } from './replay-relay.js';
 import { toFramed, Watcher, writeBounded } from './watcher.js';
 
 /** What every session shares: built once per app, not once per socket. */
@@ -47,7 +48,7 @@ const FORWARDED_COST = 0.1;
  */
 function costOf(parsed: ReturnType<typeof parseClientMessage>, textLength: number): number {
   if (!parsed.ok) return 1;
-  if (parsed.message.type === 'forwarded') return FORWARDED_COST;
+  if (parsed.message.type === 'forwarded' || parsed.message.type === 'replay-started' || parsed.message.type === 'replay-result') return FORWARDED_COST;
   if (parsed.message.type === 'local-answer') return FORWARDED_COST + textLength / (1024 * 1024);
   return 1;
 }
@@ -79,7 +80,7 @@ interface Responder {
 type State =
   | { name: 'hello'; timer: NodeJS.Timeout }
   | { name: 'joining' }
-  | { name: 'watching'; watcher: Watcher; endpoint: EndpointRecord; responder?: Responder }
+  | { name: 'watching'; watcher: Watcher; endpoint: EndpointRecord; responder?: Responder; replays?: ReplayRelay }
   | { name: 'closed' };
 
 /** How a refused message is answered: the error, for which message type, and whether the socket closes. */
@@ -196,6 +197,7 @@ export class LiveSession {
     if (previous.name === 'watching' && next.name === 'closed') {
       this.context.hub.detach(previous.watcher.endpointId, previous.watcher);
       if (previous.responder) this.letGo(previous.endpoint.id, previous.responder);
+      previous.replays?.close();
     }
     this.state = next;
   }
@@ -289,6 +291,15 @@ export class LiveSession {
     const { endpoint } = this.state;
     if (message.type === 'forwarded') return service.relayForwarded(endpoint, message);
     if (message.type === 'claim-responder') return this.claimResponder(endpoint.id);
+    if (message.type === 'announce-forwarder') {
+      this.state.watcher.forwarder = true;
+      return;
+    }
+    if (message.type === 'replay') return this.replay(message);
+    if (message.type === 'replay-started' || message.type === 'replay-result') {
+      if (!this.state.watcher.forwarder) return this.refuse(errors.BAD_MESSAGE(`send announce-forwarder before ${message.type}`), { forType: message.type });
+      return relayReplayProgress(service, endpoint.id, message);
+    }
     if (message.type === 'local-answer') {
       if (!this.state.responder) return this.refuse(errors.BAD_MESSAGE('send claim-responder before local-answer'), { forType: message.type });
       const relayed = await service.relayLocalAnswer(endpoint.id, this.state.responder.token, message);
@@ -297,6 +308,16 @@ export class LiveSession {
     const outcome = message.type === 'set-response' ? await service.setResponse(endpoint.id, message.response) : await service.clear(endpoint.id);
     // Applied: every watcher, this one included, hears of it from the store's announcement.
     if (!outcome.ok) this.refuseOutcome(outcome, message.type);
+  }
+
+  /** A tab's replay, ordered from the endpoint's forwarders (replay-relay.ts). */
+  private async replay(message: ReplayMessage): Promise<void> {
+    if (this.state.name !== 'watching') return;
+    const { endpoint, watcher } = this.state;
+    const { config, service } = this.context;
+    this.state.replays ??= new ReplayRelay(watcher, endpoint.id, service, endpoint.kind === 'kept' ? config.keptMaxBodyBytes : config.maxBodyBytes);
+    const problem = await this.state.replays.order(message);
+    if (problem !== undefined) this.refuse(errors.BAD_MESSAGE(problem), { forType: 'replay' });
   }
 
   /**

@@ -1,3 +1,4 @@
+import { nanoid } from 'nanoid';
 import type { WebSocket } from 'ws';
 import { tcpSocketOf, textFrame, type TextFrame } from './frame.js';
 
@@ -22,6 +23,12 @@ export function toFramed(data: Buffer | string, seq?: number): Framed {
 export class Watcher {
   /** Highest request seq sent to this socket. */
   lastSeq = 0;
+  /** Names this watcher on the bus, so a replay's progress reaches the tab that asked, on any instance. */
+  readonly id = nanoid(12);
+  /** The socket announced itself a forwarder (`hookwatch forward`): page replays go to it. */
+  forwarder = false;
+  /** Takes the messages meant for this watcher alone (`direct`), before they are written; unset: written as they are. */
+  onDirect: ((data: Buffer | string) => void) | undefined;
   private held: Framed[] | undefined = [];
   private heldBytes = 0;
 
@@ -42,6 +49,12 @@ export class Watcher {
       return;
     }
     this.write(message);
+  }
+
+  /** A message for this watcher alone (a replay's progress): through `onDirect` when set. */
+  direct(data: Buffer | string): void {
+    if (this.onDirect) this.onDirect(data);
+    else this.write(toFramed(data));
   }
 
   /** Sends the backlog (paced by the socket's drain), then everything held back meanwhile. */

@@ -121,7 +121,65 @@ export interface LocalAnswerMessage {
   bodyEncoding: 'utf8' | 'base64';
 }
 
-export type ClientMessage = CreateMessage | JoinMessage | SetResponseMessage | ClearMessage | ForwardedMessage | ClaimResponderMessage | LocalAnswerMessage;
+/** `hookwatch forward`: this socket (joined with the key) sends page replays to its target. */
+export interface AnnounceForwarderMessage {
+  type: 'announce-forwarder';
+  /** Where it forwards, as it names it (e.g. `http://localhost:3000/hook`). */
+  target: string;
+}
+
+/** A request as the page edited it for *Edit and replay*: what goes out instead of the stored one. */
+export interface EditedRequest {
+  method: string;
+  /** Sub-path and query under the receiver URL, e.g. `/github/push?x=1` (`/` for the bare URL). */
+  path: string;
+  headers: Array<[string, string]>;
+  /** At most the endpoint's stored body cap once decoded. */
+  body: string;
+  bodyEncoding: 'utf8' | 'base64';
+}
+
+/**
+ * A tab asks the endpoint's forwarders to send stored request `seq` again (as stored, or as
+ * `edited`); `id` (1-64 of A-Z a-z 0-9 _ -) is the tab's own, echoed in `replay-started` and
+ * `replay-result`. Only that tab hears about it.
+ */
+export interface ReplayMessage {
+  type: 'replay';
+  id: string;
+  seq: number;
+  edited?: EditedRequest;
+}
+
+/** A forwarder took replay `id` and is sending it to `target` (forwarder → server → the asking tab). */
+export interface ReplayStartedMessage {
+  type: 'replay-started';
+  id: string;
+  seq: number;
+  target: string;
+}
+
+/**
+ * How replay `id` went: the target's answer, in the `forwarded` message's shape and limits, or
+ * `error` (not delivered, or no forwarder took it).
+ */
+export interface ReplayResultMessage extends Omit<ForwardedMessage, 'type'> {
+  type: 'replay-result';
+  id: string;
+}
+
+export type ClientMessage =
+  | CreateMessage
+  | JoinMessage
+  | SetResponseMessage
+  | ClearMessage
+  | ForwardedMessage
+  | ClaimResponderMessage
+  | LocalAnswerMessage
+  | AnnounceForwarderMessage
+  | ReplayMessage
+  | ReplayStartedMessage
+  | ReplayResultMessage;
 
 // ---- server -> client ----
 
@@ -246,6 +304,17 @@ export interface AnsweredMessage {
   answer: RecordedAnswer;
 }
 
+/**
+ * To forwarders only: send `request` (the stored record, or the page's edited copy of it) to
+ * your target, as forward would, and answer with `replay-started` and `replay-result` under this `id`.
+ */
+export interface ReplayOrderMessage {
+  type: 'replay';
+  id: string;
+  seq: number;
+  request: CapturedRequest;
+}
+
 export interface ErrorMessage {
   type: 'error';
   error: { code: string; message: string };
@@ -265,6 +334,9 @@ export type ServerMessage =
   | ForwardedMessage
   | ResponderMessage
   | AnsweredMessage
+  | ReplayOrderMessage
+  | ReplayStartedMessage
+  | ReplayResultMessage
   | ErrorMessage;
 
 // ---- messages the stores write around stored bytes ----
