@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 
 export type SqliteDatabase = Database.Database;
@@ -90,4 +90,44 @@ function migrate(db: SqliteDatabase): void {
       db.pragma(`user_version = ${next}`);
     })();
   }
+}
+
+/** Beside the database: room set aside on the disk so that freeing can write even when the disk is full. */
+export const RESERVE_FILE = 'hookwatch.reserve';
+/** Enough for the log pages of deleting an endpoint's requests or a batch of expired endpoints. */
+const RESERVE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Deleting needs a little disk too (SQLite writes the pages it changes to the log first), so a
+ * full disk would refuse the very deletes that free it. The store keeps a reserve file beside the
+ * database: when a delete, a clear or the expiry sweep finds the disk full, the reserve goes and
+ * the delete runs again; the reserve comes back once there is room (`restore`, at each sweep).
+ */
+export interface DiskReserve {
+  /** Removes the reserve file: true when there was one to free. */
+  release(): boolean;
+  /** Writes the reserve file again when it is missing and the disk has room for it. */
+  restore(): void;
+}
+
+export function diskReserve(db: SqliteDatabase): DiskReserve {
+  const path = join(dirname(db.name), RESERVE_FILE);
+  const reserve: DiskReserve = {
+    release() {
+      if (!existsSync(path)) return false;
+      rmSync(path, { force: true });
+      return true;
+    },
+    restore() {
+      if (existsSync(path)) return;
+      try {
+        writeFileSync(path, Buffer.alloc(RESERVE_BYTES));
+      } catch {
+        // No room yet: a later sweep tries again.
+        rmSync(path, { force: true });
+      }
+    },
+  };
+  reserve.restore();
+  return reserve;
 }

@@ -4,7 +4,7 @@ import type { ResponseConfig } from '../shared/response-config.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
-import type { SqliteDatabase } from './sqlite-database.js';
+import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
@@ -67,14 +67,24 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const responders = createResponderClaims(now);
   let totalBytes = 0;
   let evictedRequests = 0;
+  /** Bytes of every endpoint's response configuration on disk, against MAX_RESPONSE_CONFIG_BYTES. */
+  let configBytes = 0;
+  /**
+   * Each endpoint's configuration and redaction, parsed: a capture reads them here, not from a
+   * JSON column per request. Filled on first use, replaced by setResponse, dropped with the
+   * endpoint; as large as the configurations, which MAX_RESPONSE_CONFIG_BYTES bounds.
+   */
+  const parsed = new Map<string, { response: ResponseConfig; redact: boolean }>();
   /** The counts as the database has them: at start, and after a transaction that failed part-way. */
   const loadHeld = () => {
     held.clear();
+    parsed.clear();
     totalBytes = 0;
     for (const row of sql.heldByEndpoint.all() as Array<{ endpoint_id: string; count: number; bytes: number }>) {
       held.set(row.endpoint_id, { count: row.count, bytes: row.bytes });
       totalBytes += row.bytes;
     }
+    configBytes = (sql.configBytes.get() as { bytes: number | null }).bytes ?? 0;
   };
   loadHeld();
   /** Live endpoints: holder -> lease end; and holder -> sockets watching there. */
@@ -93,6 +103,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       throw unavailable(error);
     }
   };
+  const reserve = options.db.memory ? undefined : diskReserve(db);
+  /**
+   * A transaction that frees (a delete, a clear, the sweep): on a full disk the reserve goes and
+   * it runs again, so deleting always works (sqlite-database.ts, diskReserve).
+   */
+  const freeing = <T>(work: () => T): T => {
+    try {
+      return inTransaction(work);
+    } catch (error) {
+      if (!isDiskFull(error) || !reserve?.release()) throw error;
+      return inTransaction(work);
+    }
+  };
   /** One read statement: no transaction needed (and none paid for), the same failure handling. */
   const reading = <T>(work: () => T): T => {
     try {
@@ -106,6 +129,17 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return row && row.deadline_ms > now() ? row : undefined;
   };
   const toRecord = (id: string, row: EndpointRow): EndpointRecord => ({ ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response'>), id, response: JSON.parse(row.response) as ResponseConfig });
+
+  /** The endpoint's configuration and redaction, parsed once (the endpoint exists). */
+  const parsedConfig = (id: string): { response: ResponseConfig; redact: boolean } => {
+    let config = parsed.get(id);
+    if (!config) {
+      const row = sql.endpoint.get(id) as EndpointRow;
+      config = { response: JSON.parse(row.response) as ResponseConfig, redact: redactsSecrets(JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>) };
+      parsed.set(id, config);
+    }
+    return config;
+  };
 
   /** Deletes the endpoint's oldest stored request; its seq. */
   const dropOldest = (id: string): number => {
@@ -129,6 +163,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
   const forget = (id: string) => {
     removeAll(id);
+    configBytes -= (sql.configBytesOf.get(id) as { bytes: number } | undefined)?.bytes ?? 0;
+    parsed.delete(id);
     sql.deleteEndpoint.run(id);
     leases.delete(id);
     watchers.delete(id);
@@ -156,7 +192,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         if (aliveRow(id)) return 'taken';
         if ((sql.countAliveOfKind.get(endpoint.kind, now()) as { n: number }).n >= maxEndpoints) return 'full';
         forget(id);
-        sql.insertEndpoint.run(id, endpoint.kind, JSON.stringify(rest), JSON.stringify(response), deadlineMs);
+        const responseJson = JSON.stringify(response);
+        sql.insertEndpoint.run(id, endpoint.kind, JSON.stringify(rest), responseJson, deadlineMs);
+        configBytes += Buffer.byteLength(responseJson);
         if (endpoint.creator !== undefined) sql.setCreator.run(endpoint.creator, id);
         return 'created';
       });
@@ -186,7 +224,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async deleteEndpoint(id) {
-      const wasAlive = inTransaction(() => {
+      const wasAlive = freeing(() => {
         const alive = aliveRow(id) !== undefined;
         forget(id);
         return alive;
@@ -253,28 +291,41 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async sweepExpired() {
-      return inTransaction(() => {
+      const swept = freeing(() => {
         const expired = sql.expired.all(now(), SWEEP_BATCH) as Array<{ id: string }>;
         for (const { id } of expired) forget(id);
         return expired.length;
       });
+      reserve?.restore();
+      return swept;
     },
 
     async setResponse(id, response) {
-      const set = inTransaction(() => sql.setResponse.run(JSON.stringify(response), id, now()).changes > 0);
-      if (!set) return undefined;
+      const json = JSON.stringify(response);
+      const set = inTransaction(() => {
+        const before = (sql.configBytesOf.get(id) as { bytes: number } | undefined)?.bytes;
+        if (before === undefined || !aliveRow(id)) return undefined;
+        // Configurations are stored bytes too: on disk, and parsed in memory for the captures.
+        const bytes = Buffer.byteLength(json);
+        if (configBytes - before + bytes > options.maxResponseConfigBytes) return 'full';
+        if (sql.setResponse.run(json, id, now()).changes === 0) return undefined;
+        configBytes += bytes - before;
+        const cached = parsed.get(id);
+        if (cached) cached.response = response;
+        return 'set';
+      });
+      if (set !== 'set') return set;
       await bus.publish(id, { data: responseChangedMessage(response) });
       return 'set';
     },
 
     async appendRequest(id, kind, recordFor, capturedAtMs) {
       const appended = inTransaction(() => {
-        const row = aliveRow(id);
-        if (!row || row.kind !== kind) return undefined;
-        const response = JSON.parse(row.response) as ResponseConfig;
-        const record = JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>;
+        const row = sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms' | 'last_seq' | 'rule_counts'> | undefined;
+        if (!row || row.deadline_ms <= now() || row.kind !== kind) return undefined;
+        const { response, redact } = parsedConfig(id);
         // Built before the seq is taken: a record that throws leaves no hole in the numbering.
-        const draft = recordFor(response, redactsSecrets(record));
+        const draft = recordFor(response, redact);
         const seq = row.last_seq + 1;
         const counts = draft.choices.length > 1 ? (JSON.parse(row.rule_counts) as Record<number, number>) : {};
         const choice = chooseAnswer(draft.choices, counts);
@@ -360,7 +411,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async clearRequests(id) {
-      const cleared = inTransaction(() => {
+      const cleared = freeing(() => {
         const row = aliveRow(id);
         if (!row) return undefined;
         removeAll(id);
@@ -371,13 +422,17 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return cleared;
     },
 
-    stats: async () => ({ storedBytes: totalBytes, evictedRequests }),
+    stats: async () => ({ storedBytes: totalBytes, evictedRequests, responseConfigBytes: configBytes }),
   };
 }
 
 function prepareStatements(db: SqliteDatabase) {
   return {
     endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?'),
+    // A capture's read: the configuration comes from the parsed cache.
+    appendRow: db.prepare('SELECT kind, deadline_ms, last_seq, rule_counts FROM endpoints WHERE id = ?'),
+    configBytes: db.prepare('SELECT SUM(length(CAST(response AS BLOB))) AS bytes FROM endpoints'),
+    configBytesOf: db.prepare('SELECT length(CAST(response AS BLOB)) AS bytes FROM endpoints WHERE id = ?'),
     insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
     deleteEndpoint: db.prepare('DELETE FROM endpoints WHERE id = ?'),
     countAlive: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE deadline_ms > ?'),
@@ -404,4 +459,10 @@ function prepareStatements(db: SqliteDatabase) {
     requestCost: db.prepare('SELECT message, forwarded, cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
     heldByEndpoint: db.prepare('SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id'),
   };
+}
+
+/** SQLITE_FULL (or the disk's ENOSPC under it), as better-sqlite3 reports it inside StoreUnavailableError. */
+function isDiskFull(error: unknown): boolean {
+  const cause = error instanceof StoreUnavailableError ? error.cause : error;
+  return (cause as { code?: unknown } | null)?.code === 'SQLITE_FULL' || /disk is full|no space/i.test(String((cause as Error | null)?.message));
 }

@@ -193,7 +193,7 @@ export interface StoreStats {
   storedBytes: number;
   /** Requests evicted to keep a byte budget, since the store began. */
   evictedRequests: number;
-  /** Response configurations held in this process, as counted against MAX_RESPONSE_CONFIG_BYTES (memory store only). */
+  /** Response configurations held in this process or its database, as counted against MAX_RESPONSE_CONFIG_BYTES (memory and SQLite). */
   responseConfigBytes?: number;
   /** Redis with replicas: this instance's captures answered before a replica acknowledged them. */
   unreplicatedCaptures?: number;
