@@ -57,9 +57,12 @@ export async function askAccess(candidate = token): Promise<AccessAnswer | undef
 
 /**
  * The server refused this page's token (withdrawn since: a socket closed with 4401, or a call
- * answered 401): forget it and start again, which asks for a token anew.
+ * answered 401): forget it and start again, which asks for a token anew. Without a token (a
+ * sign-in proxy that let a call through without its user) starting again would only be refused
+ * again, so the refusal is left to show.
  */
 export function signedOut(): void {
+  if (token === undefined) return;
   dropToken();
   location.reload();
 }
