@@ -261,6 +261,11 @@ const endpoints = {
     schema: integer(1, 10_000_000).default(10_000),
     doc: 'Kept endpoints at once; past it creation fails with 503 AT_CAPACITY.',
   },
+  maxKeptPerAddress: {
+    env: 'MAX_KEPT_PER_ADDRESS',
+    schema: integer(1, 250).default(20),
+    doc: 'Kept endpoints one client address (IPv6 by /64) may hold at once when nobody is signed in; past it creating another gets 429 TOO_MANY_KEPT. Extending keeps an endpoint, it does not add one. A signed-in user has MAX_KEPT_PER_USER instead.',
+  },
   keptCreatesPerAddress: {
     env: 'KEPT_CREATES_PER_ADDRESS',
     schema: integer(0, 100_000_000).default(30),

@@ -59,9 +59,9 @@ export const errors = {
   UPGRADE_REQUIRED: createError('UPGRADE_REQUIRED', '/api/live is a WebSocket: open it with the subprotocol hookwatch.v1', 426, undefined, false),
   NAME_TAKEN: createError<'NAME_TAKEN', 409, [string]>('NAME_TAKEN', 'The name %s is taken by a living endpoint; choose another', 409, undefined, false),
   UNAUTHORIZED: createError<'UNAUTHORIZED', 401, [string]>('UNAUTHORIZED', 'Sign in first: %s', 401, undefined, false),
-  TOO_MANY_KEPT: createError<'TOO_MANY_KEPT', 429, [number]>(
+  TOO_MANY_KEPT: createError<'TOO_MANY_KEPT', 429, [number, string]>(
     'TOO_MANY_KEPT',
-    'You already hold %s kept endpoints (MAX_KEPT_PER_USER); delete one or let one expire first',
+    'You already hold %s kept endpoints (%s); delete one or let one expire first',
     429,
     undefined,
     false,

@@ -38,7 +38,7 @@ export interface EndpointService {
    * cap is reached. A signed-in `creator` (token or proxy mode) is recorded with the endpoint,
    * and holds at most MAX_KEPT_PER_USER kept ones (TOO_MANY_KEPT).
    */
-  create(input: unknown, creator?: string): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
+  create(input: unknown, creator?: string, addressKey?: string): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
   /** A kept endpoint lives `ttlMs` from now (at most KEPT_MAX_TTL_MS): the endpoint as it is now. */
   extend(endpoint: EndpointRecord, input: unknown): Promise<Outcome<EndpointRecord>>;
   /**
@@ -110,14 +110,18 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
   const forwardedKept = createPerSecond(FORWARDED_KEPT_PER_SECOND);
 
   return {
-    async create(input, creator) {
+    async create(input, creator, addressKey) {
       const options = parseCreate(input, createSchema, config);
       if (typeof options === 'string') return refused(errors.INVALID_REQUEST(options));
+      // A kept endpoint is held by its signed-in creator, else by the address that made it; each
+      // holds a bounded number (an address recorded as an owner no user name can equal).
+      const owner = creator ?? (options.kind === 'kept' && addressKey !== undefined ? addressOwner(addressKey) : undefined);
+      const cap = creator === undefined ? { max: config.maxKeptPerAddress, setting: 'MAX_KEPT_PER_ADDRESS' } : { max: config.maxKeptPerUser, setting: 'MAX_KEPT_PER_USER' };
       // Counted before creating, so two creations at the same moment may pass the cap by one.
-      if (creator !== undefined && options.kind === 'kept' && (await store.listEndpoints(creator)).filter((endpoint) => endpoint.kind === 'kept').length >= config.maxKeptPerUser) {
-        return refused(errors.TOO_MANY_KEPT(config.maxKeptPerUser));
+      if (owner !== undefined && options.kind === 'kept' && (await store.listEndpoints(owner)).filter((endpoint) => endpoint.kind === 'kept').length >= cap.max) {
+        return refused(errors.TOO_MANY_KEPT(cap.max, cap.setting));
       }
-      const created = await createEndpoint(store, config, { ...options, ...(creator === undefined ? {} : { creator }) });
+      const created = await createEndpoint(store, config, { ...options, ...(owner === undefined ? {} : { creator: owner }) });
       if (created === 'taken') return refused(errors.NAME_TAKEN(options.name ?? ''));
       if (created !== 'full') {
         audit('created', created.endpoint, creator);
@@ -208,6 +212,13 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
 }
 
 /**
+ * The owner recorded for a kept endpoint made without a signed-in user: its client address,
+ * behind a NUL no user name (an HTTP header value or a token's name) can hold, so an address
+ * is never taken for a user when endpoints are listed or opened by their creator.
+ */
+export const addressOwner = (addressKey: string): string => `\u0000address:${addressKey}`;
+
+/**
  * Forward results stored per endpoint per second, on this instance: each replaces its request's
  * last one on disk or in Redis, so a watcher sending them as fast as its socket allows would
  * rewrite stored bytes that fast. Past it a result is shown to the tabs watching, not kept.
@@ -257,6 +268,21 @@ export function fittedForwarded(report: ForwardedMessage): string {
   return shown;
 }
 
+/**
+ * Names no one may take: they could pass for a page of this service, or for a provider's own
+ * endpoint (a sender, a teammate or a phishing page would trust `…/webhook-endpoint/stripe`).
+ * A name that only starts with one (`stripe-dev`) is fine: it says whose it is.
+ */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  'hookwatch', 'admin', 'administrator', 'root', 'api', 'www', 'app', 'login', 'signin', 'signup', 'account', 'accounts',
+  'auth', 'oauth', 'sso', 'security', 'support', 'help', 'status', 'official', 'system', 'internal', 'staff',
+  'healthz', 'readyz', 'metrics', 'openapi', 'webhook', 'webhooks', 'hook', 'hooks', 'callback', 'callbacks',
+  'stripe', 'github', 'gitlab', 'bitbucket', 'slack', 'shopify', 'paypal', 'twilio', 'sendgrid', 'mailgun', 'svix',
+  'discord', 'twitch', 'meta', 'facebook', 'instagram', 'whatsapp', 'google', 'microsoft', 'azure', 'aws', 'amazon',
+  'apple', 'dropbox', 'okta', 'asana', 'zoom', 'square', 'adyen', 'braintree', 'coinbase', 'hubspot', 'salesforce',
+  'zendesk', 'jira', 'atlassian', 'linear', 'notion', 'vercel', 'netlify', 'cloudflare', 'heroku', 'docker',
+]);
+
 /** A kept endpoint's chosen name: 3-64 of a-z, 0-9 and -, starting with a letter (its id, so its URL). */
 export const ENDPOINT_NAME = /^[a-z][a-z0-9-]{2,63}$/;
 
@@ -294,6 +320,7 @@ function parseCreate(input: unknown, schema: ReturnType<typeof createSchemaFor>,
     return 'ttlMs, name and redact apply to kept endpoints only (a live endpoint lives while it is watched)';
   }
   if (options.name !== undefined && !config.namedEndpoints) return 'named endpoints are turned off on this server (NAMED_ENDPOINTS=false)';
+  if (options.name !== undefined && RESERVED_NAMES.has(options.name)) return `the name "${options.name}" is reserved: it could pass for this service's own page or a provider's official endpoint (add something of yours, such as "${options.name}-dev")`;
   if (options.redact === false && !config.allowUnredacted) return 'this server stores every secret redacted (ALLOW_UNREDACTED=false): leave out "redact": false';
   return options;
 }

@@ -130,7 +130,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
       reply.header('retry-after', String(limited.retryAfterSeconds));
       throw limited.error;
     }
-    const created = valueOf(await service.create(await jsonBody(request, reply), user));
+    const created = valueOf(await service.create(await jsonBody(request, reply), user, addressKey(request.ip)));
     reply.header('cache-control', 'no-store');
     return reply.code(201).send(toEndpointInfo(created.endpoint, created.key, options.publicBaseFor(request), config));
   });

@@ -352,7 +352,7 @@ export class LiveSession {
     // Live endpoints are bounded by the sockets that hold them; kept ones outlive the socket.
     const limited = message.kind === 'kept' ? await this.context.countCreate?.({ address: this.addressKey, user: this.user }) : undefined;
     if (limited) return this.refuse(limited.error, { forType: 'create', close: CloseCode.TOO_MANY_MESSAGES });
-    const created = await this.context.service.create(choices, this.user);
+    const created = await this.context.service.create(choices, this.user, this.addressKey);
     if (!created.ok) {
       // Full: nothing to retry on this socket. A bad choice or a taken name: the client may try another.
       const close = created.error.code === 'AT_CAPACITY' ? CloseCode.AT_CAPACITY : undefined;
