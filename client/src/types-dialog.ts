@@ -13,8 +13,6 @@ const FORMATS: Array<{ format: TypeFormat; name: string; file: string; type: str
   { format: 'json-schema', name: 'JSON Schema', file: 'webhook-body.schema.json', type: 'application/json' },
 ];
 
-let dialog: HTMLDialogElement | undefined;
-
 /** Opens the dialog for `requests` (oldest first); `filtered`: they are what a filter lets through. */
 export function openTypesDialog(requests: readonly CapturedRequest[], filtered: boolean): void {
   const bodies = requests.flatMap((request) => {
@@ -25,7 +23,7 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
   const deep = skipped > 0 ? ` (${skipped} nested deeper than ${MAX_JSON_DEPTH} levels, skipped)` : '';
   const outputs = new Map(FORMATS.map(({ format }) => [format, inferred.samples === 0 ? '' : emitTypes(inferred, format, { labels })]));
 
-  dialog?.remove();
+  document.getElementById('types-dialog')?.remove();
   const title = h('h2', { attrs: { id: 'types-title' }, text: 'Types from the bodies' });
   const summary = h('p', {
     attrs: { id: 'types-summary' },
@@ -55,9 +53,9 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
     { class: 'confirm-actions' },
     h('button', { text: 'Copy', attrs: { type: 'button', id: 'types-copy' }, on: { click: () => void copyText(code.textContent ?? '').then((ok) => toast(ok ? `${chosen().name} copied` : 'Could not copy')) } }),
     h('button', { text: 'Download', attrs: { type: 'button', id: 'types-download' }, on: { click: () => download(chosen().file, code.textContent ?? '', chosen().type) } }),
-    h('button', { class: 'primary', text: 'Close', attrs: { type: 'button', id: 'types-close' }, on: { click: () => dialog?.close() } }),
+    h('button', { class: 'primary', text: 'Close', attrs: { type: 'button', id: 'types-close' }, on: { click: () => dialog.close() } }),
   );
-  dialog = h(
+  const dialog: HTMLDialogElement = h(
     'dialog',
     { class: 'confirm types-dialog', attrs: { id: 'types-dialog', 'aria-labelledby': 'types-title', 'aria-describedby': 'types-summary' } },
     title,
@@ -65,7 +63,7 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
     ...(inferred.samples === 0 ? [] : [h('div', { class: 'types-tabs', attrs: { role: 'group', 'aria-label': 'Format' } }, ...tabs), code]),
     actions,
   );
-  dialog.addEventListener('close', () => dialog?.remove());
+  dialog.addEventListener('close', () => dialog.remove());
   document.body.append(dialog);
   show('ts');
   dialog.showModal();
