@@ -8,6 +8,8 @@ import { renderDetail, type DetailActions } from './detail.js';
 import { byId, h } from './dom.js';
 import type { PageEndpoint } from './endpoint.js';
 import { ForwardedView } from './forwarded.js';
+import { renderReplaySection } from './replay-section.js';
+import type { Replays } from './replays.js';
 import type { RequestLog } from './request-log.js';
 import { renderVerifyPanel } from './verify-panel.js';
 
@@ -23,6 +25,8 @@ export interface DetailPaneSource {
   rules(): readonly AnswerRule[];
   /** Opens another request (an attempt in the delivery timeline). */
   open(seq: number): void;
+  /** Replays through the endpoint's hookwatch forward. */
+  replays: Replays;
 }
 
 /** The views of the open request against the others, fetched with import() the first time one is opened. */
@@ -137,6 +141,8 @@ export class DetailPane {
         this.insightSlots = { delivery: h('div', { class: 'insight-slot' }), compare: h('div', { class: 'insight-slot' }), drawnFrom: '' };
         // The delivery's attempts right under this one's answer; the comparison after everything.
         panels.answer.section.after(this.insightSlots.delivery);
+        // Replays beside what forwarders got for the original.
+        panels.forwarded.after(renderReplaySection(shown, this.source.replays, endpoint.url));
         detail.append(this.insightSlots.compare);
         this.content.replaceChildren(detail);
         // Another request starts at its top.

@@ -10,6 +10,7 @@ import { narrowScreen, toast } from './dom.js';
 import { maxRequests, type PageEndpoint } from './endpoint.js';
 import { renderBadge } from './forwarded.js';
 import { LogView } from './log-view.js';
+import type { Replays } from './replays.js';
 import { RequestLog } from './request-log.js';
 
 export interface LogScreenSource {
@@ -22,6 +23,8 @@ export interface LogScreenSource {
   clear(): void;
   /** The rules senders' requests are matched against now. */
   rules(): readonly AnswerRule[];
+  /** Replays through the endpoint's hookwatch forward. */
+  replays: Replays;
 }
 
 type How = 'move' | 'click' | 'enter';
@@ -58,7 +61,7 @@ export class LogScreen {
     });
     this.detail = new DetailPane(
       this.log,
-      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules(), open: (seq) => this.openAttempt(seq) },
+      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules(), open: (seq) => this.openAttempt(seq), replays: source.replays },
       { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
     );
     narrowScreen.addEventListener('change', () => {

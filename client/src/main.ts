@@ -10,6 +10,7 @@ import { byId, confirmAction, toast } from './dom.js';
 import { EndpointBar } from './endpoint-bar.js';
 import { lastAlive, listedExpired, listedName, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from './endpoint-list.js';
 import { credentialsFromLink, shareLink } from './endpoint.js';
+import { Replays } from './replays.js';
 import { formatSpan } from './lifetime.js';
 import { detailInHistory, LogScreen } from './log-screen.js';
 import { describe as describeResponse, ResponseForm } from './response-form.js';
@@ -49,7 +50,10 @@ const responseForm = new ResponseForm((response) => {
   toast('Not connected');
   return false;
 });
+// Replays go through the socket to the endpoint's hookwatch forward (replays.ts).
+const replays = new Replays((message) => connection.send(message), () => shareLink(endpoint, location));
 const screen = new LogScreen({
+  replays,
   endpoint: () => endpoint,
   canChange,
   expired: () => connectionState === 'expired',
@@ -108,6 +112,7 @@ function onWelcome(message: WelcomeMessage, resumed: boolean): void {
 }
 
 function onMessage(message: ServerMessage): void {
+  if (replays.handle(message)) return;
   switch (message.type) {
     case 'request':
       screen.arrived(message.request);

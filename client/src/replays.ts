@@ -1,0 +1,54 @@
+// The page's side of replays (docs/protocol.md, `replay`): it sends a tab's replay orders and
+// hands the forwarder's `replay-started` and `replay-result` (or the server's refusal) to the
+// panel that asked. Small and in the first bundle: the panel itself is loaded when first used.
+import type { ClientMessage, ReplayMessage, ReplayResultMessage, ReplayStartedMessage, ServerMessage } from '../../src/shared/protocol.js';
+
+export type ReplayEvent = ReplayStartedMessage | ReplayResultMessage | { type: 'refused'; message: string };
+
+export class Replays {
+  private readonly listeners = new Map<string, (event: ReplayEvent) => void>();
+  /** The replay the server refuses next (`error` for `replay` carries no id: the server handles a socket's messages in order). */
+  private readonly sentOrder: string[] = [];
+  private nextId = 0;
+
+  constructor(
+    private readonly send: (message: ClientMessage) => boolean,
+    /** The page's share link, for the command that starts a forwarder. */
+    readonly shareLink: () => string,
+  ) {}
+
+  /** Sends an order; `listen` hears how it goes. False when the page has no live socket now. */
+  order(seq: number, edited: ReplayMessage['edited'], listen: (event: ReplayEvent) => void): boolean {
+    const id = `r${++this.nextId}`;
+    const message: ReplayMessage = edited === undefined ? { type: 'replay', id, seq } : { type: 'replay', id, seq, edited };
+    if (!this.send(message)) return false;
+    this.listeners.set(id, listen);
+    this.sentOrder.push(id);
+    if (this.sentOrder.length > 32) this.sentOrder.shift();
+    return true;
+  }
+
+  /** A message from the server: true when it was a replay's. */
+  handle(message: ServerMessage): boolean {
+    if (message.type === 'replay-started' || message.type === 'replay-result') {
+      this.listeners.get(message.id)?.(message);
+      if (message.type === 'replay-result') this.forget(message.id);
+      return true;
+    }
+    if (message.type === 'error' && message.for === 'replay') {
+      const id = this.sentOrder.find((pending) => this.listeners.has(pending));
+      if (id !== undefined) {
+        this.listeners.get(id)?.({ type: 'refused', message: message.error.message });
+        this.forget(id);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private forget(id: string): void {
+    this.listeners.delete(id);
+    const at = this.sentOrder.indexOf(id);
+    if (at !== -1) this.sentOrder.splice(at, 1);
+  }
+}
