@@ -48,6 +48,8 @@ function bodyBlock(body: BodyDiff): HTMLElement {
     case 'same':
       title.textContent = 'Body: no change';
       return block;
+    case 'form':
+      return pairList('Body (form fields)', body.fields);
     case 'bytes':
       title.textContent = 'Body (binary): changed';
       block.append(h('p', { text: `${body.beforeBytes} bytes before, ${body.afterBytes} now; they first differ at byte ${body.firstDifference}.` }));

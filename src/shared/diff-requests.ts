@@ -2,7 +2,8 @@
  * What changed from one captured request to another (product decision 19): method, path, query,
  * headers (order and duplicates kept: the n-th `X-A` of one is compared with the n-th `X-A` of the
  * other), and the body: JSON structurally (one line per changed value, arrays by index, a key
- * that only moved is no change), other text by lines, anything else as bytes. Pure and bounded:
+ * that only moved is no change), url-encoded forms field by field, other text by lines,
+ * anything else as bytes. Pure and bounded:
  * it runs in the page on bodies of up to a few MiB.
  */
 import { bodyBytesOf, bodyTextOf } from './body-text.js';
@@ -35,6 +36,7 @@ export interface TextLine {
 export type BodyDiff =
   | { kind: 'same'; bytes: number }
   | { kind: 'json'; changes: JsonChange[]; capped: boolean }
+  | { kind: 'form'; fields: PairLine[] }
   | { kind: 'text'; lines: TextLine[]; capped: boolean }
   | { kind: 'bytes'; beforeBytes: number; afterBytes: number; firstDifference: number };
 
@@ -114,6 +116,8 @@ function diffBodies(before: CapturedRequest, after: CapturedRequest): BodyDiff {
     const beforeJson = before.isJson ? tryParseJsonLossless(beforeText) : undefined;
     const afterJson = after.isJson ? tryParseJsonLossless(afterText) : undefined;
     if (beforeJson && afterJson) return diffJson(beforeJson, afterJson);
+    // Two url-encoded forms: field by field, decoded, as the query is.
+    if (before.form && after.form) return { kind: 'form', fields: diffPairs(paramPairs(before.form), paramPairs(after.form)) };
     return diffText(beforeText, afterText);
   }
   const a = bodyBytesOf(before);

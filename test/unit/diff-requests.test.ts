@@ -58,6 +58,19 @@ describe('diffRequests', () => {
     expect(bytes.body).toEqual({ kind: 'bytes', beforeBytes: 3, afterBytes: 4, firstDifference: 2 });
   });
 
+  it('diffs two url-encoded forms field by field, decoded', () => {
+    const form = (body: string, fields: Record<string, string | string[]>) => capturedRequest({ isJson: false, contentType: 'application/x-www-form-urlencoded', body, form: fields });
+    const diff = diffRequests(form('a=1&b=x%40y', { a: '1', b: 'x@y' }), form('a=2&b=x%40y&c=3', { a: '2', b: 'x@y', c: '3' }));
+    expect(diff.body).toEqual({
+      kind: 'form',
+      fields: [
+        { kind: 'changed', name: 'a', before: '1', after: '2' },
+        { kind: 'same', name: 'b', before: 'x@y', after: 'x@y' },
+        { kind: 'added', name: 'c', after: '3' },
+      ],
+    });
+  });
+
   it('keeps header order and duplicates, marking added, removed and changed occurrences', () => {
     const lines = diffPairs(
       [['A', '1'], ['Set', 'x'], ['Set', 'y'], ['Old', 'o']],
