@@ -5,7 +5,7 @@ import { answerErrors, formErrors, type AnswerField, type FieldError } from './a
 import { byId } from './dom.js';
 import { headerLines, parseHeaderLines } from './field-lines.js';
 import { formatDelay } from './format.js';
-import { countsResetNote, normalRule } from './rule-fields.js';
+import { countsResetNote, jsonBodyWarning, normalRule } from './rule-fields.js';
 import { RulesEditor } from './rules-editor.js';
 
 /**
@@ -28,6 +28,7 @@ export class ResponseForm {
   private readonly revert = byId<HTMLButtonElement>('response-revert');
   private readonly unsaved = byId('response-unsaved');
   private readonly resets = byId('response-resets');
+  private readonly bodyWarning = byId('response-body-warning');
   private readonly responderNote = byId('responder-note');
   private readonly rules = new RulesEditor(() => this.markEdits());
   /** Each field's control, by the name the server's messages use. */
@@ -194,6 +195,9 @@ export class ResponseForm {
     this.body.disabled = this.status.value === '204';
     const edited = this.applied !== undefined && JSON.stringify(this.read()) !== JSON.stringify(asRead(this.applied));
     this.unsaved.hidden = !edited;
+    const warning = this.status.value === '204' ? undefined : jsonBodyWarning(this.body.value, this.contentType.value, false);
+    this.bodyWarning.hidden = warning === undefined;
+    if (this.bodyWarning.textContent !== (warning ?? '')) this.bodyWarning.textContent = warning ?? '';
     // Any change applied resets every rule's count on the server: said before Apply, not found out after.
     const resets = edited ? countsResetNote(this.applied?.rules ?? []) : undefined;
     this.resets.hidden = resets === undefined;

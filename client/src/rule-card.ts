@@ -4,7 +4,7 @@ import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import { RESPONSE_CONTENT_TYPES } from '../../src/shared/response-limits.js';
 import type { RuleField } from './answer-errors.js';
 import { h } from './dom.js';
-import { fieldsFromRule, ruleFromFields, ruleSummary, type RuleFields } from './rule-fields.js';
+import { fieldsFromRule, jsonBodyWarning, ruleFromFields, ruleSummary, type RuleFields } from './rule-fields.js';
 
 export interface RuleCardEvents {
   move(card: RuleCard, step: -1 | 1): void;
@@ -21,6 +21,8 @@ export class RuleCard {
   private readonly controls = {} as Record<RuleField, Control>;
   private readonly toggle: HTMLButtonElement;
   private readonly summary: HTMLElement;
+  /** A JSON answer that will not parse, said beside its body. */
+  private readonly bodyWarning: HTMLElement;
   private readonly fields: HTMLElement;
   private readonly note: HTMLElement;
   private readonly up: HTMLButtonElement;
@@ -44,6 +46,7 @@ export class RuleCard {
     this.down = h('button', { class: 'rule-tool', text: '↓', attrs: { type: 'button' }, on: { click: () => events.move(this, 1) } });
     this.remove = h('button', { class: 'rule-tool', text: 'Delete', attrs: { type: 'button' }, on: { click: () => events.remove(this) } });
     this.summary = h('p', { class: 'rule-summary' });
+    this.bodyWarning = h('p', { class: 'field-warning wide', attrs: { id: `${id}-body-warning`, hidden: '' } });
     this.note = h('p', { class: 'field-error', attrs: { id: `${id}-error`, hidden: '' } });
     this.fields = h(
       'div',
@@ -72,7 +75,8 @@ export class RuleCard {
         this.field('Type', type, 'wide'),
         this.field('Headers (Name: value lines)', lines('answerHeaders', 'Retry-After: 5'), 'wide'),
         this.field('Body', lines('body', '{{json.challenge}}'), 'wide'),
-        h('p', { class: 'rule-hint', text: 'In the body and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}.' }),
+        this.bodyWarning,
+        h('p', { class: 'rule-hint', text: 'In the body and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}; {{json:<path>}} inserts a value as JSON, outside quotes.' }),
       ),
     );
     this.element = h(
@@ -158,6 +162,10 @@ export class RuleCard {
     const { name } = this.values;
     this.toggle.textContent = `${Number(this.element.dataset.index ?? 0) + 1}. ${name.trim() || 'Rule without a name'}`;
     this.summary.textContent = ruleSummary(this.read());
+    const { body, contentType } = this.values;
+    const warning = jsonBodyWarning(body, contentType);
+    this.bodyWarning.hidden = warning === undefined;
+    if (this.bodyWarning.textContent !== (warning ?? '')) this.bodyWarning.textContent = warning ?? '';
   }
 
   private control<T extends Control>(field: RuleField, control: T, values: RuleFields): T {

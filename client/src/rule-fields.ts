@@ -1,6 +1,7 @@
 // A rule as the form's fields hold it (text), and back; and the one line a folded rule shows.
 // No DOM here: it is unit-tested.
 import type { AnswerRule, RuleAnswer, RuleWhen } from '../../src/shared/answer-rules.js';
+import { parseTemplate } from '../../src/shared/answer-template.js';
 import type { RuleField } from './answer-errors.js';
 import { formatDelay } from './format.js';
 import { conditionLines, headerLines, parseConditionLines, parseHeaderLines } from './field-lines.js';
@@ -93,4 +94,26 @@ export function countsResetNote(rules: readonly AnswerRule[]): string | undefine
   const counted = rules.flatMap((rule, index) => (rule.times === undefined ? [] : [`${rule.name ? `“${rule.name}”` : `rule ${index + 1}`} (first ${rule.times})`]));
   if (counted.length === 0) return undefined;
   return `Applying starts ${counted.length === 1 ? 'this count' : 'these counts'} again: ${counted.join(', ')} will answer ${counted.length === 1 ? 'its' : 'their'} first matches again.`;
+}
+
+/**
+ * A JSON answer that will not parse: said before it is applied, not found out by a sender. The
+ * placeholders are filled with stand-ins (`{{json:…}}` with null, any other with text, as it is
+ * inserted: string content), so `{"nested":{{json.obj}}}` is caught. Undefined when it parses,
+ * is empty, is not JSON, or has an unknown placeholder (that error is said already).
+ * `templated`: false for the default answer, whose body is sent as written.
+ */
+export function jsonBodyWarning(body: string, contentType: string, templated = true): string | undefined {
+  if (contentType !== 'application/json' || body.trim() === '') return undefined;
+  // The default answer has no placeholders: its body is sent as written.
+  const template = templated ? parseTemplate(body) : { parts: [body], dynamic: false };
+  if ('unknown' in template) return undefined;
+  const sample = template.parts.map((part) => (typeof part === 'string' ? part : part.from === 'jsonValue' ? 'null' : 'x')).join('');
+  try {
+    JSON.parse(sample);
+    return undefined;
+  } catch {
+    const filled = template.dynamic ? ' once its placeholders are filled in' : '';
+    return `Not valid JSON${filled}: senders get it as application/json all the same. A placeholder outside quotes needs {{json:<path>}}, which inserts the value as JSON.`;
+  }
 }

@@ -1,11 +1,14 @@
 /**
  * Placeholders in a rule answer's body and header values (product decision 14):
  * `{{json.<path>}}`, `{{query.<name>}}`, `{{header.<name>}}`, `{{method}}`, `{{path}}`, `{{seq}}`.
- * A missing value is empty. Pure: the page checks placeholders with it too.
+ * A missing value is empty. `{{json:<path>}}` inserts the value at the path as JSON, for a place
+ * outside quotes in a JSON body (`{"nested":{{json:obj}}}`): an object or array as its JSON, a
+ * string quoted, a missing or too-large value as `null`, so the answer stays valid JSON. Pure:
+ * the page checks placeholders with it too.
  */
-import { jsonTextAt, type RuleInput } from './answer-rules.js';
+import { jsonTextAt, valueAt, type RuleInput } from './answer-rules.js';
 
-type Part = string | { from: 'json' | 'query' | 'header'; name: string } | { from: 'method' | 'path' | 'seq' };
+type Part = string | { from: 'json' | 'jsonValue' | 'query' | 'header'; name: string } | { from: 'method' | 'path' | 'seq' };
 
 /** A body or header value split into text and placeholders. */
 export interface Template {
@@ -41,6 +44,10 @@ export function parseTemplate(text: string): Template | { unknown: string } {
 
 function placeholderOf(inner: string): Part | undefined {
   if (inner === 'method' || inner === 'path' || inner === 'seq') return { from: inner };
+  if (inner.startsWith('json:')) {
+    const name = inner.slice('json:'.length);
+    return name === '' || /\s/.test(name) ? undefined : { from: 'jsonValue', name };
+  }
   const dot = inner.indexOf('.');
   const from = inner.slice(0, dot);
   const name = inner.slice(dot + 1);
@@ -68,6 +75,15 @@ export function fillTemplate(template: Template, input: RuleInput, seq: number, 
       text += part;
       continue;
     }
+    if (part.from === 'jsonValue') {
+      // JSON already: not escaped again in a JSON body (elsewhere cleaned as any value, a header's
+      // control characters removed), and never cut (a cut value is not JSON): whole, or null.
+      const json = jsonValueOf(input, part.name, Math.max(0, Math.min(room, MAX_FILLED_VALUE_CHARS)));
+      const written = escape === escapeJsonContent ? json : escape(json);
+      text += written;
+      room -= written.length;
+      continue;
+    }
     if (room <= 0) continue;
     let value = valueOf(part, input, seq) ?? '';
     if (value.length > Math.min(room, MAX_FILLED_VALUE_CHARS)) value = value.slice(0, Math.min(room, MAX_FILLED_VALUE_CHARS));
@@ -83,6 +99,15 @@ export function fillTemplate(template: Template, input: RuleInput, seq: number, 
   return text;
 }
 
+/** The value at `path` as JSON text when it is at most `maxChars` long; else, or when missing, `null`. */
+function jsonValueOf(input: RuleInput, path: string, maxChars: number): string {
+  const value = valueAt(input.json(), path.split('.'));
+  if (value === undefined) return 'null';
+  // One character more than fits says it does not: a string is measured once quoted.
+  const text = typeof value === 'string' ? (value.length + 2 <= maxChars ? JSON.stringify(value) : undefined) : jsonTextAt(input, path, maxChars + 1);
+  return text !== undefined && text.length <= maxChars ? text : 'null';
+}
+
 function valueOf(part: Exclude<Part, string>, input: RuleInput, seq: number): string | undefined {
   switch (part.from) {
     case 'method':
@@ -93,6 +118,8 @@ function valueOf(part: Exclude<Part, string>, input: RuleInput, seq: number): st
       return String(seq);
     case 'json':
       return jsonTextAt(input, part.name, MAX_FILLED_VALUE_CHARS);
+    case 'jsonValue':
+      return jsonValueOf(input, part.name, MAX_FILLED_VALUE_CHARS);
     case 'query': {
       const query = input.query();
       const value = Object.hasOwn(query, part.name) ? query[part.name] : undefined;

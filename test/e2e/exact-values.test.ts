@@ -57,6 +57,26 @@ describe.skipIf(!haveChromium)('exact values (issue 34)', () => {
       await context.close();
     });
 
+    it(`${view.name}: a rule's JSON answer that will not parse is warned about, and {{json:…}} is offered`, async () => {
+      const context = await viewContext(rig.browser, view);
+      const { page } = await openPage(context, rig.server.baseUrl);
+      await page.click('#response-toggle');
+      await page.click('#rules-toggle');
+      await page.click('#rule-add');
+      const rule = page.locator('#rules-list li').first();
+      const body = rule.getByLabel('Body', { exact: true });
+      await body.fill('{"nested":{{json.obj}}}');
+      const warning = rule.locator('.field-warning');
+      await expect.poll(() => warning.textContent(), { timeout: 2000 }).toMatch(/^Not valid JSON once its placeholders are filled in: .*\{\{json:<path>\}\}/);
+      await checkAxe(page);
+      await body.fill('{"nested":{{json:obj}}}');
+      await expect.poll(() => warning.isVisible(), { timeout: 2000 }).toBe(false);
+      // The default answer too, as written.
+      await page.fill('#response-body', '{"ok":tru}');
+      await expect.poll(() => page.locator('#response-body-warning').textContent(), { timeout: 2000 }).toMatch(/^Not valid JSON: /);
+      await context.close();
+    });
+
     it(`${view.name}: copying a cut body's cURL says so at once`, async () => {
       const context = await viewContext(rig.browser, view);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: rig.server.baseUrl });
