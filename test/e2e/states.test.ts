@@ -181,7 +181,7 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     }
     expect(stops[0]).toBe('skip-link');
     expect(stops.filter((stop) => stop === 'log')).toHaveLength(1);
-    expect(stops.indexOf('log')).toBe(stops.indexOf('export-format') + 1);
+    expect(stops.indexOf('log')).toBe(stops.indexOf('types') + 1);
 
     // In the list, arrows move the selection (newest first, so down is older).
     await page.locator('#log').focus();
