@@ -100,7 +100,7 @@ describe('ACCESS_MODE=token', () => {
   it('answers a malformed token in a socket message as a bad message, and a huge one without reading it as a token', async () => {
     const client = await LiveClient.open(server.wsUrl);
     for (const token of ['x'.repeat(1025), 12345, null, { nested: { deeper: [ALICE] } }]) {
-      client.send({ type: 'join', endpointId: kept.id, key: kept.key, token });
+      client.send({ type: 'join', endpointId: kept.id, key: kept.key, token } as Record<string, unknown>);
       const error = await client.next('error');
       expect(error.error.code, JSON.stringify(token).slice(0, 40)).toBe('BAD_MESSAGE');
       expect(error.error.message).toMatch(/token/);
