@@ -1,6 +1,7 @@
 import { tokenHeaders } from './access-token.js';
 import type { CapturedRequest } from '../shared/captured-request.js';
 import { bodyTextOf } from '../shared/body-text.js';
+import { deadline } from '../shared/deadline.js';
 import { emitTypes, inferFromBodies, TYPE_FORMATS, type TypeFormat } from '../shared/emit-types.js';
 import { parseCommandArgs, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
@@ -26,6 +27,8 @@ not JSON are skipped (and counted on stderr).
 /** Pages of GET …/requests read at most: the endpoint holds 50 requests, so a few pages at most. */
 const MAX_PAGES = 100;
 const TYPE_NAME = /^[A-Za-z_$][\w$]{0,63}$/;
+/** How long one page of requests may take to come. */
+const PAGE_TIMEOUT_MS = 30_000;
 
 export async function runTypes(args: string[], context: CommandContext): Promise<number> {
   const { values, positionals } = parseCommandArgs({
@@ -92,11 +95,16 @@ async function readAll(link: ShareLink, stop: AbortSignal, accessToken: string |
     const url = `${link.origin}/api/endpoints/${encodeURIComponent(link.endpointId)}/requests?afterSeq=${afterSeq}`;
     let response: Response;
     let body: unknown;
+    const timeout = deadline(PAGE_TIMEOUT_MS, stop);
     try {
-      response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) }, signal: AbortSignal.any([stop, AbortSignal.timeout(30_000)]) });
+      response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) }, signal: timeout.signal });
       body = await response.json().catch(() => undefined);
     } catch (error) {
-      throw new Error(`could not read the endpoint's requests: ${describeError((error as { cause?: unknown }).cause ?? error)}`, { cause: error });
+      if (stop.aborted) throw new Error('stopped', { cause: error });
+      const reason = timeout.signal.aborted ? `no answer within ${PAGE_TIMEOUT_MS / 1000} s` : describeError((error as { cause?: unknown }).cause ?? error);
+      throw new Error(`could not read the endpoint's requests: ${reason}`, { cause: error });
+    } finally {
+      timeout.clear();
     }
     if (response.status !== 200) {
       const error = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
