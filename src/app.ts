@@ -224,6 +224,10 @@ async function registerLive(
         // Not an HTTP server: the emitter above, which passes on the live path's upgrades only.
         server: upgrades as unknown as Server,
         maxPayload: MAX_WS_MESSAGE_BYTES,
+        // One client message per turn of the event loop: a socket streaming tiny frames would
+        // otherwise have thousands handled in one go while /healthz and captures wait. Clients
+        // send few messages (set-response, clear, reports), so this costs the hot path nothing.
+        allowSynchronousEvents: false,
         handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
       },
       preClose(done) {

@@ -45,58 +45,78 @@ export function compileGlob(glob: string): (subPath: string) => boolean {
       at += 1;
     }
   }
+  const machine = machineOf(steps);
   // The bare URL, with or without its trailing slash, is the sub-path "".
-  return (subPath) => runSteps(steps, subPath === '/' ? '' : subPath);
+  return (subPath) => runMachine(machine, subPath === '/' ? '' : subPath);
 }
 
-/** Whether `steps` consume all of `text`: a breadth-first walk over the glob's states (state i: steps before i matched). */
-function runSteps(steps: readonly Step[], text: string): boolean {
-  const end = steps.length;
-  // Two sets of states as arrays with a stamp per state (seen[state] === stamp: in the set being built).
+/** A glob compiled for matching: per state, what it takes and where it goes. */
+interface Machine {
+  /** Per state: the character it takes (a `char` step), or ANY_CHAR / SEGMENT_CHAR, or NONE at the end. */
+  takes: Int32Array;
+  /** Per state: the states it reaches without taking a character, itself included: `reach[reachAt[s] .. reachAt[s + 1])`. */
+  reach: Int32Array;
+  reachAt: Int32Array;
+}
+
+const ANY_CHAR = -1;
+const SEGMENT_CHAR = -2;
+const NONE = -3;
+
+function machineOf(steps: readonly Step[]): Machine {
+  const count = steps.length + 1;
+  const takes = new Int32Array(count).fill(NONE);
+  const closures: number[][] = [];
+  for (let state = steps.length; state >= 0; state--) {
+    const step = steps[state];
+    if (step?.kind === 'char') takes[state] = step.char;
+    else if (step?.kind === 'any') takes[state] = ANY_CHAR;
+    else if (step?.kind === 'segment') takes[state] = SEGMENT_CHAR;
+    const reached = new Set<number>([state]);
+    // Moves without a character only go forward, so later states' closures are known already.
+    const next = step === undefined ? [] : step.kind === 'segment' || step.kind === 'any' ? [state + 1] : step.kind === 'skip' ? [state + 1, step.to] : [];
+    for (const to of next) for (const further of closures[to] as number[]) reached.add(further);
+    closures[state] = [...reached];
+  }
+  const reachAt = new Int32Array(count + 1);
+  for (let state = 0; state < count; state++) reachAt[state + 1] = (reachAt[state] as number) + (closures[state] as number[]).length;
+  return { takes, reach: Int32Array.from(closures.flat()), reachAt };
+}
+
+/** Whether the machine consumes all of `text`: a breadth-first walk over its states, one character at a time. */
+function runMachine({ takes, reach, reachAt }: Machine, text: string): boolean {
+  const end = takes.length - 1;
+  // Two sets of states as arrays, with a stamp per state (seen[state] === stamp: in the set being built).
   const seen = new Uint32Array(end + 1);
   let current = new Int32Array(end + 1);
   let next = new Int32Array(end + 1);
-  const pending = new Int32Array(2 * (end + 1));
   let stamp = 1;
   let size = 0;
-  let nextSize = 0;
-  // Adds `state` to `next`, following the moves that take no character (past a wildcard, or past an optional segment).
-  const add = (state: number) => {
-    let top = 0;
-    pending[top++] = state;
-    while (top > 0) {
-      const at = pending[--top] as number;
-      if (seen[at] === stamp) continue;
-      seen[at] = stamp;
-      next[nextSize++] = at;
-      const step = steps[at];
-      if (step === undefined) continue;
-      if (step.kind === 'segment' || step.kind === 'any') pending[top++] = at + 1;
-      else if (step.kind === 'skip') {
-        pending[top++] = at + 1;
-        pending[top++] = step.to;
-      }
-    }
-  };
-  add(0);
-  for (let index = 0; ; index++) {
-    [current, next] = [next, current];
-    size = nextSize;
-    if (size === 0) return false;
-    if (index === text.length) break;
-    nextSize = 0;
-    stamp++;
+  for (let at = reachAt[0] as number; at < (reachAt[1] as number); at++) {
+    const reached = reach[at] as number;
+    seen[reached] = stamp;
+    current[size++] = reached;
+  }
+  for (let index = 0; index < text.length && size > 0; index++) {
     const char = text.charCodeAt(index);
+    stamp++;
+    let nextSize = 0;
     for (let i = 0; i < size; i++) {
       const state = current[i] as number;
-      const step = steps[state];
-      if (step === undefined) continue;
-      if (step.kind === 'char') {
-        if (step.char === char) add(state + 1);
-      } else if (step.kind === 'any' || (step.kind === 'segment' && char !== 0x2f)) {
-        add(state);
+      const take = takes[state] as number;
+      let to: number;
+      if (take === char) to = state + 1;
+      else if (take === ANY_CHAR || (take === SEGMENT_CHAR && char !== 0x2f)) to = state;
+      else continue;
+      for (let at = reachAt[to] as number, stop = reachAt[to + 1] as number; at < stop; at++) {
+        const reached = reach[at] as number;
+        if (seen[reached] === stamp) continue;
+        seen[reached] = stamp;
+        next[nextSize++] = reached;
       }
     }
+    [current, next] = [next, current];
+    size = nextSize;
   }
   for (let i = 0; i < size; i++) if (current[i] === end) return true;
   return false;
