@@ -82,6 +82,8 @@ interface Parameter {
   in: 'path' | 'query' | 'header';
   description: string;
   required: boolean;
+  /** Reserved characters (`/`) sent as they are: the receiver's sub-path holds slashes (OpenAPI 3.2's allowReserved, which 3.1 refuses on a path parameter). */
+  'x-allow-reserved'?: boolean;
   schema: JsonSchema;
 }
 
@@ -600,7 +602,9 @@ function receiverPath(kind: EndpointKind, withSubPath: boolean): PathItem {
       name: 'subPath',
       in: 'path',
       required: true,
-      description: 'Any sub-path, slashes included (`github/push`): captured as the record\'s `subPath`.',
+      description:
+        'Any sub-path, slashes included (`github/push`): captured as the record\'s `subPath`, exactly as sent. Its `/` must go as `/`: an encoded `%2F` is captured as written (`/github%2Fpush`), since a sender may mean it. OpenAPI 3.1 cannot mark a path parameter as holding `/` (3.2 does, with `allowReserved`): `x-allow-reserved` says it for tools that read it; with a generated client that encodes it anyway, send to a sub-path with a plain HTTP call (`curl -X POST {base}/api/webhook-tester/{id}/github/push`).',
+      'x-allow-reserved': true,
       schema: { type: 'string' },
     });
   }
