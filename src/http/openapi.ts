@@ -219,6 +219,8 @@ const endpointId: Parameter = {
 };
 
 const notFound = errorAnswer('Unknown or expired endpoint, or a wrong or missing watch key: the same answer, so nobody learns anything about ids', ['ENDPOINT_NOT_FOUND']);
+/** Every endpoints-API call on a private instance (ACCESS_MODE token or proxy) without a signed-in user. */
+const unauthorized = errorAnswer('ACCESS_MODE token or proxy: no valid X-Hookwatch-Token, or no user from the sign-in proxy (TRUST_PROXY)', ['UNAUTHORIZED']);
 const storeDown = (...also: ErrorCode[]) => errorAnswer('The store is unreachable, or the service is at capacity', [...also, 'STORE_UNAVAILABLE']);
 const readsBody = (description: string, schema: JsonSchema, required: boolean): Operation['requestBody'] => ({
   description: `${description} Read as JSON whatever its Content-Type.`,
@@ -487,10 +489,11 @@ const endpointsPaths: Record<string, PathItem> = {
       security: NO_AUTH,
       requestBody: readsBody('The creator\'s choices; none for a live endpoint.', ref('CreateEndpoint'), false),
       responses: {
+        '401': unauthorized,
         '201': json('The new endpoint with its watch key (Cache-Control: no-store).', ref('EndpointInfo')),
         '400': errorAnswer('A body that is not the JSON this call takes, or a choice this server refuses', ['INVALID_REQUEST']),
         '409': errorAnswer('A living endpoint already has this name', ['NAME_TAKEN']),
-        '429': errorAnswer('Too many new endpoints from this address', ['RATE_LIMITED'], RETRY_AFTER),
+        '429': errorAnswer('Too many new endpoints from this address (from this user, when signed in), or the signed-in user holds MAX_KEPT_PER_USER kept endpoints', ['RATE_LIMITED', 'TOO_MANY_KEPT'], RETRY_AFTER),
         '503': storeDown('AT_CAPACITY'),
       },
     },
@@ -503,7 +506,7 @@ const endpointsPaths: Record<string, PathItem> = {
       description: 'Every watcher gets `expired` and is closed with 4004; then the id answers 404 everywhere.',
       tags: ['endpoints'],
       security: WATCH_KEY,
-      responses: { '204': { description: 'Deleted.' }, '404': notFound, '503': storeDown() },
+      responses: { '401': unauthorized, '204': { description: 'Deleted.' }, '404': notFound, '503': storeDown() },
     },
   },
   '/api/endpoints/{id}/requests': {
@@ -532,6 +535,7 @@ const endpointsPaths: Record<string, PathItem> = {
         },
       ],
       responses: {
+        '401': unauthorized,
         '200': json('The stored requests after `afterSeq`, oldest first (Cache-Control: no-store).', ref('PollAnswer')),
         '400': errorAnswer('A bad `afterSeq` or `waitMs`', ['INVALID_REQUEST']),
         '404': notFound,
@@ -545,7 +549,7 @@ const endpointsPaths: Record<string, PathItem> = {
       description: 'Every watcher gets `cleared`.',
       tags: ['endpoints'],
       security: WATCH_KEY,
-      responses: { '200': json('Cleared.', ref('Cleared')), '404': notFound, '503': storeDown() },
+      responses: { '401': unauthorized, '200': json('Cleared.', ref('Cleared')), '404': notFound, '503': storeDown() },
     },
   },
   '/api/endpoints/{id}/response': {
@@ -558,6 +562,7 @@ const endpointsPaths: Record<string, PathItem> = {
       security: WATCH_KEY,
       requestBody: readsBody('The response configuration.', ref('ResponseConfigInput'), true),
       responses: {
+        '401': unauthorized,
         '200': json('The configuration now in force.', ref('ResponseSet')),
         '400': errorAnswer('An invalid configuration (the message names each bad field), or a body that is not JSON', ['INVALID_RESPONSE_CONFIG', 'INVALID_REQUEST']),
         '404': notFound,
@@ -575,6 +580,7 @@ const endpointsPaths: Record<string, PathItem> = {
       security: WATCH_KEY,
       requestBody: readsBody('The new lifetime, from now.', ref('ExtendEndpoint'), true),
       responses: {
+        '401': unauthorized,
         '200': json('The new end of life.', ref('Extended')),
         '400': errorAnswer('A bad `ttlMs`, or a live endpoint', ['INVALID_REQUEST']),
         '404': notFound,
