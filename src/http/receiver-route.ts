@@ -198,8 +198,12 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
       throw errors.BODY_TOO_LARGE(config.readLimitBytes);
     }
     // Placeholders are filled in now, while the body is here: the answer is all a wait keeps.
-    const answer = answerOf(response, choices[appended.choice] ?? DEFAULT_CHOICE, inputOf, seq);
-    return { seq, answer, responder: appended.responder, receivedAtMs };
+    const choice = choices[appended.choice] ?? DEFAULT_CHOICE;
+    const answer = answerOf(response, choice, inputOf, seq);
+    // A rule that matches answers before the local app does (a provider's URL check keeps
+    // working while `hookwatch forward --respond` runs); the local app answers in place of the
+    // default answer only.
+    return { seq, answer, responder: appended.responder && choice.rule === -1, receivedAtMs };
   };
 
   /**

@@ -77,6 +77,19 @@ describe('waiting senders and polls', () => {
     expect([victim.status, victim.headers['x-hookwatch-response']]).toEqual([201, 'forwarded']);
   }, 60_000);
 
+  it('a rule that matches answers before the local app does; the local app answers in place of the default (#34, 15)', async () => {
+    const s = await instance();
+    const e = await responded(s, (seq) => ({ status: 201, body: `local ${seq}` }));
+    const { client: tab } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    cleanups.push(() => tab.close());
+    tab.send({ type: 'set-response', response: { status: 299, rules: [{ name: 'Slack URL check', when: { json: { type: 'url_verification' } }, answer: { status: 200, contentType: 'text/plain', body: '{{json.challenge}}' } }] } });
+    await tab.next('response');
+    const check = await post(e.url, JSON.stringify({ type: 'url_verification', challenge: 'c123' }));
+    expect([check.status, check.body, check.headers['x-hookwatch-response']]).toEqual([200, 'c123', 'configured']);
+    const event = await post(e.url, '{"type":"event_callback"}');
+    expect([event.status, event.body, event.headers['x-hookwatch-response']]).toEqual([201, 'local 2', 'forwarded']);
+  }, 60_000);
+
   it('6: local answers to senders that hung up give their bytes back (RESPOND_MAX_BYTES does not leak)', async () => {
     const s = await instance({ RESPOND_MAX_BYTES: String(2 * 1024 * 1024) });
     const big = 'x'.repeat(1000 * 1024);
