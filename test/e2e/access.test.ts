@@ -1,6 +1,9 @@
 // A private instance (issue 37): in token mode the page asks for a token once, keeps it in the
 // browser and sends it with every call and in the socket's first message (never in a URL); in
 // proxy mode "Your endpoints" lists the user's own from the server, in a fresh browser too.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -74,6 +77,37 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
         await context.close();
       });
     }
+  });
+
+  describe('a token withdrawn while the page watches', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookwatch-page-tokens-'));
+    const file = join(dir, 'tokens');
+    let server: TestServer;
+    beforeAll(async () => {
+      writeFileSync(file, `ada:${TOKEN}\nbob:${TOKEN}-bob\n`);
+      server = await startServer({ accessMode: 'token', accessTokensFile: file, heartbeatMs: 1000, logLevel: 'warn' });
+    });
+    afterAll(async () => {
+      await server?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('closes its socket within a heartbeat, and the page asks for a token again', async () => {
+      const context = await viewContext(browser, VIEWS[0] as (typeof VIEWS)[number]);
+      // Signed in before, once: the page starts with the token kept in this browser.
+      await context.addInitScript((token) => {
+        if (sessionStorage.getItem('seeded') !== null) return;
+        sessionStorage.setItem('seeded', '1');
+        localStorage.setItem('hookwatch.accessToken', token);
+      }, TOKEN);
+      const { page } = await openPage(context, server.baseUrl);
+      expect(await page.locator('#sign-in').count()).toBe(0);
+      writeFileSync(file, `bob:${TOKEN}-bob\n`);
+      expect(server.app.reloadAccess()).toBe(1);
+      await page.getByRole('dialog', { name: 'Sign in to this Hookwatch' }).waitFor({ timeout: 5000 });
+      expect(await page.evaluate(() => localStorage.getItem('hookwatch.accessToken'))).toBeNull();
+      await context.close();
+    });
   });
 
   describe('ACCESS_MODE=proxy', () => {
