@@ -44,11 +44,11 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     // 1. Two GitHub deliveries that differ in one JSON field and one header.
     await github(url, '72d3162e-cc78-11e3-81ab-4c9367dc0958', '0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c');
     await github(url, '9a1c6f3e-cc78-11e3-81ab-4c9367dc0958', '1f2b37f78e9a6fb02a7cb6d68ad4d8e02bd1fe2d');
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(2);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(2);
     const newest = await openRow(page, 0);
     await page.locator('#detail .compare button').click({ timeout: 5000 });
     const changes = page.locator('#detail .diff .diff-line:not(.diff-same)');
-    await expect.poll(() => changes.count(), { timeout: 3000 }).toBe(2);
+    await expect.poll(() => changes.count(), { timeout: 5000 }).toBe(2);
     const changed = await changes.allInnerTexts();
     expect(changed[0]).toMatch(/X-GitHub-Delivery[\s\S]*72d3162e[\s\S]*9a1c6f3e/i);
     expect(changed[1]).toMatch(/\$\.after[\s\S]*0d1a26e6[\s\S]*1f2b37f7/);
@@ -68,7 +68,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     await page.fill('#rule-parameter', '2');
     await page.click('#rule-preset-add');
     await page.click('#response-form button[type=submit]');
-    await expect.poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 }).toMatch(/· 1 rule$/);
+    await expect.poll(() => page.locator('#response-toggle').textContent(), { timeout: 5000 }).toMatch(/· 1 rule$/);
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
       const answer = await send(`${url}/svix`, {
@@ -79,7 +79,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
       statuses.push(answer.status);
     }
     expect(statuses).toEqual([503, 503, 200]);
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(5);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(5);
     const last = await openRow(page, 0);
     const timeline = page.locator('#detail .delivery');
     await timeline.waitFor({ timeout: 5000 });
@@ -102,23 +102,23 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     await axeSettled(page);
     // Another attempt opens from the timeline.
     await timeline.getByRole('button', { name: 'Attempt 1 · #3' }).click();
-    await expect.poll(() => page.locator('#detail .delivery .attempt-current').innerText(), { timeout: 3000 }).toContain('Attempt 1 · #3 (this request)');
+    await expect.poll(() => page.locator('#detail .delivery .attempt-current').innerText(), { timeout: 5000 }).toContain('Attempt 1 · #3 (this request)');
     await last.close();
     if (phone && (await page.locator('#back-to-list').isVisible())) await page.click('#back-to-list');
 
     // The filter: retried deliveries only.
     await page.locator('#retried-filter').check();
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(3);
     expect(await page.locator('#count').textContent()).toMatch(/^3 shown/);
     await axeSettled(page);
     await page.locator('#retried-filter').uncheck();
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(5);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(5);
 
     // 3. Types from three bodies with different optional fields: the filter picks them.
     for (const body of TYPE_BODIES) await send(`${url}/stripe`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(8);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(8);
     await page.fill('#filter', '/stripe');
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(3);
     await page.click('#types');
     const dialog = page.locator('#types-dialog');
     await dialog.waitFor({ timeout: 5000 });
@@ -142,7 +142,8 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
 
     expect(errors).toEqual([]);
     await context.close();
-  });
+    // Four scenes in one page, each with axe: longer than one check, above all on a busy machine.
+  }, 60_000);
 
   it('says so when a view cannot be loaded (its chunk refused), and the page goes on', async () => {
     const laptop = views.find((view) => view.width === 1280 && view.colorScheme === 'light') as (typeof views)[number];
@@ -150,7 +151,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     const { page, url } = await openPage(context, rig.server.baseUrl);
     await page.route('**/chunks/**', (route) => route.abort());
     await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(1);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(1);
     await page.click('#types');
     await expect.poll(() => page.textContent('#toast'), { timeout: 5000 }).toBe('Types could not be loaded: reload the page to try again.');
     // click, not check(): the box unticks itself as soon as the load fails, which check() would take for a missed click.
@@ -162,7 +163,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     // Once the chunks come again, the next request's detail has them.
     await page.unroute('**/chunks/**');
     await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":2}' });
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(2);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(2);
     await openRow(page, 0);
     await page.locator('#detail .compare button').click({ timeout: 5000 });
     await expect.poll(() => page.locator('#detail .diff .diff-line:not(.diff-same)').count(), { timeout: 5000 }).toBe(1);
@@ -191,7 +192,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     await send(`${url}/deep`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: deep });
     await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(3);
     await page.fill('#filter', '/deep');
-    await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(1);
+    await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(1);
     await page.click('#types');
     await expect.poll(() => page.locator('#types-summary').textContent(), { timeout: 5000 }).toBe('None of the 1 shown requests has a JSON body to type.');
     await page.click('#types-close');
