@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import { isExactNumber, isExactObject, type ExactJson } from './exact-json.js';
+import type { ExactValue } from './exact-json.js';
 
 /** Nodes this shallow open by themselves when small enough and within the budget. */
 const OPEN_DEPTH = 3;
@@ -22,7 +22,7 @@ interface Budget {
  * (half a million numbers, say) costs a few hundred DOM nodes until the reader asks for more.
  * Numbers show as they were sent (exact-json.ts).
  */
-export function jsonTree(value: ExactJson): HTMLElement {
+export function jsonTree(value: ExactValue): HTMLElement {
   return h('div', { class: 'json-tree' }, node(undefined, value, 0, { nodes: NODE_BUDGET }));
 }
 
@@ -30,17 +30,27 @@ function count(size: number, isArray: boolean): string {
   return `${size} ${isArray ? 'item' : 'key'}${size === 1 ? '' : 's'}`;
 }
 
-function node(key: string | undefined, value: ExactJson, depth: number, budget: Budget): HTMLElement {
+function node(key: string | undefined, value: ExactValue, depth: number, budget: Budget): HTMLElement {
   budget.nodes--;
   const label = key === undefined ? null : h('span', { class: 'json-key', text: `${JSON.stringify(key)}: ` });
-  if (typeof value === 'string' && value.length > LONG_STRING) return longString(label, value);
-  if (isExactNumber(value)) return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-number', text: value.number }));
-  if (value === null || typeof value !== 'object') {
-    return h('div', { class: 'json-leaf' }, label, h('span', { class: `json-${value === null ? 'null' : typeof value}`, text: JSON.stringify(value) }));
+  switch (value.kind) {
+    case 'string':
+      if (value.value.length > LONG_STRING) return longString(label, value.value);
+      return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-string', text: JSON.stringify(value.value) }));
+    case 'number':
+      return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-number', text: value.text }));
+    case 'boolean':
+      return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-boolean', text: String(value.value) }));
+    case 'null':
+      return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-null', text: 'null' }));
+    default:
+      return branch(label, value, depth, budget);
   }
-  const isArray = Array.isArray(value);
-  const members = isExactObject(value) ? value.members : undefined;
-  const size = members ? members.length : (value as ExactJson[]).length;
+}
+
+function branch(label: HTMLElement | null, value: Extract<ExactValue, { size: number }>, depth: number, budget: Budget): HTMLElement {
+  const isArray = value.kind === 'array';
+  const { size } = value;
   const [open, close] = isArray ? ['[', ']'] : ['{', '}'];
   if (size === 0) return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-punct', text: open + close }));
 
@@ -52,7 +62,7 @@ function node(key: string | undefined, value: ExactJson, depth: number, budget: 
     if (built) return;
     built = true;
     const children = h('div', { class: 'json-children' });
-    const childAt = (index: number): readonly [string | undefined, ExactJson] => (members ? (members[index] as readonly [string, ExactJson]) : [undefined, (value as ExactJson[])[index] as ExactJson]);
+    const childAt = (index: number): readonly [string | undefined, ExactValue] => value.child(index);
     appendStep(children, size, 0, childAt, depth + 1, stepBudget);
     details.append(children, h('div', { class: 'json-punct', text: close }));
   };
@@ -82,7 +92,7 @@ function longString(label: HTMLElement | null, value: string): HTMLElement {
   return h('div', { class: 'json-leaf' }, label, text, ' ', all);
 }
 
-function appendStep(container: HTMLElement, size: number, from: number, childAt: (index: number) => readonly [string | undefined, ExactJson], depth: number, budget: Budget): void {
+function appendStep(container: HTMLElement, size: number, from: number, childAt: (index: number) => readonly [string | undefined, ExactValue], depth: number, budget: Budget): void {
   const end = Math.min(size, from + STEP);
   for (let index = from; index < end; index++) {
     const [key, child] = childAt(index);
