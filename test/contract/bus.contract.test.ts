@@ -87,4 +87,11 @@ describe('the Redis bus wire form', () => {
     expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, data })))).toEqual({ seq: 5, capturedAtMs: 123, data });
     expect(String(decodeBusMessage(Buffer.from(encodeBusMessage({ data: '{"type":"cleared"}' })))?.data)).toBe('{"type":"cleared"}');
   });
+
+  it('carries who a replay message is for: the forwarders, or one watcher', () => {
+    const order = Buffer.from('{"type":"replay","id":"w.r1","seq":3}');
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ data: order, toForwarders: true })))).toEqual({ data: order, toForwarders: true });
+    const result = Buffer.from('{"type":"replay-result","id":"r1"}');
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ data: result, toWatcher: 'V1StGXR8_Z5j' })))).toEqual({ data: result, toWatcher: 'V1StGXR8_Z5j' });
+  });
 });

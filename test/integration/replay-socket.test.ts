@@ -1,5 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
+import { startInstance } from '../helpers/instances.js';
+import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { RawTarget } from '../helpers/raw-target.js';
@@ -117,4 +119,30 @@ describe('page replay through the connected hookwatch forward', () => {
     tab.send({ type: 'replay', id: 'ok', seq: 1 });
     expect((await tab.next('replay-result', 5000)).status).toBe(200);
   });
+
+  it('works across instances on one Redis: the tab on one, the forwarder on another', async () => {
+    const prefix = testPrefix();
+    const env = { REDIS_URL: redisUrl, REDIS_PREFIX: prefix, RATE_LIMIT_PER_ADDRESS: '0', LIVE_CONNECTS_PER_ADDRESS: '0' };
+    const [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
+    cleanups.push(async () => {
+      await Promise.all([a?.stop(), b?.stop()]);
+      const redis = connectRedis();
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+    });
+    if (!a || !b) throw new Error('no instances');
+    const { client: tab, welcome } = await LiveClient.create(a.wsUrl);
+    cleanups.push(() => tab.close());
+    await send(`${b.baseUrl}${new URL(welcome.endpoint.url).pathname}/x`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'across' });
+    await tab.requests(1, 5000);
+    const target = await RawTarget.start();
+    cleanups.push(() => target.close());
+    await forwarder(`${b.baseUrl}/#${welcome.endpoint.id}.${welcome.endpoint.key}`, target.url('/t'));
+    tab.send({ type: 'replay', id: 'x1', seq: 1 });
+    expect(await tab.next('replay-started', 5000)).toMatchObject({ id: 'x1', seq: 1 });
+    expect(await tab.next('replay-result', 5000)).toMatchObject({ id: 'x1', status: 200 });
+    const [received] = await target.waitForRequests(1);
+    expect(received?.target).toBe('/t/x');
+    expect(received?.body.toString()).toBe('across');
+  }, 60_000);
 });
