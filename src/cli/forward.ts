@@ -101,6 +101,8 @@ export async function runForward(args: string[], context: CommandContext): Promi
   const client = new TargetClient(target, timeoutMs, respond ? MAX_LOCAL_ANSWER_BODY_BYTES + 1 : undefined);
   /** The responder id the server gave this process, while it answers senders. */
   let responderId: string | undefined;
+  /** This process's claim's id, holding or waiting its turn behind a later `--respond`. */
+  let ownId: string | undefined;
   let answeredBefore = false;
   const targetText = `${target.protocol}//${target.host}${target.basePath}`;
   // The follower's handlers run only once run() is under way, by when the forwarder exists.
@@ -126,6 +128,7 @@ export async function runForward(args: string[], context: CommandContext): Promi
         // says which id is ours, an announcement of a new one is not news of being replaced.
         if (respond) {
           responderId = undefined;
+          ownId = undefined;
           follower.send({ type: 'claim-responder' });
         }
       },
@@ -134,10 +137,15 @@ export async function runForward(args: string[], context: CommandContext): Promi
         if (message.you === true) {
           if (!answeredBefore) context.err(`answering the endpoint's senders with ${targetText}'s answers`);
           answeredBefore = true;
-          responderId = message.id ?? undefined;
+          ownId = message.id ?? undefined;
+          responderId = ownId;
+        } else if (ownId !== undefined && message.id === ownId && responderId === undefined) {
+          // The later one stopped: this claim, waiting its turn, holds again.
+          responderId = ownId;
+          context.err(`the other hookwatch forward --respond stopped; answering the endpoint's senders again`);
         } else if (responderId !== undefined && message.id !== responderId) {
           responderId = undefined;
-          context.err(`another hookwatch forward --respond took over answering senders; this one only forwards now`);
+          context.err(`another hookwatch forward --respond took over answering senders; this one only forwards now, and answers again when that one stops`);
         }
       },
       onRequest: (request) => forwarder.add(request),

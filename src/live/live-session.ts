@@ -330,7 +330,8 @@ export class LiveSession {
     const token = nanoid(12);
     const renewal = setInterval(() => {
       this.context.service.setResponder(endpointId, token, 'renew').then(
-        // Replaced by a later claim: the watchers' `responder` message has told the client.
+        // A claim a later one replaced waits its turn and is renewed all the same; one that is
+        // gone (lapsed, or the endpoint ended) stops here.
         (holds) => (holds ? undefined : clearInterval(renewal)),
         (error: unknown) => this.context.log.warn({ err: error, endpointId }, 'renewing a responder claim failed; retrying'),
       );

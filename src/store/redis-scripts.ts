@@ -48,6 +48,7 @@
  * nothing is half done; the store then frees a batch of the oldest requests (EVICT) and tries once more.
  */
 
+import { MAX_RESPONDER_CLAIMS } from './responder-claims.js';
 import { MAX_RULES } from '../shared/answer-rules.js';
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE } from '../shared/server-messages.js';
@@ -464,22 +465,36 @@ return 1
  * noResponderMessage (release) -> 1 done, 0 no endpoint or (renew, release) not the holder.
  */
 export const SET_RESPONDER = freeing(`
-local id, token, action = ARGV[3], ARGV[4], ARGV[6]
+local id, token, leaseMs, action = ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
 if not alive(id) then return 0 end
 local ep = epKey(id)
-local current = redis.call('HMGET', ep, 'rsp', 'rspu')
-local holds = current[1] == token and tonumber(current[2]) > NOW
-if action == 'claim' then
-  redis.call('HSET', ep, 'rsp', token, 'rspu', NOW + tonumber(ARGV[5]))
-  publish(id, 'E\\n' .. ARGV[7])
-  return 1
+local current = redis.call('HMGET', ep, 'rsq', 'rsp')
+local queue = current[1] and cjson.decode(current[1]) or {}
+-- Claims oldest first (responder-claims.ts has the same rules): lapsed ones go, this token's is
+-- renewed in place or taken out, and a new claim goes last.
+local live, mine = {}, false
+for _, claim in ipairs(queue) do
+  if tonumber(claim[2]) > NOW then
+    if claim[1] == token then
+      mine = true
+      if action == 'renew' then table.insert(live, {token, NOW + leaseMs}) end
+    else
+      table.insert(live, claim)
+    end
+  end
 end
-if not holds then return 0 end
-if action == 'renew' then
-  redis.call('HSET', ep, 'rspu', NOW + tonumber(ARGV[5]))
+if action ~= 'claim' and not mine then return 0 end
+if action == 'claim' then table.insert(live, {token, NOW + leaseMs}) end
+while #live > ${MAX_RESPONDER_CLAIMS} do table.remove(live, 1) end
+local holder = live[#live]
+if holder then
+  redis.call('HSET', ep, 'rsq', cjson.encode(live), 'rsp', holder[1], 'rspu', holder[2])
 else
-  redis.call('HDEL', ep, 'rsp', 'rspu')
-  publish(id, 'E\\n' .. ARGV[8])
+  redis.call('HDEL', ep, 'rsq', 'rsp', 'rspu')
+end
+local now = holder and holder[1] or false
+if action == 'claim' or now ~= (current[2] or false) then
+  publish(id, 'E\\n' .. (now and (ARGV[7] .. now .. '"}') or ARGV[8]))
 end
 return 1
 `);

@@ -58,6 +58,9 @@ export interface RedisStore extends Store {
  * StoreUnavailableError, and a capture its sender was told failed is never stored (APPEND's
  * deadline) nor stored twice (APPEND recognises a capture sent again).
  */
+/** `{"type":"responder","id":"` : a `responder` message up to its token. */
+const RESPONDER_MESSAGE_HEAD = responderMessage('').slice(0, -2);
+
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { redis, prefix, commandTimeoutMs } = options;
   /** Each partition's prefix, hash tag included (every key of it shares one slot), and an endpoint's. */
@@ -416,7 +419,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async setResponder(id, token, untilMs, action) {
-      return (await onEndpoint('SET_RESPONDER', id, token, Math.max(0, untilMs - localNow()), action, responderMessage(token), responderMessage(null))) === 1;
+      // The script announces whichever claim holds after the change: it ends this head with the holder's token.
+      return (await onEndpoint('SET_RESPONDER', id, token, Math.max(0, untilMs - localNow()), action, RESPONDER_MESSAGE_HEAD, responderMessage(null))) === 1;
     },
 
     async clearRequests(id) {

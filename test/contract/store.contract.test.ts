@@ -497,7 +497,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.setAnswer('missing', 1, forwarder)).toBe(false);
   });
 
-  it('keeps the latest responder claim, renews and releases only for its holder, and says so in the append and to watchers', async () => {
+  it('the latest responder claim holds, an earlier one waits its turn and holds again when the latest lets go; changes are said in the append and to watchers', async () => {
     const { store, create, watch, events } = make();
     await create('a');
     await watch('a');
@@ -505,19 +505,30 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.setResponder('a', 'one', clock + 30_000, 'claim')).toBe(true);
     expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(true);
     expect(await store.setResponder('a', 'two', clock + 30_000, 'claim')).toBe(true);
-    // The first holder was replaced: it cannot renew or release any more.
-    expect(await store.setResponder('a', 'one', clock + 60_000, 'renew')).toBe(false);
-    expect(await store.setResponder('a', 'one', 0, 'release')).toBe(false);
+    expect((await store.getEndpoint('a'))?.responder).toBe('two');
+    // The first claim was replaced but waits its turn: it renews, and holds again once the second lets go.
+    expect(await store.setResponder('a', 'one', clock + 60_000, 'renew')).toBe(true);
     expect(await store.setResponder('a', 'two', clock + 60_000, 'renew')).toBe(true);
     expect(await store.setResponder('a', 'two', 0, 'release')).toBe(true);
+    expect((await store.getEndpoint('a'))?.responder).toBe('one');
+    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(true);
+    expect(await store.setResponder('a', 'one', 0, 'release')).toBe(true);
+    expect(await store.setResponder('a', 'one', 0, 'release')).toBe(false);
+    expect(await store.setResponder('a', 'never', clock + 1000, 'renew')).toBe(false);
     expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
     await expect.poll(() => events().filter(([, message]) => (message as { type: string }).type === 'responder')).toEqual([
       ['a', { type: 'responder', id: 'one' }],
       ['a', { type: 'responder', id: 'two' }],
+      ['a', { type: 'responder', id: 'one' }],
       ['a', { type: 'responder', id: null }],
     ]);
-    // A claim that is not renewed lapses.
-    await store.setResponder('a', 'three', clock + 30_000, 'claim');
+    // A waiting claim that lapses cannot come back; one that is not renewed lapses.
+    await store.setResponder('a', 'three', clock + 10_000, 'claim');
+    await store.setResponder('a', 'four', clock + 30_000, 'claim');
+    clock += 20_000;
+    expect(await store.setResponder('a', 'four', 0, 'release')).toBe(true);
+    expect((await store.getEndpoint('a'))?.responder).toBeUndefined();
+    await store.setResponder('a', 'five', clock + 30_000, 'claim');
     clock += 30_001;
     expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
     expect(await store.setResponder('missing', 'x', clock + 1, 'claim')).toBe(false);

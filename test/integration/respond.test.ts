@@ -126,7 +126,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     expect(performance.now() - afterDeath).toBeLessThan(700);
   });
 
-  it('lets the latest --respond win and tells the one before', async () => {
+  it('lets the latest --respond win and tells the one before, which answers again when the latest stops', async () => {
     const s = await server();
     const e = await endpoint(s.wsUrl, s.baseUrl);
     const first = cli(['forward', e.link, '--to', await localApp((_q, _b, response) => response.end('first')), '--respond']);
@@ -137,6 +137,10 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     expect((await send(e.url, { method: 'POST' })).text).toBe('second');
     // The first still forwards, but its answer is not the one relayed.
     await first.waitFor('stdout', /#\d+ POST/);
+    // When the later one stops, the earlier one, still running, answers again (#34, 16).
+    await second.stop('SIGINT');
+    await first.waitFor('stderr', /answering the endpoint's senders again/);
+    expect((await send(e.url, { method: 'POST' })).text).toBe('first');
   });
 
   it('refuses a local answer it cannot relay, and the sender gets the configured answer at once', async () => {
