@@ -57,12 +57,14 @@ export async function askAccess(candidate = token): Promise<AccessAnswer | undef
 
 /**
  * The server refused this page's token (withdrawn since: a socket closed with 4401, or a call
- * answered 401): forget it and start again, which asks for a token anew. Without a token (a
- * sign-in proxy that let a call through without its user) starting again would only be refused
- * again, so the refusal is left to show.
+ * answered 401): forget it and start again, which asks for a token anew. A 401 without a token
+ * (a sign-in proxy that let a call through without its user) would only be refused again, so
+ * the refusal is left to show; a socket's 4401 (`tokenMode`) comes only from a token instance,
+ * whose start asks for one, so it starts again even without a token (the page began while the
+ * server could not say it needs one).
  */
-export function signedOut(): void {
-  if (token === undefined) return;
+export function signedOut(tokenMode = false): void {
+  if (token === undefined && !tokenMode) return;
   dropToken();
   location.reload();
 }

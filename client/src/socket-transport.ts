@@ -56,7 +56,7 @@ export class SocketTransport implements Transport {
       if (this.closed) return;
       this.closed = true;
       // The token was refused or withdrawn: retrying would be refused again.
-      if (event.code === CloseCode.UNAUTHORIZED) return signedOut();
+      if (event.code === CloseCode.UNAUTHORIZED) return signedOut(true);
       if (event.code === CloseCode.ENDPOINT_NOT_FOUND || event.code === CloseCode.PROTOCOL_ERROR) return events.expired();
       // A browser reports a refused or blocked upgrade as 1006 before `open`; a close code from a
       // server, even before `open`, means it answered.

@@ -113,7 +113,7 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
   describe('ACCESS_MODE=proxy', () => {
     let server: TestServer;
     beforeAll(async () => {
-      server = await startServer({ accessMode: 'proxy', trustProxy: ['127.0.0.1'], graceMs: 500, logLevel: 'warn' });
+      server = await startServer({ accessMode: 'proxy', trustProxy: ['127.0.0.1'], logLevel: 'warn' });
     });
     afterAll(() => server?.close());
 
