@@ -10,7 +10,7 @@ import { narrowScreen, toast } from './dom.js';
 import { maxRequests, type PageEndpoint } from './endpoint.js';
 import { renderBadge } from './forwarded.js';
 import { LogView } from './log-view.js';
-import type { Replays } from './replays.js';
+import { replayBadge, rowBadges, type Replays } from './replays.js';
 import { RequestLog } from './request-log.js';
 
 export interface LogScreenSource {
@@ -48,7 +48,7 @@ export class LogScreen {
     this.log = new RequestLog(() => maxRequests(source.endpoint()));
     this.view = new LogView(this.log, {
       select: (seq, how) => this.pick(seq, how),
-      badge: (seq) => renderBadge(this.log.forwarded.get(seq)),
+      badge: (seq) => rowBadges(renderBadge(this.log.forwarded.get(seq)), replayBadge(source.replays.resultFor(seq))),
       filtered: () => this.render(),
       clear: () => source.clear(),
       exportLog: (format, requests) => exportLog(format, requests, source.endpoint()),
@@ -64,6 +64,7 @@ export class LogScreen {
       { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules(), open: (seq) => this.openAttempt(seq), replays: source.replays },
       { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
     );
+    source.replays.onResult = (seq) => this.view.list.refreshBadge(seq);
     narrowScreen.addEventListener('change', () => {
       if (!narrowScreen.matches) this.closeDetail(false);
     });
@@ -80,6 +81,7 @@ export class LogScreen {
   /** Another endpoint: an empty log. */
   reset(): void {
     this.log.reset();
+    this.source.replays.clearResults();
     this.view.showEndpoint(undefined);
     this.detail.open = false;
     this.render();

@@ -2,6 +2,7 @@
 // hands the forwarder's `replay-started` and `replay-result` (or the server's refusal) to the
 // panel that asked. Small and in the first bundle: the panel itself is loaded when first used.
 import type { ClientMessage, ReplayMessage, ReplayResultMessage, ReplayStartedMessage, ServerMessage } from '../../src/shared/protocol.js';
+import { h } from './dom.js';
 
 export type ReplayEvent = ReplayStartedMessage | ReplayResultMessage | { type: 'refused'; message: string };
 
@@ -10,6 +11,10 @@ export class Replays {
   /** The replay the server refuses next (`error` for `replay` carries no id: the server handles a socket's messages in order). */
   private readonly sentOrder: string[] = [];
   private nextId = 0;
+  /** The newest replay result this tab got for each request, for the log's row mark. */
+  private readonly results = new Map<number, ReplayResultMessage>();
+  /** Called when a request's newest replay result changed (its row's mark is drawn again). */
+  onResult: (seq: number) => void = () => undefined;
 
   constructor(
     private readonly send: (message: ClientMessage) => boolean,
@@ -32,7 +37,11 @@ export class Replays {
   handle(message: ServerMessage): boolean {
     if (message.type === 'replay-started' || message.type === 'replay-result') {
       this.listeners.get(message.id)?.(message);
-      if (message.type === 'replay-result') this.forget(message.id);
+      if (message.type === 'replay-result') {
+        this.forget(message.id);
+        this.results.set(message.seq, message);
+        this.onResult(message.seq);
+      }
       return true;
     }
     if (message.type === 'error' && message.for === 'replay') {
@@ -46,9 +55,42 @@ export class Replays {
     return false;
   }
 
+  /** The newest replay result for request `seq` in this tab. */
+  resultFor(seq: number): ReplayResultMessage | undefined {
+    return this.results.get(seq);
+  }
+
+  /** Another endpoint: the marks go. */
+  clearResults(): void {
+    this.results.clear();
+  }
+
   private forget(id: string): void {
     this.listeners.delete(id);
     const at = this.sentOrder.indexOf(id);
     if (at !== -1) this.sentOrder.splice(at, 1);
   }
+}
+
+/**
+ * The log row's mark of the newest replay ("↻ 200"), apart from the forwarding badge: a replay is
+ * not a capture, and its result is not the forwarded one.
+ */
+export function replayBadge(result: ReplayResultMessage | undefined): HTMLElement | null {
+  if (!result) return null;
+  const outcome = result.status === undefined ? 'not sent' : String(result.status);
+  const tone = result.status === undefined || result.status >= 500 ? 'bad' : result.status >= 400 ? 'warn' : 'ok';
+  return h(
+    'span',
+    { class: `fwd-badge replay-badge fwd-${tone}`, title: result.status === undefined ? `replayed: ${result.error ?? 'not sent'}` : `replayed to ${result.target} → ${result.status}` },
+    h('span', { class: 'offscreen', text: 'replayed ' }),
+    `↻ ${outcome}`,
+  );
+}
+
+/** A row's badges side by side (null when it has none). */
+export function rowBadges(...badges: Array<HTMLElement | null>): HTMLElement | null {
+  const shown = badges.filter((badge): badge is HTMLElement => badge !== null);
+  if (shown.length <= 1) return shown[0] ?? null;
+  return h('span', { class: 'row-badges' }, ...shown);
 }

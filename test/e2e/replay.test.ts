@@ -74,6 +74,8 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
         expect(await page.locator('#detail .replay-output').textContent()).toMatch(/Original sender got200/);
         expect(await page.locator('#detail .replay-body').textContent()).toMatch(/Timestamp outside the tolerance zone/);
         await cli.waitFor('stdout', /^replay of #1 POST \/stripe → 400 in \d+ ms$/m);
+        // The log marks the request as replayed, apart from what a forward got: a replay is not a capture.
+        expect(await page.locator('#log [role="option"] .replay-badge').textContent()).toBe('replayed ↻ 400');
 
         // Signed again in the page: passes; the page lists the header that changed.
         const form = replayForm(page);
@@ -83,6 +85,7 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
         await form.getByRole('button', { name: 'Replay again' }).click();
         await expect.poll(() => replayStatus(page).textContent(), { timeout: 10_000 }).toMatch(/^200 in \d+ ms$/);
         expect(await page.locator('#detail .replay-changes').textContent()).toBe('Headers changed by signing againStripe-Signature changed');
+        expect(await page.locator('#log [role="option"] .replay-badge').textContent()).toBe('replayed ↻ 200');
         await checkAxe(page);
 
         // Edit and replay: one JSON field changed, signed again; the app sees exactly that body.
