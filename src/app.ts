@@ -107,6 +107,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('hub', hub);
   app.addHook('onClose', async () => hub.close());
   const access = createAccess(config);
+  if (config.accessMode === 'proxy' && config.trustProxy === true) {
+    // Every peer is then believed, so anyone who reaches this port directly can name any user.
+    app.log.warn('ACCESS_MODE=proxy with TRUST_PROXY=true believes the user header from every address: list the sign-in proxy\'s addresses instead, unless only the proxy can reach this port');
+  }
   app.decorate('reloadAccess', () => access.reload());
   // Who created or deleted what: the user, never a key, a token or a body.
   const audit: EndpointAudit = (event, endpoint, user) => {
