@@ -13,14 +13,18 @@ export function parseHeaderLines(text: string): Array<[string, string]> {
     });
 }
 
+/** An RFC 9110 token: what a header name may be. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /**
- * The 1-based numbers of the non-blank lines with no colon: `NoColonHere` is a valid header name,
- * so the server would take it as a header with an empty value; the form marks it instead.
+ * The 1-based numbers of the lines with no colon that are a valid header name: the server would
+ * take `NoColonHere` as a header with an empty value, so the form marks it instead. A line that
+ * is no name at all (`just a name`) the server refuses, with its own words.
  */
 export function headerLinesWithoutColon(text: string): number[] {
   const bad: number[] = [];
   text.split('\n').forEach((line, index) => {
-    if (line.trim() !== '' && !line.includes(':')) bad.push(index + 1);
+    if (!line.includes(':') && TOKEN.test(line.trim())) bad.push(index + 1);
   });
   return bad;
 }
