@@ -53,6 +53,9 @@ const CAPACITY_RETRY_AFTER_SECONDS = 1;
  */
 export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOptions): CaptureUnrouted {
   const { config, store, metrics, readingBudget, closing, localAnswers } = options;
+  // Only a store over the network can stall; in memory and on SQLite a step costs no timer.
+  const mayStall = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
+  const beforeDeadline = <T>(step: Promise<T>, giveUpAtMs: number): Promise<T> => (mayStall ? raceDeadline(step, giveUpAtMs) : step);
   // Kept endpoints keep less of each body (KEPT_MAX_BODY_BYTES), and redact secrets.
   const perKind = Object.fromEntries(
     (['live', 'kept'] as const).map((kind) => {
@@ -77,6 +80,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
   const arrivals = new WeakMap<object, number>();
   /** The per-address limit, then the per-endpoint one (rate-limit.ts: a refused request counts once). */
   const checkRateLimits = (request: FastifyRequest, reply: FastifyReply) => {
+    if (!mayStall) return limited(request, reply, receiverHeaders);
     const arrivedAtMs = Date.now();
     arrivals.set(request.raw, arrivedAtMs);
     return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redisCommandTimeoutMs);
@@ -103,12 +107,11 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     // From here on the body is gone (take returned): a sender waiting out a delay or its local
     // app's answer holds its answer and its connection, never its request's bytes.
     const { seq, answer, responder, receivedAtMs } = taken;
-    const senderGone = closedSignal(request, reply);
     if (responder) {
-      const local = await localAnswers.wait(endpointId, seq, addressKey(request.ip), [closing, senderGone]);
+      const local = await localAnswers.wait(endpointId, seq, addressKey(request.ip), [closing, closedSignal(request, reply)]);
       if (local) return relayLocal(request, reply, local, endpointId, seq, receivedAtMs);
     }
-    if (answer.delayMs > 0) await pause(answer.delayMs, closing, senderGone);
+    if (answer.delayMs > 0) await pause(answer.delayMs, closing, closedSignal(request, reply));
     return sendConfigured(request, reply, answer);
   };
 
@@ -256,7 +259,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
  * The step's result, or STORE_UNAVAILABLE once `giveUpAtMs` passes first (the step goes on, and
  * what it finally says is dropped: a late capture is refused by the store itself, see appendRequest).
  */
-async function beforeDeadline<T>(step: Promise<T>, giveUpAtMs: number): Promise<T> {
+async function raceDeadline<T>(step: Promise<T>, giveUpAtMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(errors.STORE_UNAVAILABLE()), Math.max(0, giveUpAtMs - Date.now()));
