@@ -3,7 +3,7 @@
 // computed here with WebCrypto and only the signed headers leave it) and the result beside the
 // original sender's answer.
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
-import type { EditedRequest, ReplayResultMessage } from '../../src/shared/protocol.js';
+import { MAX_WS_MESSAGE_BYTES, type EditedRequest, type ReplayResultMessage } from '../../src/shared/protocol.js';
 import { detectProvider, PROVIDERS, signRequest, type HeaderChange, type Provider } from '../../src/shared/signatures/index.js';
 import { replayUrl, toCurl } from '../../src/shared/to-curl.js';
 import { copy } from './actions.js';
@@ -104,9 +104,13 @@ export function mountReplayPanel(container: HTMLElement, request: CapturedReques
       if (event.type === 'refused') return show(h('p', { class: 'verdict-bad', text: event.message }));
       show(...renderResult(event, request, context, edited), ...(changes ? [changes] : []));
     });
-    if (!ordered) {
+    if (ordered !== 'sent') {
       sendButton.disabled = false;
-      return show(h('p', { class: 'verdict-bad', text: 'Replay needs the live connection, and the page is not connected over a socket now.' }));
+      const why =
+        ordered === 'offline'
+          ? 'Replay needs the live connection, and the page is not connected over a socket now.'
+          : `This copy is too large to send from the page (a socket message holds at most ${Math.floor(MAX_WS_MESSAGE_BYTES / 1024)} KiB). Use hookwatch replay <share link> ${request.seq} --edit instead.`;
+      return show(h('p', { class: 'verdict-bad', text: why }));
     }
     show(h('p', { class: 'muted', text: 'Asking the connected hookwatch forward…' }));
   }

@@ -1,7 +1,8 @@
 // The page's side of replays (docs/protocol.md, `replay`): it sends a tab's replay orders and
 // hands the forwarder's `replay-started` and `replay-result` (or the server's refusal) to the
 // panel that asked. Small and in the first bundle: the panel itself is loaded when first used.
-import type { ClientMessage, ReplayMessage, ReplayResultMessage, ReplayStartedMessage, ServerMessage } from '../../src/shared/protocol.js';
+import { MAX_WS_MESSAGE_BYTES, type ClientMessage, type EditedRequest, type ReplayMessage, type ReplayResultMessage, type ReplayStartedMessage, type ServerMessage } from '../../src/shared/protocol.js';
+import { encodeBase64, encodeUtf8 } from '../../src/shared/signatures/bytes.js';
 import { h } from './dom.js';
 
 export type ReplayEvent = ReplayStartedMessage | ReplayResultMessage | { type: 'refused'; message: string };
@@ -22,15 +23,20 @@ export class Replays {
     readonly shareLink: () => string,
   ) {}
 
-  /** Sends an order; `listen` hears how it goes. False when the page has no live socket now. */
-  order(seq: number, edited: ReplayMessage['edited'], listen: (event: ReplayEvent) => void): boolean {
+  /**
+   * Sends an order; `listen` hears how it goes. 'offline' when the page has no live socket now,
+   * 'too-large' when the edited copy does not fit in one socket message.
+   */
+  order(seq: number, edited: EditedRequest | undefined, listen: (event: ReplayEvent) => void): 'sent' | 'offline' | 'too-large' {
     const id = `r${++this.nextId}`;
-    const message: ReplayMessage = edited === undefined ? { type: 'replay', id, seq } : { type: 'replay', id, seq, edited };
-    if (!this.send(message)) return false;
+    const fitted = edited === undefined ? undefined : fitFrame(edited);
+    if (fitted === 'too-large') return fitted;
+    const message: ReplayMessage = fitted === undefined ? { type: 'replay', id, seq } : { type: 'replay', id, seq, edited: fitted };
+    if (!this.send(message)) return 'offline';
     this.listeners.set(id, listen);
     this.sentOrder.push(id);
     if (this.sentOrder.length > 32) this.sentOrder.shift();
-    return true;
+    return 'sent';
   }
 
   /** A message from the server: true when it was a replay's. */
@@ -70,6 +76,25 @@ export class Replays {
     const at = this.sentOrder.indexOf(id);
     if (at !== -1) this.sentOrder.splice(at, 1);
   }
+}
+
+/** Room in a frame for the message around the request: type, ids, the field names. */
+const FRAME_SLACK_BYTES = 4096;
+
+/**
+ * The edited copy as it fits in one socket message (the server closes a socket sent a larger
+ * one, 1009): text whose JSON escaping swells it past the limit goes as base64 instead (at most
+ * 4/3), and what still does not fit is 'too-large'.
+ */
+function fitFrame(edited: EditedRequest): EditedRequest | 'too-large' {
+  const limit = MAX_WS_MESSAGE_BYTES - FRAME_SLACK_BYTES;
+  const size = (copy: EditedRequest) => encodeUtf8(JSON.stringify(copy)).length;
+  if (size(edited) <= limit) return edited;
+  if (edited.bodyEncoding === 'utf8') {
+    const asBase64: EditedRequest = { ...edited, body: encodeBase64(encodeUtf8(edited.body)), bodyEncoding: 'base64' };
+    if (size(asBase64) <= limit) return asBase64;
+  }
+  return 'too-large';
 }
 
 /**

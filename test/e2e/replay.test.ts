@@ -118,4 +118,29 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
       await context.close();
     });
   }
+
+  it('an edited replay of the largest body whose JSON escaping doubles it still goes (as base64), and the socket stays up', async () => {
+    const view = SIZES[0] as (typeof SIZES)[number];
+    const context = await viewContext(rig.browser, view);
+    const { page, url: receiver, errors } = await openPage(context, rig.server.baseUrl);
+    // 1 MiB (the live body cap) of quotes: 2 MiB once JSON-escaped, past the socket's 1.5 MiB frame limit as text.
+    const body = '"'.repeat(1024 * 1024);
+    expect((await send(`${receiver}/big`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body })).status).toBe(200);
+    const cli: CliRun = startCli(['forward', page.url(), '--to', app.url]);
+    try {
+      await cli.waitFor('stderr', /joined endpoint/);
+      const before = app.bodies.length;
+      await openRow(page, 0);
+      await page.getByRole('button', { name: 'Edit and replay' }).click();
+      await replayForm(page).getByRole('button', { name: 'Send edited replay' }).click();
+      // The app refuses it (no Stripe signature), but it got all of it.
+      await expect.poll(() => replayStatus(page).textContent(), { timeout: 15_000 }).toMatch(/^400 in \d+ ms$/);
+      expect(app.bodies.slice(before)).toEqual([body]);
+      expect(await page.getAttribute('#state', 'data-state')).toBe('live');
+    } finally {
+      await cli.stop();
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
 });
