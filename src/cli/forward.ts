@@ -42,7 +42,8 @@ X-Forwarded-For is set to the address the server saw it come from.
   -h, --help            this text
 
 Request lines go to stdout, status and warnings to stderr. Each result (status, time, the
-answer's headers and first 4 KiB) is also sent to the pages watching the endpoint. Ctrl-C
+answer's headers and first 4 KiB) is also sent to the pages watching the endpoint. A page's
+Replay (or Edit and replay) is sent to <url> too, once, and printed "replay of #N ...". Ctrl-C
 finishes the request in flight (up to 5 s) and exits 0.`;
 
 /** After Ctrl-C, how long a request in flight may take to finish before it is cut. */
