@@ -47,15 +47,27 @@ export function parseAccessTokens(text: string): AccessToken[] | string {
 }
 
 /**
- * The user `token` signs in, or undefined. Compared in constant time against every token, and
- * every token is always compared, so neither the time taken nor the answer tells an unknown
- * token from one that is nearly right.
+ * The user `token` signs in, or undefined. Looked up by the token's SHA-256: what an attacker
+ * can learn from the lookup's time is about hashes of the guesses they chose, never about a held
+ * token, so this is safe where a plain comparison of tokens would not be; and it costs the same
+ * with 10,000 tokens as with one (comparing against each took 19 ms a check, enough for unsigned
+ * requests to stall the process). The match is confirmed in constant time.
  */
 export function userOfToken(tokens: readonly AccessToken[], token: string): string | undefined {
   const hash = hashToken(token);
-  let user: string | undefined;
-  for (const candidate of tokens) {
-    if (timingSafeEqual(candidate.hash, hash) && user === undefined) user = candidate.user;
+  const found = indexOf(tokens).get(hash.toString('hex'));
+  return found !== undefined && timingSafeEqual(found.hash, hash) ? found.user : undefined;
+}
+
+/** Each token list's lookup by hash, built once per list (a reload makes a new list). */
+const indexes = new WeakMap<readonly AccessToken[], Map<string, AccessToken>>();
+function indexOf(tokens: readonly AccessToken[]): Map<string, AccessToken> {
+  let index = indexes.get(tokens);
+  if (!index) {
+    index = new Map();
+    // The first of a repeated token wins, as it did when every token was compared in order.
+    for (const token of tokens) if (!index.has(token.hash.toString('hex'))) index.set(token.hash.toString('hex'), token);
+    indexes.set(tokens, index);
   }
-  return user;
+  return index;
 }

@@ -37,7 +37,7 @@ export interface Access {
    * the ACCESS_USER_HEADER value, believed only when the request's peer is a TRUST_PROXY address.
    * Throws UNAUTHORIZED otherwise. (A live socket's token comes in its first message instead.)
    */
-  userOf(request: { headers: IncomingHttpHeaders; socket: { remoteAddress?: string | undefined } }): string | undefined;
+  userOf(request: { headers: IncomingHttpHeaders; rawHeaders: string[]; socket: { remoteAddress?: string | undefined } }): string | undefined;
   /** Token mode: the user a token signs in now, or undefined (then refuse with `refusal()`). */
   userOfToken(token: string | undefined): string | undefined;
   /** The error a refused caller gets. */
@@ -93,7 +93,8 @@ export function createAccess(config: Config): Access {
         return user;
       }
       const address = request.socket.remoteAddress;
-      const user = single(request.headers[config.accessUserHeader])?.trim();
+      // Node joins a repeated custom header into one value ("victim@x, me@x"): only a header sent once is believed.
+      const user = sentOnce(request.rawHeaders, config.accessUserHeader) ? single(request.headers[config.accessUserHeader])?.trim() : undefined;
       // The header is believed only from the proxy: anyone else could send it too.
       if (address === undefined || !trusted(address, 0) || !user || user.length > MAX_USER_CHARS || hasControl(user)) throw refusal();
       return user;
@@ -121,4 +122,11 @@ function hasControl(value: string): boolean {
 /** A header sent twice is not believed: which one would count is the proxy's business, not a guess here. */
 function single(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Whether the raw request carries the header (`lowerName`) exactly once. */
+function sentOnce(rawHeaders: readonly string[], lowerName: string): boolean {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if ((rawHeaders[i] as string).toLowerCase() === lowerName) count++;
+  return count === 1;
 }

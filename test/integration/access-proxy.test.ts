@@ -14,6 +14,7 @@ import { openDatabase } from '../../src/store/sqlite-database.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
+import { sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const USER_HEADER = 'x-forwarded-email';
@@ -70,6 +71,11 @@ describe('ACCESS_MODE=proxy behind a trusted proxy (127.0.0.1)', () => {
 
     const refused = await openSocket(server, {}, { type: 'create' });
     expect(refused).toEqual({ status: 401, body: [...bodies][0] });
+
+    // The user header twice (a client's own line beside the proxy's): Node joins them into one
+    // value ("victim, me"), which must not pass for a user.
+    const twice = await sendRaw(server.baseUrl, `GET /api/endpoints HTTP/1.1\r\nHost: x\r\n${USER_HEADER}: ada@example.com\r\n${USER_HEADER}: me@example.com\r\nConnection: close\r\n\r\n`);
+    expect(twice).toMatch(/^HTTP\/1.1 401 /);
 
     expect((await fetch(kept.url, { method: 'POST', body: 'from a sender' })).status).toBe(200);
     const poll = await fetch(`${server.baseUrl}/api/endpoints/${kept.id}/requests`, as('ada@example.com'));

@@ -88,7 +88,12 @@ describe('createAccess', () => {
 
   it('believes the user header only from a trusted peer, once, and not when it holds control characters', () => {
     const access = createAccess(defaultConfig({ accessMode: 'proxy', trustProxy: ['10.0.0.0/8'] }));
-    const from = (remoteAddress: string, value: string | string[]) => ({ headers: { 'x-forwarded-email': value }, socket: { remoteAddress } });
+    // As node:http hands them over: a repeated custom header joined into one value, every line kept in rawHeaders.
+    const from = (remoteAddress: string, value: string | string[]) => ({
+      headers: { 'x-forwarded-email': Array.isArray(value) ? value.join(', ') : value },
+      rawHeaders: (Array.isArray(value) ? value : [value]).flatMap((line) => ['X-Forwarded-Email', line]),
+      socket: { remoteAddress },
+    });
     expect(access.userOf(from('10.1.2.3', 'ada@example.com'))).toBe('ada@example.com');
     for (const [address, value] of [['192.168.1.1', 'ada@example.com'], ['10.1.2.3', ['a@x', 'b@x']], ['10.1.2.3', 'a\tb'], ['10.1.2.3', ''], ['10.1.2.3', 'x'.repeat(257)]] as const) {
       expect(() => access.userOf(from(address, value as string | string[])), `${address} ${JSON.stringify(value)}`).toThrow(/Sign in first/);
