@@ -59,13 +59,13 @@ export async function runTypes(args: string[], context: CommandContext): Promise
 
   const requests = await readAll(link, context.stopSignal, context.accessToken);
   const chosen = requests.filter((request) => requestMatches(request, filters) && (text === '' || searchText(request).includes(text)));
-  const { inferred, labels, skipped } = inferFromBodies(
-    chosen.flatMap((request) => {
-      const body = request.isJson ? bodyTextOf(request) : undefined;
-      return body === undefined ? [] : [{ label: `#${request.seq}`, text: body }];
-    }),
-  );
-  const notJson = chosen.length - inferred.samples;
+  const bodies = chosen.flatMap((request) => {
+    const body = request.isJson ? bodyTextOf(request) : undefined;
+    return body === undefined ? [] : [{ label: `#${request.seq}`, text: body }];
+  });
+  const { inferred, labels, skipped } = inferFromBodies(bodies);
+  // Not JSON, or nested too deep to parse; bodies past the samples cap are not counted here (the output's notes say so).
+  const notJson = chosen.length - bodies.length + skipped;
   if (inferred.samples === 0) {
     context.err(`no JSON bodies among the ${chosen.length} request(s) chosen (of ${requests.length} held): nothing to type`);
     return 1;

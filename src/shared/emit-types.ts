@@ -4,8 +4,8 @@
  * quoted; notes (a field that comes and goes, integers past 2^53, what a cap cut) become comments
  * or descriptions.
  */
-import { inferShape, isOptional, presenceNote, type InferredShape, type ObjectShape, type Shape } from './infer-types.js';
-import { tryParseJsonLossless, type JsonNode } from './lossless-json.js';
+import { createShapeMerger, INFER_LIMITS, isOptional, presenceNote, type InferredShape, type ObjectShape, type Shape } from './infer-types.js';
+import { tryParseJsonLossless } from './lossless-json.js';
 
 export type TypeFormat = 'ts' | 'zod' | 'json-schema';
 export const TYPE_FORMATS: readonly TypeFormat[] = ['ts', 'zod', 'json-schema'];
@@ -161,18 +161,37 @@ export interface BodySample {
   text: string;
 }
 
-/** Parses the JSON samples (the rest are counted as skipped) and infers their shape. */
+/**
+ * Body text read for one inference at most: past it the rest are not parsed (the result says
+ * how many were read), so a log of large bodies cannot hold the page's thread for long.
+ */
+export const MAX_INFERRED_TEXT_CHARS = 16 * 1024 * 1024;
+
+/**
+ * Parses the JSON samples (those that do not parse are counted as skipped) and infers their
+ * shape, one body at a time: each tree is merged and let go before the next is parsed. At most
+ * INFER_LIMITS.maxSamples bodies and MAX_INFERRED_TEXT_CHARS of text are read.
+ */
 export function inferFromBodies(bodies: readonly BodySample[]): { inferred: InferredShape; labels: string[]; skipped: number } {
-  const nodes: JsonNode[] = [];
+  const merger = createShapeMerger();
   const labels: string[] = [];
   let skipped = 0;
+  let read = 0;
+  let parsable = 0;
   for (const body of bodies) {
+    if (merger.added >= INFER_LIMITS.maxSamples || read + body.text.length > MAX_INFERRED_TEXT_CHARS) {
+      // Not read: counted as a body the result did not take (its note says so), not as skipped.
+      parsable++;
+      continue;
+    }
+    read += body.text.length;
     const node = tryParseJsonLossless(body.text);
     if (node === undefined) skipped++;
     else {
-      nodes.push(node);
+      parsable++;
       labels.push(body.label);
+      merger.add(node);
     }
   }
-  return { inferred: inferShape(nodes), labels, skipped };
+  return { inferred: merger.result(parsable), labels, skipped };
 }

@@ -64,7 +64,18 @@ function emptyShape(): Shape {
 
 /** The shape that accepts every sample (oldest first; the sample index names it in field notes). */
 export function inferShape(samples: readonly JsonNode[], limits: InferLimits = INFER_LIMITS): InferredShape {
+  const merger = createShapeMerger(limits);
+  for (const sample of samples.slice(0, limits.maxSamples)) merger.add(sample);
+  return merger.result(samples.length);
+}
+
+/**
+ * Merges samples one at a time, so a caller can parse a body, merge it and let its tree go
+ * before parsing the next (a 1 MiB body of numbers parses to tens of MB of nodes).
+ */
+export function createShapeMerger(limits: InferLimits = INFER_LIMITS): { add(sample: JsonNode): void; readonly added: number; result(total: number): InferredShape } {
   const root = emptyShape();
+  let added = 0;
   let fields = 0;
   let deepSeen = false;
   let fieldsCapped = false;
@@ -120,13 +131,22 @@ export function inferShape(samples: readonly JsonNode[], limits: InferLimits = I
       }
     }
   };
-  const used = samples.slice(0, limits.maxSamples);
-  used.forEach((sample, index) => merge(root, sample, 0, index));
-  const notes: string[] = [];
-  if (samples.length > used.length) notes.push(`Only the first ${used.length} of ${samples.length} bodies were read.`);
-  if (deepSeen) notes.push(`Values nested deeper than ${limits.maxDepth} levels are typed as unknown.`);
-  if (fieldsCapped) notes.push(`Only the first ${limits.maxFields} distinct fields are typed; other keys are accepted as unknown.`);
-  return { shape: root, samples: used.length, notes };
+  return {
+    add(sample) {
+      if (added >= limits.maxSamples) return;
+      merge(root, sample, 0, added++);
+    },
+    get added() {
+      return added;
+    },
+    result(total) {
+      const notes: string[] = [];
+      if (total > added) notes.push(`Only the first ${added} of ${total} bodies were read.`);
+      if (deepSeen) notes.push(`Values nested deeper than ${limits.maxDepth} levels are typed as unknown.`);
+      if (fieldsCapped) notes.push(`Only the first ${limits.maxFields} distinct fields are typed; other keys are accepted as unknown.`);
+      return { shape: root, samples: added, notes };
+    },
+  };
 }
 
 /** Whether objects at this place can lack the field. */

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { emitTypes, inferFromBodies } from '../../src/shared/emit-types.js';
+import { MAX_INFERRED_TEXT_CHARS, emitTypes, inferFromBodies } from '../../src/shared/emit-types.js';
 import { inferShape, INFER_LIMITS } from '../../src/shared/infer-types.js';
 import { parseJsonLossless } from '../../src/shared/lossless-json.js';
 
@@ -114,5 +114,17 @@ describe('type inference from bodies', () => {
     const { inferred } = infer(big);
     expect(emitTypes(inferred, 'ts')).toContain('i: number;');
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('types from many large bodies', () => {
+  it('parses one body at a time and stops at the text budget, saying how many were read', () => {
+    const body = `[${Array.from({ length: 512 * 1024 }, () => '0').join(',')}]`;
+    const bodies = Array.from({ length: 20 }, (_, i) => ({ label: `#${i + 1}`, text: body }));
+    const { inferred, skipped } = inferFromBodies(bodies);
+    expect(skipped).toBe(0);
+    expect(inferred.samples).toBe(Math.floor(MAX_INFERRED_TEXT_CHARS / body.length));
+    expect(inferred.notes).toContain(`Only the first ${inferred.samples} of 20 bodies were read.`);
+    expect(emitTypes(inferred, 'ts')).toContain('Array<number>');
   });
 });
