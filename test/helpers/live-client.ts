@@ -48,7 +48,10 @@ export class LiveClient {
     return { client, welcome: await client.next('welcome') };
   }
 
-  send(message: ClientMessage | Record<string, unknown>): void {
+  // `object`, not `ClientMessage | Record<string, unknown>`: past ten members TypeScript matches an
+  // object literal to a union by its `type` alone, and a test's deliberately partial or wrong
+  // message must still be sendable.
+  send(message: ClientMessage | object): void {
     this.socket.send(JSON.stringify(message));
   }
 
