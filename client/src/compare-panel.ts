@@ -16,6 +16,7 @@ const MARKS: Record<PairLine['kind'], { symbol: string; word: string }> = {
   added: { symbol: '+', word: 'added' },
   removed: { symbol: '−', word: 'removed' },
   changed: { symbol: '~', word: 'changed' },
+  moved: { symbol: '↕', word: 'moved' },
 };
 
 function mark(kind: PairLine['kind']): HTMLElement {

@@ -12,9 +12,12 @@ import { toJsonText, tryParseJsonLossless, type JsonNode } from './lossless-json
 
 export type LineKind = 'same' | 'added' | 'removed' | 'changed';
 
-/** One header or query parameter: in both (`same`/`changed`), or in one only. */
+/**
+ * One header or query parameter: in both (`same`/`changed`, or `moved`: the same value, out of
+ * its order among the others), or in one only.
+ */
 export interface PairLine {
-  kind: LineKind;
+  kind: LineKind | 'moved';
   name: string;
   before?: string;
   after?: string;
@@ -97,15 +100,42 @@ export function diffPairs(before: ReadonlyArray<readonly [string, string]>, afte
       if (!afterSet.has(beforeKeys[nextRemoved] as string)) lines.push({ kind: 'removed', name, before: value });
     }
   };
+  const matches = afterKeys.map((key) => beforeIndex.get(key));
+  const inOrder = longestIncreasing(matches);
   after.forEach(([name, value], index) => {
-    const match = beforeIndex.get(afterKeys[index] as string);
+    const match = matches[index];
     if (match === undefined) return void lines.push({ kind: 'added', name, after: value });
     flushRemoved(match);
     const old = (before[match] as readonly [string, string])[1];
-    lines.push({ kind: old === value ? 'same' : 'changed', name, before: old, after: value });
+    // Order is part of what was sent: a pair out of the order the others kept is marked moved.
+    lines.push({ kind: old !== value ? 'changed' : inOrder.has(index) ? 'same' : 'moved', name, before: old, after: value });
   });
   flushRemoved(before.length);
   return lines;
+}
+
+/**
+ * The positions (in `values`) of a longest run of defined values that increases: the pairs that
+ * kept their order; every other matched pair moved. Patience-style, O(n log n).
+ */
+function longestIncreasing(values: ReadonlyArray<number | undefined>): Set<number> {
+  const tails: number[] = [];
+  const previous = new Array<number>(values.length).fill(-1);
+  values.forEach((value, index) => {
+    if (value === undefined) return;
+    let low = 0;
+    let high = tails.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((values[tails[middle] as number] as number) < value) low = middle + 1;
+      else high = middle;
+    }
+    if (low > 0) previous[index] = tails[low - 1] as number;
+    tails[low] = index;
+  });
+  const kept = new Set<number>();
+  for (let at = tails.at(-1) ?? -1; at !== -1; at = previous[at] as number) kept.add(at);
+  return kept;
 }
 
 function diffBodies(before: CapturedRequest, after: CapturedRequest): BodyDiff {

@@ -19,6 +19,18 @@ describe('diffRequests', () => {
     expect(diff.same).toBe(false);
   });
 
+  it('marks headers sent in another order as moved: the order is part of what was sent', () => {
+    const before = capturedRequest({ headers: [['A', '1'], ['B', '2'], ['C', '3']] });
+    const after = capturedRequest({ headers: [['B', '2'], ['A', '1'], ['C', '3']] });
+    const diff = diffRequests(before, after);
+    expect(diff.same).toBe(false);
+    // One of A and B moved (either reading is as short); C kept its place.
+    expect(diff.headers.map((line) => line.name)).toEqual(['B', 'A', 'C']);
+    expect(diff.headers.filter((line) => line.kind === 'moved')).toHaveLength(1);
+    expect(diff.headers[2]?.kind).toBe('same');
+    expect(diffPairs([['x', '1'], ['y', '2']], [['x', '1'], ['y', '2']]).every((line) => line.kind === 'same')).toBe(true);
+  });
+
   it('says two identical requests are the same', () => {
     expect(diffRequests(capturedRequest(), capturedRequest({ seq: 2 })).same).toBe(true);
   });
