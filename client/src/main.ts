@@ -343,7 +343,13 @@ function firstEndpoint(): Parameters<typeof join>[0] {
 async function start(): Promise<void> {
   let access = await askAccess();
   if (access?.mode === 'token' && access.user === null) {
-    const { signIn } = await import('./sign-in.js');
+    let signIn;
+    try {
+      ({ signIn } = await import('./sign-in.js'));
+    } catch {
+      // Without the form nothing can be made or joined here: say so rather than leave a blank page.
+      return toast('The sign-in form could not be loaded: reload the page to try again.');
+    }
     access = { mode: 'token', user: await signIn() };
   }
   signedInUser = access?.user ?? undefined;
