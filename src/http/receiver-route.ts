@@ -118,9 +118,10 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
   /**
    * Checks the endpoint, reads the body, stores the request and works out its answer: every
    * step that needs the body, so that the body can go as soon as this returns. Undefined when
-   * the sender went away mid-body. Every store call of one capture shares one deadline
-   * (REDIS_COMMAND_TIMEOUT_MS from its arrival): a stalled store costs a sender that long at
-   * most, not that long per call.
+   * the sender went away mid-body. The store calls of one capture share one deadline
+   * (REDIS_COMMAND_TIMEOUT_MS from its arrival): the rate limits and the endpoint check give up
+   * at it, and the append is refused by the store once it is near, so a stalled store costs a
+   * sender about that long, not that long per call.
    */
   const take = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
     const receivedAtMs = Date.now();
@@ -183,7 +184,10 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
         );
         return { json, choices, answers: body.overLimit ? TOO_LARGE_ANSWERS : recordedAnswers(response, choices) };
       };
-      appended = await beforeDeadline(store.appendRequest(endpointId, kind, recordFor, receivedAtMs, giveUpAtMs), giveUpAtMs);
+      // Not raced here: once the store has run the capture, its answer stands (a 503 after it
+      // stored the request would make the sender's retry a second copy). The store bounds its
+      // own wait and refuses to store past what is left of the deadline (store.ts, appendRequest).
+      appended = await store.appendRequest(endpointId, kind, recordFor, receivedAtMs, giveUpAtMs);
     } finally {
       readingBudget.give(body.bytes.length);
     }

@@ -54,7 +54,7 @@ describe('the SQLite store within its budgets', () => {
     // A 16 MiB disk of its own (CI runs as root, as this needs).
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', dir]);
     cleanups.push(() => execFileSync('umount', ['-l', dir]));
-    const env = { DATA_DIR: dir, MAX_DISK_BYTES: String(256 * MIB), MAX_KEPT_PER_ADDRESS: '1000' };
+    const env = { DATA_DIR: dir, MAX_DISK_BYTES: String(256 * MIB), MAX_KEPT_PER_ADDRESS: '250' };
     let s = await start(env);
     const endpoints = [];
     const body = Buffer.alloc(60 * 1024, 0x61);
