@@ -184,6 +184,22 @@ local function evictOldest(limit, force, cfg, total)
   if evicted > 0 then redis.call('INCRBY', P .. 'evicted', evicted) end
   return evicted
 end
+-- Keeps an endpoint's byte budget after it grew (a capture, a forward result): its oldest
+-- requests go, never its last one (seq 'last'), at most ${EVICT_BATCH} a call and its watchers told;
+-- then the partition's budget. store.ts says the same for the memory and SQLite stores.
+local function trimEndpoint(id, last, count, bytes, total, cfg)
+  local evicted, throughSeq = 0, 0
+  while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
+    throughSeq = last - count + 1
+    local freed = dropOldest(id, throughSeq, cfg.overhead)
+    count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
+  end
+  if evicted > 0 then
+    announceEvicted(id, throughSeq)
+    redis.call('INCRBY', P .. 'evicted', evicted)
+  end
+  evictOldest(${EVICT_BATCH}, false, cfg, total)
+end
 `;
 
 /** A script that may be refused whole when Redis is out of memory. */
@@ -407,17 +423,7 @@ while count > cfg.count do
   local freed = dropOldest(id, seq - count + 1, overhead)
   count, bytes, total = count - 1, bytes - freed, total - freed
 end
-local evicted, throughSeq = 0, 0
-while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
-  throughSeq = seq - count + 1
-  local freed = dropOldest(id, throughSeq, overhead)
-  count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
-end
-if evicted > 0 then
-  announceEvicted(id, throughSeq)
-  redis.call('INCRBY', P .. 'evicted', evicted)
-end
-evictOldest(${EVICT_BATCH}, false, cfg, total)
+trimEndpoint(id, seq, count, bytes, total, cfg)
 return {seq, choice, responder, age}
 `);
 
@@ -540,18 +546,7 @@ publish(id, 'E\\n' .. ARGV[5])
 local cfg = settings()
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, growth)
 local total = redis.call('INCRBY', P .. 'total', growth)
-local count = redis.call('LLEN', P .. 'rq:' .. id)
-local evicted, throughSeq = 0, 0
-while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
-  throughSeq = last - count + 1
-  local freed = dropOldest(id, throughSeq, cfg.overhead)
-  count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
-end
-if evicted > 0 then
-  announceEvicted(id, throughSeq)
-  redis.call('INCRBY', P .. 'evicted', evicted)
-end
-evictOldest(${EVICT_BATCH}, false, cfg, total)
+trimEndpoint(id, last, redis.call('LLEN', P .. 'rq:' .. id), bytes, total, cfg)
 return 1
 `);
 
