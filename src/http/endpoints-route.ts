@@ -8,6 +8,7 @@ import { toEndpointInfo } from '../endpoints/endpoint-records.js';
 import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-service.js';
 import { errors } from '../errors.js';
 import { deadline } from '../shared/deadline.js';
+import { closedSignal } from './closed-signal.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
 import type { Hub } from '../live/hub.js';
@@ -54,13 +55,6 @@ export const MAX_WAIT_MS = 60_000;
 const waitMsSchema = decimalParam(6, MAX_WAIT_MS);
 
 /** Aborts when the client's connection closes before its answer is sent (the answer's own 'close', not the socket's, which outlives it when kept alive). */
-function closedSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  // Already gone (the client hung up while the endpoint was read): 'close' will not come again.
-  if (reply.raw.closed || reply.raw.socket?.destroyed !== false) controller.abort();
-  else reply.raw.once('close', () => controller.abort());
-  return controller.signal;
-}
 
 const afterSeqSchema = decimalParam(16, MAX_AFTER_SEQ);
 

@@ -21,6 +21,7 @@ import { addressKey } from './address-key.js';
 import { createLimits } from './rate-limit.js';
 import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './answers.js';
 import { RECEIVER_METHODS } from './methods.js';
+import { closedSignal, isClosed } from './closed-signal.js';
 
 export interface ReceiverRouteOptions {
   config: Config;
@@ -108,10 +109,10 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     // app's answer holds its answer and its connection, never its request's bytes.
     const { seq, answer, responder, receivedAtMs } = taken;
     if (responder) {
-      const local = await localAnswers.wait(endpointId, seq, addressKey(request.ip), [closing, closedSignal(request, reply)]);
+      const local = await localAnswers.wait(endpointId, seq, addressKey(request.ip), [closing, closedSignal(reply)]);
       if (local) return relayLocal(request, reply, local, endpointId, seq, receivedAtMs);
     }
-    if (answer.delayMs > 0) await pause(answer.delayMs, closing, closedSignal(request, reply));
+    if (answer.delayMs > 0) await pause(answer.delayMs, closing, closedSignal(reply));
     return sendConfigured(request, reply, answer);
   };
 
@@ -224,7 +225,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     const noBody = local.status === 204 || local.status === 304 || request.method === 'HEAD';
     if (!noBody) lines.push('content-length', String(local.bytes.length));
     // A sender that hung up meanwhile has no 'close' to come: its answer's bytes are let go now.
-    if (raw.destroyed || raw.socket?.destroyed !== false) local.release();
+    if (isClosed(reply)) local.release();
     else raw.once('close', local.release);
     raw.writeHead(local.status, lines);
     raw.end(noBody ? undefined : local.bytes);
@@ -273,14 +274,6 @@ async function raceDeadline<T>(step: Promise<T>, giveUpAtMs: number): Promise<T>
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Aborted when the sender's connection closes (at once when it already has). */
-function closedSignal(request: FastifyRequest, reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  if (reply.raw.destroyed || request.raw.socket?.destroyed !== false) controller.abort();
-  else reply.raw.once('close', () => controller.abort());
-  return controller.signal;
 }
 
 /** Waits `ms`, or less when a signal aborts first. */

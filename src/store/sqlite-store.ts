@@ -185,6 +185,22 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return evicted;
   };
 
+  /**
+   * After the endpoint grew (a capture, a forward result): past its byte budget its oldest
+   * requests go (never its last one), then the disk budget's oldest anywhere. Returns endpoint
+   * -> last seq evicted, for the watchers to be told.
+   */
+  const keepBudgets = (id: string): Map<string, number> => {
+    let trimmedThrough = 0;
+    while ((held.get(id)?.bytes ?? 0) > options.maxStoredBytesPerEndpoint && (held.get(id)?.count ?? 0) > 1) {
+      trimmedThrough = dropOldest(id);
+      evictedRequests++;
+    }
+    const across = evictAcrossEndpoints();
+    if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
+    return across;
+  };
+
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
       const { response, id, ...rest } = endpoint;
@@ -335,17 +351,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         sql.insertRequest.run(id, seq, cost, message);
         sql.setLastSeq.run(seq, id);
         account(id, 1, cost);
-        let trimmedThrough = 0;
         while ((held.get(id)?.count ?? 0) > options.requestsPerEndpoint) dropOldest(id);
-        let evicted = 0;
-        while ((held.get(id)?.bytes ?? 0) > options.maxStoredBytesPerEndpoint && (held.get(id)?.count ?? 0) > 1) {
-          trimmedThrough = dropOldest(id);
-          evicted++;
-        }
-        evictedRequests += evicted;
-        const across = evictAcrossEndpoints();
-        if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
-        return { seq, message, response, choice, evictedThrough: across };
+        return { seq, message, response, choice, evictedThrough: keepBudgets(id) };
       });
       if (!appended) return undefined;
       // Announced in the order they happened: the request, then what left to make room.
@@ -395,14 +402,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         const growth = storedCost(row.message, message) - storedCost(row.message, row.forwarded ?? undefined);
         sql.setForwarded.run(message, row.cost + growth, id, seq);
         account(id, 0, growth);
-        let trimmedThrough = 0;
-        while ((held.get(id)?.bytes ?? 0) > options.maxStoredBytesPerEndpoint && (held.get(id)?.count ?? 0) > 1) {
-          trimmedThrough = dropOldest(id);
-          evictedRequests++;
-        }
-        const across = evictAcrossEndpoints();
-        if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
-        return across;
+        return keepBudgets(id);
       });
       if (!kept) return false;
       await bus.publish(id, { data: message });
