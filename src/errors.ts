@@ -7,6 +7,13 @@ import createError from '@fastify/error';
  */
 export const errors = {
   ENDPOINT_NOT_FOUND: createError('ENDPOINT_NOT_FOUND', 'No endpoint has this id: it never existed, or it expired', 404, undefined, false),
+  REQUEST_NOT_FOUND: createError<'REQUEST_NOT_FOUND', 404, [number]>(
+    'REQUEST_NOT_FOUND',
+    'Request #%s is not stored: it was deleted, cleared, or trimmed to make room for newer ones',
+    404,
+    undefined,
+    false,
+  ),
   INVALID_RESPONSE_CONFIG: createError<'INVALID_RESPONSE_CONFIG', 400, [string]>(
     'INVALID_RESPONSE_CONFIG',
     'Invalid response configuration: %s',
@@ -96,6 +103,7 @@ export type ErrorCode = keyof typeof errors;
  */
 export const REJECTION_REASONS = {
   ENDPOINT_NOT_FOUND: 'endpoint_not_found',
+  REQUEST_NOT_FOUND: 'request_not_found',
   INVALID_RESPONSE_CONFIG: 'invalid_response_config',
   BODY_TOO_LARGE: 'body_too_large',
   INVALID_REQUEST: 'invalid_request',

@@ -8,6 +8,7 @@ import { bodyBytes, formatBytes, localDateTimeParts, utc } from './format.js';
 export interface DetailActions extends BodyActions {
   copyCurl(request: CapturedRequest): void;
   copyJson(request: CapturedRequest): void;
+  deleteRequest(request: CapturedRequest): void;
 }
 
 /** A query longer than this is folded in the detail's title (it is listed in full below anyway). */
@@ -191,6 +192,7 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
       { class: 'actions' },
       h('button', { text: 'Copy as cURL', attrs: { type: 'button', 'aria-keyshortcuts': 'c' }, on: { click: () => actions.copyCurl(request) } }),
       h('button', { text: 'Copy JSON', attrs: { type: 'button' }, on: { click: () => actions.copyJson(request) } }),
+      h('button', { text: 'Delete', class: 'danger', attrs: { type: 'button', 'aria-label': `Delete request #${request.seq}` }, on: { click: () => actions.deleteRequest(request) } }),
     ),
   );
 

@@ -33,6 +33,11 @@ export class ForwardedResults {
     for (const held of this.bySeq.keys()) if (held <= seq) this.bySeq.delete(held);
   }
 
+  /** Request `seq` was deleted: its results go with it. */
+  dropOne(seq: number): void {
+    this.bySeq.delete(seq);
+  }
+
   clear(): void {
     this.bySeq.clear();
   }

@@ -21,6 +21,8 @@ export interface LogScreenSource {
   expired(): boolean;
   /** The reader asked to clear the log. */
   clear(): void;
+  /** The reader asked to delete one request. */
+  deleteRequest(seq: number): void;
   /** The rules senders' requests are matched against now. */
   rules(): readonly AnswerRule[];
   /** Replays through the endpoint's hookwatch forward. */
@@ -62,7 +64,7 @@ export class LogScreen {
     this.detail = new DetailPane(
       this.log,
       { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules(), open: (seq) => this.openAttempt(seq), replays: source.replays },
-      { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what) },
+      { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what), deleteRequest: (request) => source.deleteRequest(request.seq) },
     );
     source.replays.onResult = (seq) => this.view.list.refreshBadge(seq);
     narrowScreen.addEventListener('change', () => {
@@ -112,6 +114,12 @@ export class LogScreen {
 
   cleared(upTo: number): void {
     if (this.log.cleared(upTo)) this.closeDetail(false);
+    this.render();
+  }
+
+  /** A watcher deleted request `seq`: it leaves the list, and the detail when open (the newest takes its place). */
+  removed(seq: number): void {
+    if (this.log.removed(seq)) this.closeDetail(false);
     this.render();
   }
 

@@ -58,6 +58,7 @@ const screen = new LogScreen({
   canChange,
   expired: () => connectionState === 'expired',
   clear: () => void clearLog(),
+  deleteRequest: (seq) => void deleteRequest(seq),
   rules: () => responseForm.appliedRules,
 });
 const bar = new EndpointBar(
@@ -134,6 +135,8 @@ function onMessage(message: ServerMessage): void {
     case 'watchers':
       watchers = message.count;
       return;
+    case 'removed':
+      return screen.removed(message.seq);
     case 'cleared':
       screen.cleared(message.clearedSeq);
       countRequests();
@@ -287,6 +290,21 @@ async function deleteEndpoint(id: string): Promise<boolean> {
   }
   toast(`Not deleted: the server answered ${answer.status || 'nothing'}`);
   return false;
+}
+
+/** Deletes one request on the server, after asking: it goes for everyone watching (they get `removed`). */
+async function deleteRequest(seq: number): Promise<void> {
+  const current = endpoint;
+  if (!current) return;
+  if (!(await confirmAction(`Delete request #${seq}?`, 'It is deleted on the server, for everyone watching this endpoint, with what forwarders reported for it. It cannot be undone.', 'Delete request'))) return;
+  const answer = await api('DELETE', `/api/endpoints/${encodeURIComponent(current.id)}/requests/${seq}`, current.key, undefined);
+  const code = (answer.body as { error?: { code: string } } | undefined)?.error?.code;
+  // Not stored any more (trimmed, or deleted from another tab): off this list all the same.
+  if (answer.status === 204 || code === 'REQUEST_NOT_FOUND') {
+    screen.removed(seq);
+    countRequests();
+    toast(`Deleted request #${seq}`);
+  } else toast(`Not deleted: the server answered ${answer.status || 'nothing'}`);
 }
 
 async function clearLog(): Promise<void> {

@@ -41,6 +41,8 @@ export class RequestLog {
   private backlogLeft = 0;
   /** After a resume or a poll that lost requests: the seq held before, to count the loss on the next arrival. */
   private lostAfter: number | undefined;
+  /** Seqs deleted by a watcher (`removed`) after the last clear: received, but not dropped. */
+  private readonly removedSeqs = new Set<number>();
   /** What the reader's filter lets through: following means following the newest of these. */
   private shows: (request: CapturedRequest) => boolean = () => true;
   /** What forwarders got, by seq; kept for the pinned request too. */
@@ -70,7 +72,7 @@ export class RequestLog {
 
   /** Received, but no longer held: pushed out by newer ones, evicted, or dropped while away. */
   get dropped(): number {
-    return this.received - this.held.length;
+    return this.received - this.held.length - this.removedSeqs.size;
   }
 
   get clearedSeq(): number {
@@ -110,6 +112,7 @@ export class RequestLog {
   reset(): void {
     this.held = [];
     this.forwarded.clear();
+    this.removedSeqs.clear();
     this.highestSeq = this.clearedThrough = 0;
     this.selected = this.pinnedRequest = this.lostAfter = undefined;
     this.follow = true;
@@ -153,10 +156,29 @@ export class RequestLog {
   cleared(upTo: number): boolean {
     this.clearedThrough = Math.max(this.clearedThrough, upTo);
     this.forwarded.dropThrough(this.clearedThrough);
+    for (const seq of this.removedSeqs) if (seq <= this.clearedThrough) this.removedSeqs.delete(seq);
     this.held = this.held.filter((request) => request.seq > this.clearedThrough);
     if (this.pinnedRequest && this.pinnedRequest.seq <= this.clearedThrough) this.pinnedRequest = undefined;
     if (this.selected === undefined || this.selected > this.clearedThrough) return false;
     this.selected = undefined;
+    this.follow = true;
+    this.unseenCount = 0;
+    return true;
+  }
+
+  /** A watcher deleted request `seq` (`removed`), for everyone: it never comes back. True when it was the selected one. */
+  removed(seq: number): boolean {
+    if (seq <= this.clearedThrough) return false;
+    const at = this.held.findIndex((request) => request.seq === seq);
+    // Counted apart from the dropped only when held (one pushed out before was counted as dropped then).
+    if (at !== -1) {
+      this.held.splice(at, 1);
+      this.removedSeqs.add(seq);
+    }
+    this.forwarded.dropOne(seq);
+    if (this.pinnedRequest?.seq === seq) this.pinnedRequest = undefined;
+    if (this.selected !== seq) return false;
+    this.selected = this.newestShown?.seq;
     this.follow = true;
     this.unseenCount = 0;
     return true;

@@ -53,6 +53,8 @@ export interface EndpointService {
   setResponse(id: string, input: unknown): Promise<Outcome<ResponseConfig>>;
   /** Deletes the stored requests; the new clearedSeq. */
   clear(id: string): Promise<Outcome<number>>;
+  /** Deletes stored request `seq`: REQUEST_NOT_FOUND when it is not stored, ENDPOINT_NOT_FOUND when the endpoint is gone. */
+  deleteRequest(id: string, seq: number): Promise<Outcome<undefined>>;
   /** Deletes the endpoint: its watchers everywhere are told and closed. `user`: who asked, for the log. */
   remove(id: string, user?: string): Promise<Outcome<void>>;
   /**
@@ -159,6 +161,12 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
     async clear(id) {
       const clearedSeq = await store.clearRequests(id);
       return clearedSeq === undefined ? notFound() : done(clearedSeq);
+    },
+
+    async deleteRequest(id, seq) {
+      const removed = await store.deleteRequest(id, seq);
+      if (removed === undefined) return notFound();
+      return removed ? done(undefined) : refused(errors.REQUEST_NOT_FOUND(seq));
     },
 
     async remove(id, user) {

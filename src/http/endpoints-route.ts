@@ -57,6 +57,7 @@ const waitMsSchema = decimalParam(6, MAX_WAIT_MS);
 /** Aborts when the client's connection closes before its answer is sent (the answer's own 'close', not the socket's, which outlives it when kept alive). */
 
 const afterSeqSchema = decimalParam(16, MAX_AFTER_SEQ);
+const seqSchema = decimalParam(16, MAX_AFTER_SEQ).pipe(z.number().min(1));
 
 /**
  * The endpoints API beside the socket (docs/protocol.md), for kept endpoints and for clients
@@ -169,6 +170,14 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
   app.delete('/api/endpoints/:id/requests', async (request: FastifyRequest) => {
     const endpoint = await owned(request);
     return { clearedSeq: valueOf(await service.clear(endpoint.id)) };
+  });
+
+  app.delete('/api/endpoints/:id/requests/:seq', async (request: FastifyRequest, reply: FastifyReply) => {
+    const endpoint = await owned(request);
+    const seq = seqSchema.safeParse((request.params as { seq: string }).seq);
+    if (!seq.success) throw errors.INVALID_REQUEST(`seq must be a whole number from 1 to ${MAX_AFTER_SEQ}`);
+    valueOf(await service.deleteRequest(endpoint.id, seq.data));
+    return reply.code(204).send();
   });
 
   app.delete('/api/endpoints/:id', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -552,6 +552,23 @@ const endpointsPaths: Record<string, PathItem> = {
       responses: { '401': unauthorized, '200': json('Cleared.', ref('Cleared')), '404': notFound, '503': storeDown() },
     },
   },
+  '/api/endpoints/{id}/requests/{seq}': {
+    parameters: [endpointId, { name: 'seq', in: 'path', required: true, description: 'The stored request\'s seq.', schema: { type: 'integer', minimum: 1 } }],
+    delete: {
+      operationId: 'deleteRequest',
+      summary: 'Delete one captured request',
+      description: 'Deletes the stored request with its forward result; every watcher gets `removed`. Its seq is never given again.',
+      tags: ['endpoints'],
+      security: WATCH_KEY,
+      responses: {
+        '401': unauthorized,
+        '204': { description: 'Deleted.' },
+        '400': errorAnswer('A seq that is not a whole number of at least 1', ['INVALID_REQUEST']),
+        '404': errorAnswer('No such endpoint (as for every call), or that request is not stored', ['ENDPOINT_NOT_FOUND', 'REQUEST_NOT_FOUND']),
+        '503': storeDown(),
+      },
+    },
+  },
   '/api/endpoints/{id}/response': {
     parameters: [endpointId],
     put: {

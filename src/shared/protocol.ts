@@ -258,6 +258,12 @@ export interface ClearedMessage {
   clearedSeq: number;
 }
 
+/** Request `seq` was deleted by its endpoint's owner (`DELETE /api/endpoints/<id>/requests/<seq>`): drop it. */
+export interface RemovedMessage {
+  type: 'removed';
+  seq: number;
+}
+
 /** A kept endpoint's lifetime was extended (`POST /api/endpoints/<id>/extend`): it now expires at `expiresAt`. */
 export interface ExtendedMessage {
   type: 'extended';
@@ -327,6 +333,7 @@ export type ServerMessage =
   | RequestMessage
   | ResponseChangedMessage
   | ClearedMessage
+  | RemovedMessage
   | ExtendedMessage
   | ExpiredMessage
   | EvictedMessage

@@ -32,6 +32,10 @@ export const DELETED_MESSAGE = json<ExpiredMessage>({ type: 'expired', reason: '
 export const CLEARED_MESSAGE_HEAD = '{"type":"cleared","clearedSeq":';
 export const clearedMessage = (clearedSeq: number): string => `${CLEARED_MESSAGE_HEAD}${clearedSeq}}`;
 
+/** The `removed` message up to its number, for the Redis scripts; elsewhere `removedMessage`. */
+export const REMOVED_MESSAGE_HEAD = '{"type":"removed","seq":';
+export const removedMessage = (seq: number): string => `${REMOVED_MESSAGE_HEAD}${seq}}`;
+
 export const responseChangedMessage = (response: ResponseConfig): string => json<ResponseChangedMessage>({ type: 'response', response });
 
 export const extendedMessage = (expiresAt: string): string => json<ExtendedMessage>({ type: 'extended', expiresAt });

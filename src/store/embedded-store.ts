@@ -40,6 +40,7 @@ export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store
     setForwarded: async (id, seq, message) => (await holding(id)).setForwarded(id, seq, message),
     setAnswer: async (id, seq, answerJson) => (await holding(id)).setAnswer(id, seq, answerJson),
     setResponder: async (id, token, untilMs, action) => (await holding(id)).setResponder(id, token, untilMs, action),
+    deleteRequest: async (id, seq) => (await holding(id)).deleteRequest(id, seq),
     clearRequests: async (id) => (await holding(id)).clearRequests(id),
     async stats() {
       const [a, b] = await Promise.all([live.stats(), kept.stats()]);

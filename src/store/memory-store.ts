@@ -1,6 +1,6 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
 import type { ResponseConfig } from '../shared/response-config.js';
@@ -317,6 +317,18 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // A grown request counts against both budgets like a new one.
       trimEndpoint(held.entry);
       if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
+      return true;
+    },
+
+    async deleteRequest(id, seq) {
+      const entry = alive(id);
+      if (!entry) return undefined;
+      const at = entry.requests.findIndex((held) => held.seq === seq);
+      if (at === -1) return false;
+      const [held] = entry.requests.splice(at, 1) as [Held];
+      entry.bytes -= costOf(held);
+      unlink(held);
+      await options.bus.publish(id, { data: removedMessage(seq) });
       return true;
     },
 

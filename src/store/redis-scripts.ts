@@ -18,8 +18,9 @@
  *               end of its claim; grace: how long a live one outlives its last holder;
  *               ic:<instance>: the instance's last captures here, for recognising one sent
  *               again after a lost reply ("no:seq:choice,…"), in:<instance> the newest of them
- *   P rq:<id>   list: the stored `request` messages, oldest first: the seqs up to the hash's
- *               seq, without holes, so each one's seq follows from its place
+ *   P rq:<id>   list: the stored `request` messages, oldest first
+ *   P sq:<id>   list: their seqs, in the same places: each entry carries its number, so a seq
+ *               lost (Redis lost a write) or deleted is a gap that costs nothing
  *   P pr:<id>   sorted set: the instances holding a live endpoint (their heartbeats say for how long)
  *   P wc:<id>   hash: instance -> sockets watching on it
  *   P fw:<id>   hash: seq -> the request's latest forward result
@@ -51,7 +52,7 @@
 import { MAX_RESPONDER_CLAIMS } from './responder-claims.js';
 import { MAX_RULES } from '../shared/answer-rules.js';
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
-import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE } from '../shared/server-messages.js';
+import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE, REMOVED_MESSAGE_HEAD } from '../shared/server-messages.js';
 
 /** A Lua string literal of `text` (JSON's escapes are Lua's too). */
 const lua = (text: string): string => JSON.stringify(text);
@@ -78,7 +79,7 @@ local function settings()
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
-  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id, P .. 'fw:' .. id}) do
+  for _, key in ipairs({epKey(id), P .. 'rq:' .. id, P .. 'sq:' .. id, P .. 'pr:' .. id, P .. 'wc:' .. id, P .. 'fw:' .. id}) do
     redis.call('PEXPIREAT', key, at)
   end
 end
@@ -101,16 +102,18 @@ local function alive(id)
   backstop(id, moved)
   return moved
 end
--- The seq of the endpoint's oldest stored request; nil when the endpoint's hash is gone.
-local function headSeq(id, last)
-  last = last or redis.call('HGET', epKey(id), 'seq')
-  if not last then return nil end
-  return tonumber(last) - redis.call('LLEN', P .. 'rq:' .. id) + 1
+-- The seq of the endpoint's oldest stored request; nil when it holds none.
+local function headSeq(id)
+  return tonumber(redis.call('LINDEX', P .. 'sq:' .. id, 0))
 end
--- Removes the endpoint's oldest stored request, whose seq is 'seq', with its forward result;
--- returns the bytes they cost (store.ts, storedCost).
-local function dropOldest(id, seq, overhead)
-  local cost = #redis.call('LPOP', P .. 'rq:' .. id) + overhead
+-- Where stored request 'seq' is in the endpoint's lists (from 0); nil when it is not stored.
+local function placeOf(id, seq)
+  return redis.call('LPOS', P .. 'sq:' .. id, seq)
+end
+-- Takes a stored request's forward result and its place in the eviction order away, and
+-- counts what it cost (message bytes 'length', store.ts, storedCost) off the budgets.
+local function forgetRequest(id, seq, length, overhead)
+  local cost = length + overhead
   local fw = P .. 'fw:' .. id
   local forwarded = redis.call('HGET', fw, seq)
   if forwarded then
@@ -122,21 +125,22 @@ local function dropOldest(id, seq, overhead)
   redis.call('ZREM', P .. 'aged', id .. ' ' .. seq)
   return cost
 end
+-- Removes the endpoint's oldest stored request with its forward result; returns the bytes they
+-- cost and its seq.
+local function dropOldest(id, overhead)
+  local seq = tonumber(redis.call('LPOP', P .. 'sq:' .. id))
+  return forgetRequest(id, seq, #redis.call('LPOP', P .. 'rq:' .. id), overhead), seq
+end
 -- Removes every stored request of the endpoint, freeing before it writes.
 local function dropAll(id)
-  local last = redis.call('HGET', epKey(id), 'seq')
-  local head = headSeq(id, last)
   local bytes = tonumber(redis.call('HGET', P .. 'sizes', id) or '0')
-  redis.call('DEL', P .. 'rq:' .. id, P .. 'fw:' .. id)
-  if head then
-    last = tonumber(last)
-    local members = {}
-    for seq = head, last do
-      table.insert(members, id .. ' ' .. seq)
-      if #members == 1000 then redis.call('ZREM', P .. 'aged', unpack(members)) members = {} end
-    end
-    if #members > 0 then redis.call('ZREM', P .. 'aged', unpack(members)) end
+  local members = {}
+  for _, seq in ipairs(redis.call('LRANGE', P .. 'sq:' .. id, 0, -1)) do
+    table.insert(members, id .. ' ' .. seq)
+    if #members == 1000 then redis.call('ZREM', P .. 'aged', unpack(members)) members = {} end
   end
+  if #members > 0 then redis.call('ZREM', P .. 'aged', unpack(members)) end
+  redis.call('DEL', P .. 'rq:' .. id, P .. 'sq:' .. id, P .. 'fw:' .. id)
   redis.call('HDEL', P .. 'sizes', id)
   redis.call('DECRBY', P .. 'total', bytes)
 end
@@ -175,7 +179,7 @@ local function evictOldest(limit, force, cfg, total)
     local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
     -- Only an owner's head can go (an entry of an endpoint whose keys expired unswept is skipped).
     if headSeq(owner) == ownerSeq then
-      total = total - dropOldest(owner, ownerSeq, overhead)
+      total = total - dropOldest(owner, overhead)
       evictedBy[owner] = ownerSeq
       evicted = evicted + 1
     end
@@ -187,11 +191,11 @@ end
 -- Keeps an endpoint's byte budget after it grew (a capture, a forward result): its oldest
 -- requests go, never its last one (seq 'last'), at most ${EVICT_BATCH} a call and its watchers told;
 -- then the partition's budget. store.ts says the same for the memory and SQLite stores.
-local function trimEndpoint(id, last, count, bytes, total, cfg)
+local function trimEndpoint(id, count, bytes, total, cfg)
   local evicted, throughSeq = 0, 0
   while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
-    throughSeq = last - count + 1
-    local freed = dropOldest(id, throughSeq, cfg.overhead)
+    local freed
+    freed, throughSeq = dropOldest(id, cfg.overhead)
     count, bytes, total, evicted = count - 1, bytes - freed, total - freed, evicted + 1
   end
   if evicted > 0 then
@@ -386,13 +390,9 @@ redis.call('SET', P .. 'agecounter', age)
 local jump = tonumber(redis.call('GET', P .. 'rbjump') or '0')
 local floor = math.max(tonumber(ARGV[11]), tonumber(current[5]) + jump - tonumber(current[7] or jump))
 if jump ~= tonumber(current[7] or '-1') then redis.call('HSET', ep, 'rbj', jump) end
-if floor > tonumber(current[5]) then
-  -- Redis lost writes: what it still holds was numbered in the lost sequence's past; the
-  -- watchers are told it is gone, and numbering goes on past what was handed out.
-  dropAll(id)
-  redis.call('HSET', ep, 'seq', floor)
-  announceEvicted(id, floor)
-end
+-- Redis lost writes: numbering goes on past what was handed out. What it still holds keeps
+-- its seqs (each entry carries its own), and the seqs lost are a gap.
+if floor > tonumber(current[5]) then redis.call('HSET', ep, 'seq', floor) end
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
 -- Remembered, the newest last, so a resend of this capture is recognised.
 recent = recent .. (recent == '' and '' or ',') .. captureNo .. ':' .. seq .. ':' .. choice
@@ -409,21 +409,24 @@ end
 local cfg = settings()
 local overhead = cfg.overhead
 local cost = #message + overhead
-local count = redis.call('RPUSH', rq, message)
--- A new list gets the backstop expiry its endpoint's other keys got.
-if count == 1 then redis.call('PEXPIREAT', rq, math.floor(deadline + BACKSTOP_MS)) end
+redis.call('RPUSH', rq, message)
+local count = redis.call('RPUSH', P .. 'sq:' .. id, seq)
+-- New lists get the backstop expiry their endpoint's other keys got.
+if count == 1 then
+  redis.call('PEXPIREAT', rq, math.floor(deadline + BACKSTOP_MS))
+  redis.call('PEXPIREAT', P .. 'sq:' .. id, math.floor(deadline + BACKSTOP_MS))
+end
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, cost)
 local total = redis.call('INCRBY', P .. 'total', cost)
 redis.call('ZADD', P .. 'aged', age, id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
 publish(id, 'R ' .. seq .. ' ' .. ARGV[5] .. ' ' .. age .. '\\n' .. message)
 
--- The endpoint's oldest stored request has seq (seq - count + 1).
 while count > cfg.count do
-  local freed = dropOldest(id, seq - count + 1, overhead)
+  local freed = dropOldest(id, overhead)
   count, bytes, total = count - 1, bytes - freed, total - freed
 end
-trimEndpoint(id, seq, count, bytes, total, cfg)
+trimEndpoint(id, count, bytes, total, cfg)
 return {seq, choice, responder, age}
 `);
 
@@ -444,11 +447,10 @@ return evictOldest(tonumber(ARGV[3]), ARGV[4] == '1')
 export const SET_ANSWER = script(`
 local id, seq = ARGV[3], tonumber(ARGV[4])
 if not alive(id) then return 0 end
-local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
-local head = headSeq(id, last)
-if not head or seq < head or seq > last then return 0 end
+local place = placeOf(id, seq)
+if not place then return 0 end
 local rq = P .. 'rq:' .. id
-local message = redis.call('LINDEX', rq, seq - head)
+local message = redis.call('LINDEX', rq, place)
 local at = nil
 local from = 1
 while true do
@@ -458,7 +460,7 @@ while true do
 end
 if not at then return 0 end
 local replaced = string.sub(message, 1, at - 1) .. ',"answer":' .. ARGV[5] .. '}}'
-redis.call('LSET', rq, seq - head, replaced)
+redis.call('LSET', rq, place, replaced)
 local growth = #replaced - #message
 redis.call('HINCRBY', P .. 'sizes', id, growth)
 redis.call('INCRBY', P .. 'total', growth)
@@ -510,16 +512,21 @@ export const READ_LOG = freeing(`
 local id, after = ARGV[3], tonumber(ARGV[4])
 if not alive(id) then return nil end
 local counters = redis.call('HMGET', epKey(id), 'seq', 'cleared')
-local last = tonumber(counters[1])
-local result = {last, tonumber(counters[2])}
-local head = headSeq(id, last) or last + 1
-local from = math.max(head, after + 1)
-if from <= last then
+local result = {tonumber(counters[1]), tonumber(counters[2])}
+local seqs = redis.call('LRANGE', P .. 'sq:' .. id, 0, -1)
+-- The first stored request after 'after' (seqs grow along the list, with gaps).
+local from = #seqs + 1
+for i = #seqs, 1, -1 do
+  if tonumber(seqs[i]) <= after then break end
+  from = i
+end
+if from <= #seqs then
   local fw = P .. 'fw:' .. id
-  for i, message in ipairs(redis.call('LRANGE', P .. 'rq:' .. id, from - head, -1)) do
-    table.insert(result, from + i - 1)
+  for i, message in ipairs(redis.call('LRANGE', P .. 'rq:' .. id, from - 1, -1)) do
+    local seq = seqs[from + i - 1]
+    table.insert(result, tonumber(seq))
     table.insert(result, message)
-    table.insert(result, redis.call('HGET', fw, from + i - 1))
+    table.insert(result, redis.call('HGET', fw, seq))
   end
 end
 return result
@@ -534,9 +541,7 @@ export const FORWARDED = script(`
 local id, seq = ARGV[3], tonumber(ARGV[4])
 local deadline = alive(id)
 if not deadline then return 0 end
-local last = tonumber(redis.call('HGET', epKey(id), 'seq'))
-local head = headSeq(id, last)
-if not head or seq < head or seq > last then return 0 end
+if not placeOf(id, seq) then return 0 end
 local fw = P .. 'fw:' .. id
 -- Counted with its request (store.ts, storedCost): the growth against both budgets.
 local growth = #ARGV[5] - #(redis.call('HGET', fw, seq) or '')
@@ -546,7 +551,28 @@ publish(id, 'E\\n' .. ARGV[5])
 local cfg = settings()
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, growth)
 local total = redis.call('INCRBY', P .. 'total', growth)
-trimEndpoint(id, last, redis.call('LLEN', P .. 'rq:' .. id), bytes, total, cfg)
+trimEndpoint(id, redis.call('LLEN', P .. 'sq:' .. id), bytes, total, cfg)
+return 1
+`);
+
+/**
+ * ARGV: id, seq -> 1 when stored request seq was deleted with its forward result (announced
+ * `removed`), 0 when it is not stored, nil when there is no endpoint.
+ */
+export const DELETE_REQUEST = freeing(`
+local id, seq = ARGV[3], tonumber(ARGV[4])
+if not alive(id) then return nil end
+local place = placeOf(id, seq)
+if not place then return 0 end
+local rq, sq = P .. 'rq:' .. id, P .. 'sq:' .. id
+local length = #redis.call('LINDEX', rq, place)
+-- A list loses an element from its middle by value: the message's place is marked first with
+-- what no message is (the empty string), and that mark is what goes.
+redis.call('LSET', rq, place, '')
+redis.call('LREM', rq, 1, '')
+redis.call('LREM', sq, 1, seq)
+forgetRequest(id, seq, length, settings().overhead)
+publish(id, 'E\\n' .. ${lua(REMOVED_MESSAGE_HEAD)} .. seq .. '}')
 return 1
 `);
 

@@ -423,6 +423,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return (await onEndpoint('SET_RESPONDER', id, token, Math.max(0, untilMs - localNow()), action, RESPONDER_MESSAGE_HEAD, responderMessage(null))) === 1;
     },
 
+    async deleteRequest(id, seq) {
+      const removed = await onEndpoint('DELETE_REQUEST', id, seq);
+      return removed === null ? undefined : removed === 1;
+    },
+
     async clearRequests(id) {
       const cleared = await onEndpoint('CLEAR', id);
       return cleared === null ? undefined : Number(cleared);

@@ -2,7 +2,7 @@ import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 import { chooseAnswer } from '../shared/answer-rules.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
 import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
 import {
@@ -410,6 +410,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return true;
     },
 
+    async deleteRequest(id, seq) {
+      const removed = freeing(() => {
+        if (!aliveRow(id)) return undefined;
+        const row = sql.requestCostOf.get(id, seq) as { cost: number } | undefined;
+        if (!row) return false;
+        sql.deleteRequestOf.run(id, seq);
+        account(id, -1, -row.cost);
+        return true;
+      });
+      if (removed) await bus.publish(id, { data: removedMessage(seq) });
+      return removed;
+    },
+
     async clearRequests(id) {
       const cleared = freeing(() => {
         const row = aliveRow(id);
@@ -451,6 +464,8 @@ function prepareStatements(db: SqliteDatabase) {
     setCleared: db.prepare('UPDATE endpoints SET cleared_seq = ? WHERE id = ?'),
     insertRequest: db.prepare('INSERT INTO requests (endpoint_id, seq, cost, message) VALUES (?, ?, ?, ?)'),
     deleteRequest: db.prepare('DELETE FROM requests WHERE id = ?'),
+    deleteRequestOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ? AND seq = ?'),
+    requestCostOf: db.prepare('SELECT cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
     deleteRequestsOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ?'),
     oldestOf: db.prepare('SELECT id, seq, cost FROM requests WHERE endpoint_id = ? ORDER BY seq LIMIT 1'),
     oldest: db.prepare('SELECT id, endpoint_id, seq, cost FROM requests ORDER BY id LIMIT 1'),

@@ -154,6 +154,12 @@ export interface Store {
    * seq counters. A read never changes what is stored, whatever `afterSeq` says.
    */
   readLog(id: string, afterSeq: number): Promise<RequestLog | undefined>;
+  /**
+   * Deletes stored request `seq` with its forward result and announces it (`removed`) in the
+   * same step: true; false when that request is not stored; undefined when there is no
+   * endpoint. Its seq is never given again (seqs only grow), and the log's counters do not move.
+   */
+  deleteRequest(id: string, seq: number): Promise<boolean | undefined>;
   /** Deletes every stored request and announces it (`cleared`) in the same step; returns the new `clearedSeq` (the last seq given). */
   clearRequests(id: string): Promise<number | undefined>;
   /** Bytes of stored requests (as counted against the budget) and requests evicted so far, for metrics. */

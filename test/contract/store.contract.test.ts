@@ -199,6 +199,41 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend) => {
     expect(await store.clearRequests('missing')).toBeUndefined();
   });
 
+  it('deletes one stored request with its forward result and bytes, announced; its seq is never given again, and the rest keep theirs', async () => {
+    const { store, events, create, watch } = make({ requestsPerEndpoint: 3 });
+    await create('a');
+    await watch('a');
+    for (let i = 1; i <= 3; i++) await append(store, 'a', `{"i":${i}}`, 0);
+    const bytes = (await store.stats()).storedBytes;
+    const report = JSON.stringify({ type: 'forwarded', seq: 2, status: 201 });
+    expect(await store.setForwarded('a', 2, report)).toBe(true);
+    expect(await store.deleteRequest('a', 2)).toBe(true);
+    expect(await store.deleteRequest('a', 2)).toBe(false);
+    expect(await store.deleteRequest('a', 9)).toBe(false);
+    expect(await store.deleteRequest('missing', 1)).toBeUndefined();
+    expect((await store.stats()).storedBytes).toBe(bytes - (bytes / 3));
+    const log = await store.readLog('a', 0);
+    expect(log?.requests.map((r) => [r.seq, record(r.message)?.i])).toEqual([[1, 1], [3, 3]]);
+    expect([log?.lastSeq, log?.clearedSeq]).toEqual([3, 0]);
+    expect((await store.readLog('a', 1))?.requests.map((r) => r.seq)).toEqual([3]);
+    // Stored ones after the gap are still found by their seq.
+    expect(await store.setAnswer('a', 3, '{"status":202,"delayMs":0,"by":"forwarder"}')).toBe(true);
+    expect(await store.setForwarded('a', 2, report)).toBe(false);
+    // The count keeps the newest requests held: the oldest goes once a fourth is stored.
+    expect(await append(store, 'a', '{"i":4}', 0)).toBe(4);
+    expect(await append(store, 'a', '{"i":5}', 0)).toBe(5);
+    expect((await store.readLog('a', 0))?.requests.map((r) => r.seq)).toEqual([3, 4, 5]);
+    expect(await store.deleteRequest('a', 5)).toBe(true);
+    expect(await append(store, 'a', '{"i":6}', 0)).toBe(6);
+    await expect.poll(() => events().filter(([, event]) => (event as { type: string }).type === 'removed').length).toBe(2);
+    expect(events().filter(([, event]) => (event as { type: string }).type === 'removed')).toEqual([
+      ['a', { type: 'removed', seq: 2 }],
+      ['a', { type: 'removed', seq: 5 }],
+    ]);
+    await store.clearRequests('a');
+    expect((await store.stats()).storedBytes).toBe(0);
+  });
+
   it('sets the response configuration', async () => {
     const { store, create } = make();
     await create('a');
