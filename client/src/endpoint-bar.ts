@@ -47,6 +47,12 @@ export class EndpointBar {
   private readonly extendButton = byId<HTMLButtonElement>('extend');
   private readonly warning = byId('expiry-warning');
   private readonly keptOptionsBox = byId('kept-options');
+  private readonly keptToggle = byId<HTMLButtonElement>('kept-toggle');
+  /**
+   * Whether the kept options are unfolded where they are a panel (below 1100 px, app.css; on a
+   * wider screen they sit in the header's row and always show while Kept is chosen).
+   */
+  private keptOpen = false;
   /** The endpoint whose last hour was announced, so it is said once. */
   private warnedFor: string | undefined;
 
@@ -59,10 +65,24 @@ export class EndpointBar {
       input.checked = input.value === saved;
       input.addEventListener('change', () => {
         saveKind(this.chosenKind());
+        // Choosing Kept is asking for its options; a page that opens with Kept chosen keeps them folded.
+        this.keptOpen = this.chosenKind() === 'kept';
         this.showKeptOptions();
       });
     }
     this.showKeptOptions();
+    this.keptToggle.addEventListener('click', () => {
+      this.keptOpen = !this.keptOpen;
+      this.showKeptOptions();
+    });
+    byId('kept-done').addEventListener('click', () => this.foldKeptOptions());
+    this.keptOptionsBox.addEventListener('keydown', (event) => {
+      // Escape folds the panel; the row on a wide screen has nothing to fold (its toggle is not shown).
+      if (event.key !== 'Escape' || !this.keptToggle.checkVisibility()) return;
+      // Not also the page's Escape (main.ts: back to the list).
+      event.stopPropagation();
+      this.foldKeptOptions();
+    });
     // The lifetime last chosen, when the page still offers it; else the server's default, 2 h.
     const span = savedKeptSpan();
     this.keptTtl.value = String(KEPT_SPANS.includes(span) ? span : KEPT_SPANS[0]);
@@ -89,7 +109,17 @@ export class EndpointBar {
 
   /** The next kept URL's options show only while Kept is the kind chosen: they mean nothing for a live one. */
   private showKeptOptions(): void {
-    this.keptOptionsBox.hidden = this.chosenKind() !== 'kept';
+    const kept = this.chosenKind() === 'kept';
+    this.keptOptionsBox.hidden = this.keptToggle.hidden = !kept;
+    this.keptOptionsBox.classList.toggle('folded', !this.keptOpen);
+    this.keptToggle.setAttribute('aria-expanded', String(kept && this.keptOpen));
+  }
+
+  /** Done or Escape: the panel folds, and focus goes back to what opens it. */
+  private foldKeptOptions(): void {
+    this.keptOpen = false;
+    this.showKeptOptions();
+    this.keptToggle.focus();
   }
 
   /** The kind New URL makes. */
@@ -127,6 +157,9 @@ export class EndpointBar {
     }
     this.nameField.setAttribute('aria-invalid', 'true');
     this.nameField.setAttribute('aria-describedby', this.nameError.id);
+    // A folded panel opens to show the field the server refused.
+    this.keptOpen = true;
+    this.showKeptOptions();
     this.nameField.focus();
   }
 

@@ -7,25 +7,36 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
 import { haveChromium } from './browser.js';
-import { checkAxe, openPage, openRow, rows, serverAndBrowser, VIEWS, viewContext } from './page-helpers.js';
+import { checkAxe, openPage, openRow, rows, serverAndBrowser, type View, VIEWS, viewContext } from './page-helpers.js';
 
 const headerHeight = (page: Page) => page.evaluate(() => (document.querySelector('header.top') as HTMLElement).getBoundingClientRect().height);
+
+/** The URL's box: whole (never clipped), and on one line on a desktop. */
+async function checkUrl(page: Page, desktop: boolean): Promise<void> {
+  const box = await page.locator('#receiver-url').evaluate((element) => ({ height: element.getBoundingClientRect().height, clipped: element.scrollWidth > element.clientWidth }));
+  expect(box.clipped).toBe(false);
+  if (desktop) expect(box.height).toBeLessThan(40);
+}
+
+/** The views of every test, and a small laptop's 1024×768: the narrowest desktop layout. */
+const HEADER_VIEWS: View[] = [...VIEWS, ...(['light', 'dark'] as const).map((colorScheme) => ({ width: 1024, height: 768, colorScheme, name: `1024 px, ${colorScheme}` }))];
 
 describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
   const rig = serverAndBrowser();
 
-  for (const view of VIEWS) {
+  for (const view of HEADER_VIEWS) {
     const desktop = view.width >= 880;
-    it(`${view.name}: the header takes at most ${desktop ? 'a fifth' : 'a third'} of the height, the URL ${desktop ? 'on one line' : 'whole'}, kept options only for Kept; paths read whole`, async () => {
+    const budget = view.height / (desktop ? 5 : 3);
+    it(`${view.name}: the header takes at most ${desktop ? 'a fifth' : 'a third'} of the height with Live or Kept chosen, the URL ${desktop ? 'on one line' : 'whole'}, kept options only for Kept; paths read whole`, async () => {
       const context = await viewContext(rig.browser, view);
       const { page, url } = await openPage(context, rig.server.baseUrl);
-      expect(await headerHeight(page)).toBeLessThanOrEqual(view.height / (desktop ? 5 : 3));
-      const box = await page.locator('#receiver-url').evaluate((element) => ({ height: element.getBoundingClientRect().height, clipped: element.scrollWidth > element.clientWidth }));
-      expect(box.clipped).toBe(false);
-      if (desktop) expect(box.height).toBeLessThan(40);
+      expect(await headerHeight(page)).toBeLessThanOrEqual(budget);
+      await checkUrl(page, desktop);
       expect(await page.isVisible('#kept-options')).toBe(false);
       await page.getByRole('radio', { name: /^Kept for/ }).check();
       expect(await page.isVisible('#kept-options')).toBe(true);
+      expect(await headerHeight(page)).toBeLessThanOrEqual(budget);
+      await checkUrl(page, desktop);
       await checkAxe(page);
       await page.getByRole('radio', { name: /^Live/ }).check();
       expect(await page.isVisible('#kept-options')).toBe(false);
@@ -35,6 +46,45 @@ describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
       const paths = await rows(page).locator('.path').evaluateAll((spans) => spans.map((span) => ({ text: span.textContent, cut: span.scrollWidth > span.clientWidth })));
       expect(paths).toEqual([3, 2, 1].map((i) => ({ text: `/github/push?delivery=${i}`, cut: false })));
       await checkAxe(page);
+      await context.close();
+    });
+  }
+
+  for (const view of HEADER_VIEWS.filter((each) => each.width < 1100)) {
+    it(`${view.name}: the kept options open under the header when Kept is chosen, and fold and open again from the keyboard`, async () => {
+      const context = await viewContext(rig.browser, view);
+      const { page } = await openPage(context, rig.server.baseUrl);
+      const panel = page.locator('#kept-options');
+      const toggle = page.getByRole('button', { name: 'Kept URL options' });
+      const focused = () => page.evaluate(() => document.activeElement?.id);
+      expect(await toggle.isVisible()).toBe(false);
+      await page.getByRole('radio', { name: /^Kept for/ }).check();
+      expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+      // The panel covers neither the header nor New URL.
+      const header = await page.locator('header.top').boundingBox();
+      const box = await panel.boundingBox();
+      expect(box && header && box.y >= header.y + header.height).toBe(true);
+
+      await page.getByLabel('Lifetime').focus();
+      await page.keyboard.press('Escape');
+      expect(await panel.isVisible()).toBe(false);
+      expect(await focused()).toBe('kept-toggle');
+      expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+      await checkAxe(page);
+
+      await page.keyboard.press('Enter');
+      expect(await panel.isVisible()).toBe(true);
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('kept-ttl');
+      await page.keyboard.press('ArrowDown');
+      expect(await page.textContent('#kept-name')).toBe('Kept for 1 day');
+      for (const id of ['kept-name-field', 'keep-secrets', 'kept-done']) {
+        await page.keyboard.press('Tab');
+        expect(await focused()).toBe(id);
+      }
+      await page.keyboard.press('Enter');
+      expect(await panel.isVisible()).toBe(false);
+      expect(await focused()).toBe('kept-toggle');
       await context.close();
     });
   }
