@@ -15,15 +15,16 @@
  *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), rv (resp's
  *               version, counted up by each change), kind, seq, cleared; rc<i>: answers rule i
  *               gave since the configuration was set; rsp, rspu: the responder's token and the
- *               end of its claim; grace: how long a live one outlives its last holder;
- *               ic:<instance>: the instance's last captures here, for recognising one sent
- *               again after a lost reply ("no:seq:choice,…"), in:<instance> the newest of them
+ *               end of its claim; grace: how long a live one outlives its last holder
  *   P rq:<id>   list: the stored `request` messages, oldest first
  *   P sq:<id>   list: their seqs, in the same places: each entry carries its number, so a seq
  *               lost (Redis lost a write) or deleted is a gap that costs nothing
  *   P pr:<id>   sorted set: the instances holding a live endpoint (their heartbeats say for how long)
  *   P wc:<id>   hash: instance -> sockets watching on it
  *   P fw:<id>   hash: seq -> the request's latest forward result
+ *   P ik:<instance>  sorted set: the instance's latest captures in the partition, by capture
+ *               number (its idempotency key): "<no>:<seq>:<choice>" for one stored, "<no>:late"
+ *               for one whose sender was told it failed (SETTLE); the newest REMEMBERED_CAPTURES
  *   P hb        sorted set: instance -> end of its heartbeat (one renewal per instance, not per endpoint)
  *   P index     sorted set: endpoint id -> deadline (ms); alive while the deadline is ahead, or,
  *               for a live endpoint, while a holder's heartbeat is (the deadline then follows it)
@@ -54,13 +55,19 @@ import { MAX_RULES } from '../shared/answer-rules.js';
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE, REMOVED_MESSAGE_HEAD } from '../shared/server-messages.js';
 
+/** The error a script stops with when its partition has no settings (CONFIGURE). */
+export const NO_SETTINGS = 'NOCONFIG the partition has no settings';
+
 /** A Lua string literal of `text` (JSON's escapes are Lua's too). */
 const lua = (text: string): string => JSON.stringify(text);
 
 /** Requests one call evicts at most for the store-wide budget: a lowered budget is reached over several calls, never in one long block. */
 export const EVICT_BATCH = 100;
-/** Captures per instance and endpoint remembered for recognising a capture sent twice. */
-const REMEMBERED_CAPTURES = 16;
+/**
+ * Captures per instance and partition remembered by their idempotency key: more than one
+ * instance ever has in flight at once, so a capture sent again after a cut is always recognised.
+ */
+export const REMEMBERED_CAPTURES = 4096;
 
 const PRELUDE = `
 local P = ARGV[1]
@@ -72,10 +79,13 @@ end
 local BACKSTOP_MS = 3600000
 local function epKey(id) return P .. 'ep:' .. id end
 local function publish(id, payload) redis.call('SPUBLISH', P .. 'ch:' .. id, payload) end
--- The partition's budgets (CONFIGURE), read in one call.
+-- The partition's budgets (CONFIGURE), read in one call. None (Redis restarted empty, or the
+-- keys were lost): the script stops with NOCONFIG, before it has written anything, and the
+-- instance writes them again and runs it once more (redis-store.ts): never built-in defaults.
 local function settings()
   local c = redis.call('HMGET', P .. 'cfg', 'count', 'perEp', 'total', 'overhead')
-  return {count = tonumber(c[1] or 50), perEp = tonumber(c[2] or 33554432), total = tonumber(c[3] or 268435456), overhead = tonumber(c[4] or 160)}
+  if not c[1] then error({err = ${lua(NO_SETTINGS)}}) end
+  return {count = tonumber(c[1]), perEp = tonumber(c[2]), total = tonumber(c[3]), overhead = tonumber(c[4])}
 end
 local function backstop(id, deadline)
   local at = math.floor(deadline + BACKSTOP_MS)
@@ -160,6 +170,12 @@ local function lostWrites(known)
   redis.call('INCRBY', P .. 'rbjump', known - ages)
   redis.call('SET', P .. 'agecounter', known)
   return known
+end
+-- Keeps a capture's outcome under its idempotency key (APPEND, SETTLE): the newest ${REMEMBERED_CAPTURES}.
+local function remember(ik, captureNo, outcome)
+  redis.call('ZADD', ik, captureNo, outcome)
+  redis.call('ZREMRANGEBYRANK', ik, 0, -${REMEMBERED_CAPTURES + 1})
+  redis.call('PEXPIRE', ik, BACKSTOP_MS)
 end
 local function announceEvicted(id, throughSeq)
   publish(id, 'E\\n' .. ${lua(EVICTED_MESSAGE_HEAD)} .. throughSeq .. '}')
@@ -345,10 +361,11 @@ return 1
  *      nil when there is no endpoint of that kind;
  *      [resp, rv] (nothing stored) when the draft was built for another response version than
  *      the current one (rv '' accepts any), for the caller to build it again;
- *      'late' (nothing stored) when Redis runs it after validUntil (Redis's time): its caller
- *      has answered the sender 503 by then, so storing it would make a record that lies.
- * A capture this instance sent before (the same captureNo: ioredis sent it again after a
- * reply was lost) is not stored twice: its first seq and choice are returned.
+ *      'late' (nothing stored) when Redis runs it after validUntil (Redis's time), or after its
+ *      caller settled it as failed (SETTLE): its sender has been answered 503 by then, so
+ *      storing it would make a record that lies.
+ * A capture this instance sent before (the same captureNo, its idempotency key: the instance
+ * tried again after a cut) is not stored twice: its first seq and choice are returned.
  * floorSeq: the highest seq the instance knows was given on this endpoint; knownAge: the
  * highest age it has seen in the partition (its captures' replies, the requests its watchers
  * got). Either above what Redis holds means Redis lost writes: the seq moves past what was
@@ -358,18 +375,19 @@ export const APPEND = script(`
 local id, kind, instance, captureNo = ARGV[3], ARGV[6], ARGV[8], ARGV[9]
 local deadline = alive(id)
 if not deadline then return nil end
+local cfg = settings()
 local ep, rq = epKey(id), P .. 'rq:' .. id
-local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'ic:' .. instance, 'rbj', 'in:' .. instance)
+local current = redis.call('HMGET', ep, 'kind', 'rv', 'rsp', 'rspu', 'seq', 'rbj')
 if current[1] ~= kind then return nil end
 local rv = current[2] or '0'
 local responder = (current[3] and tonumber(current[4]) > NOW) and 1 or 0
-local recent = current[6] or ''
--- Sent before (checked before 'late': the first try may have run in time)? This instance
--- numbers its captures upwards, so only a number up to its newest one here can be.
-if tonumber(captureNo) <= tonumber(current[8] or '0') then
-  for no, seq, choice in string.gmatch(recent, '(%d+):(%d+):(%d+)') do
-    if no == captureNo then return {tonumber(seq), tonumber(choice), responder, -1} end
-  end
+-- Sent before (checked before 'late': the first try may have run in time)? Its first outcome.
+local ik = P .. 'ik:' .. instance
+local before = redis.call('ZRANGE', ik, captureNo, captureNo, 'BYSCORE')[1]
+if before then
+  local seq, choice = string.match(before, '^%d+:(%d+):(%d+)$')
+  if not seq then return 'late' end
+  return {tonumber(seq), tonumber(choice), responder, -1}
 end
 if NOW > tonumber(ARGV[10]) then return 'late' end
 if ARGV[7] ~= '' and ARGV[7] ~= rv then return {redis.call('HGET', ep, 'resp'), rv} end
@@ -388,17 +406,13 @@ local age = lostWrites(tonumber(ARGV[12])) + 1
 redis.call('SET', P .. 'agecounter', age)
 -- What the partition lost since this endpoint last caught up, on top of what this instance saw.
 local jump = tonumber(redis.call('GET', P .. 'rbjump') or '0')
-local floor = math.max(tonumber(ARGV[11]), tonumber(current[5]) + jump - tonumber(current[7] or jump))
-if jump ~= tonumber(current[7] or '-1') then redis.call('HSET', ep, 'rbj', jump) end
+local floor = math.max(tonumber(ARGV[11]), tonumber(current[5]) + jump - tonumber(current[6] or jump))
+if jump ~= tonumber(current[6] or '-1') then redis.call('HSET', ep, 'rbj', jump) end
 -- Redis lost writes: numbering goes on past what was handed out. What it still holds keeps
 -- its seqs (each entry carries its own), and the seqs lost are a gap.
 if floor > tonumber(current[5]) then redis.call('HSET', ep, 'seq', floor) end
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
--- Remembered, the newest last, so a resend of this capture is recognised.
-recent = recent .. (recent == '' and '' or ',') .. captureNo .. ':' .. seq .. ':' .. choice
--- About the last ${REMEMBERED_CAPTURES} (an entry is some 20 characters): the oldest goes first.
-if #recent > ${REMEMBERED_CAPTURES * 20} then recent = string.sub(recent, string.find(recent, ',', 1, true) + 1) end
-redis.call('HSET', ep, 'ic:' .. instance, recent, 'in:' .. instance, captureNo)
+remember(ik, captureNo, captureNo .. ':' .. seq .. ':' .. choice)
 local draft = ARGV[4]
 local message
 if #draft > 2 then
@@ -406,7 +420,6 @@ if #draft > 2 then
 else
   message = ${lua(REQUEST_MESSAGE_HEAD)} .. seq .. ',"answer":' .. answer .. '}}'
 end
-local cfg = settings()
 local overhead = cfg.overhead
 local cost = #message + overhead
 redis.call('RPUSH', rq, message)
@@ -428,6 +441,22 @@ while count > cfg.count do
 end
 trimEndpoint(id, count, bytes, total, cfg)
 return {seq, choice, responder, age}
+`);
+
+/**
+ * ARGV: instance, captureNo -> the seq the capture was stored under, or 0. Its sender was told
+ * it failed (503): a copy of it still on its way is refused from now on ('late'), and when it
+ * was stored already its caller marks the record (redis-store.ts), which then says what the
+ * sender got.
+ */
+export const SETTLE = freeing(`
+local ik, captureNo = P .. 'ik:' .. ARGV[3], ARGV[4]
+local before = redis.call('ZRANGE', ik, captureNo, captureNo, 'BYSCORE')[1]
+if not before then
+  remember(ik, captureNo, captureNo .. ':late')
+  return 0
+end
+return tonumber(string.match(before, '^%d+:(%d+):') or '0')
 `);
 
 /** ARGV: knownAge -> the partition's age counter, moved past what Redis lost when knownAge is ahead of it (run after a reconnect). */
@@ -542,13 +571,13 @@ local id, seq = ARGV[3], tonumber(ARGV[4])
 local deadline = alive(id)
 if not deadline then return 0 end
 if not placeOf(id, seq) then return 0 end
+local cfg = settings()
 local fw = P .. 'fw:' .. id
 -- Counted with its request (store.ts, storedCost): the growth against both budgets.
 local growth = #ARGV[5] - #(redis.call('HGET', fw, seq) or '')
 redis.call('HSET', fw, seq, ARGV[5])
 backstop(id, deadline)
 publish(id, 'E\\n' .. ARGV[5])
-local cfg = settings()
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, growth)
 local total = redis.call('INCRBY', P .. 'total', growth)
 trimEndpoint(id, redis.call('LLEN', P .. 'sq:' .. id), bytes, total, cfg)
@@ -564,6 +593,7 @@ local id, seq = ARGV[3], tonumber(ARGV[4])
 if not alive(id) then return nil end
 local place = placeOf(id, seq)
 if not place then return 0 end
+local overhead = settings().overhead
 local rq, sq = P .. 'rq:' .. id, P .. 'sq:' .. id
 local length = #redis.call('LINDEX', rq, place)
 -- A list loses an element from its middle by value: the message's place is marked first with
@@ -571,7 +601,7 @@ local length = #redis.call('LINDEX', rq, place)
 redis.call('LSET', rq, place, '')
 redis.call('LREM', rq, 1, '')
 redis.call('LREM', sq, 1, seq)
-forgetRequest(id, seq, length, settings().overhead)
+forgetRequest(id, seq, length, overhead)
 publish(id, 'E\\n' .. ${lua(REMOVED_MESSAGE_HEAD)} .. seq .. '}')
 return 1
 `);

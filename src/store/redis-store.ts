@@ -40,6 +40,14 @@ const KNOWN_BYTES = 8 * 1024 * 1024;
 const REPLICA_QUIET_MS = 5_000;
 /** How often the instance measures how far Redis's clock is from its own (for APPEND's deadline), and counts the primary's replicas. */
 const CLOCK_CHECK_MS = 5_000;
+/** Captures whose senders were told 503 while their outcome was unknown, waiting to be settled (SETTLE); the oldest go past it. */
+const MAX_UNSETTLED = 10_000;
+/** How long an unsettled capture is tried, once a second: past it Redis is gone for long, and its backstop expiry took the key. */
+const SETTLE_FOR_MS = 10 * 60_000;
+/** The share of Redis's memory stored requests must hold for a capture refused for memory to evict the oldest of them. */
+const REQUESTS_FILL_SHARE = 0.5;
+/** What a record says of its sender's answer when the sender was told 503 because Redis did not answer in time. */
+const UNAVAILABLE_ANSWER = '{"status":503,"delayMs":0,"by":"error"}';
 
 type Command = (...args: Array<string | number>) => Promise<unknown>;
 type ScriptName = keyof typeof scripts;
@@ -68,12 +76,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const localNow = options.now ?? Date.now;
   /** Redis's clock judges deadlines (scripts read TIME); a test's clock, when one is given. */
   const scriptNow = () => (options.now ? options.now() : '');
+  /**
+   * Fails when the connection closes: what was in flight on it gets no answer (one Redis or
+   * Sentinel: redis-clients.ts turns ioredis's blind resend off; a Cluster's node connections
+   * resend, which APPEND's idempotency key makes safe).
+   */
+  let connectionLost = lostSignal();
+  if (!(redis as Cluster).isCluster) {
+    redis.on('close', () => {
+      const lost = connectionLost;
+      connectionLost = lostSignal();
+      lost.fail(new Error('the connection to Redis closed before it answered'));
+    });
+  }
   /** This process, for recognising its own captures sent twice. */
   const instance = nanoid(10);
   let captures = 0;
   // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.
   for (const [name, lua] of Object.entries(scripts)) {
-    if (typeof lua === 'string') redis.defineCommand(`hookwatch${name}`, { lua });
+    if (typeof lua === 'string' && lua.startsWith('#!lua')) redis.defineCommand(`hookwatch${name}`, { lua });
   }
 
   /**
@@ -82,19 +103,30 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * answers the caller 503, and APPEND's own deadline keeps such a capture from being stored
    * when the script runs late.
    */
-  const run = async (name: ScriptName | 'READ_LOGBuffer', partition: string, id: string | undefined, ...args: Array<string | number>): Promise<unknown> => {
+  const runOnce = async (name: ScriptName | 'READ_LOGBuffer', partition: string, id: string | undefined, ...args: Array<string | number>): Promise<unknown> => {
     const method = (redis as unknown as Record<string, Command>)[`hookwatch${name}`] as Command;
     const keys = id === undefined ? [`${partition}index`] : [`${partition}index`, `${partition}ep:${id}`];
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+      timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
     });
     try {
-      return await Promise.race([method.call(redis, keys.length, ...keys, partition, scriptNow(), ...args), timedOut]);
+      return await Promise.race([method.call(redis, keys.length, ...keys, partition, scriptNow(), ...args), timedOut, connectionLost.promise]);
     } catch (error) {
       throw new StoreUnavailableError(error);
     } finally {
       clearTimeout(timer);
+    }
+  };
+  /** Runs a script; when its partition had no settings (Redis restarted empty), writes them again and runs it once more. */
+  const run = async (name: ScriptName | 'READ_LOGBuffer', partition: string, id: string | undefined, ...args: Array<string | number>): Promise<unknown> => {
+    try {
+      return await runOnce(name, partition, id, ...args);
+    } catch (error) {
+      if (!String((error as Error).cause ?? '').includes(scripts.NO_SETTINGS)) throw error;
+      configured = undefined;
+      await configure();
+      return runOnce(name, partition, id, ...args);
     }
   };
   const onEndpoint = (name: ScriptName | 'READ_LOGBuffer', id: string, ...args: Array<string | number>) => run(name, partitionOf(id), id, id, ...args);
@@ -102,7 +134,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const bounded = async <T>(command: Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+      timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
     });
     try {
       return await Promise.race([command, timedOut]);
@@ -257,18 +289,82 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   /** What this instance knows of the endpoint, asking Redis only when it knows nothing. */
   const lookUp = async (id: string): Promise<Known | undefined> => known.get(id) ?? (await fetchEndpoint(id))?.seen;
 
-  /** Runs APPEND; when Redis is out of memory, frees a batch of the oldest requests and tries once more. */
-  const append = async (args: Array<string | number>, id: string) => {
-    try {
-      return await onEndpoint('APPEND', id, ...args);
-    } catch (error) {
-      if (!/OOM/.test(String((error as Error).cause ?? error))) throw error;
-      await run('EVICT', partitionOf(id), undefined, scripts.EVICT_BATCH, 1);
-      return onEndpoint('APPEND', id, ...args);
+  /**
+   * Runs APPEND. When Redis is out of memory, frees a batch of the oldest requests and tries
+   * once more. When the connection failed under it, tries again (the same capture number: a
+   * capture that did run is recognised, never stored twice) while `retryUntil` allows; a
+   * command that timed out is not tried again (Redis may be stalled, not gone).
+   */
+  const append = async (args: Array<string | number>, id: string, retryUntil: number): Promise<unknown> => {
+    for (;;) {
+      try {
+        return await onEndpoint('APPEND', id, ...args);
+      } catch (error) {
+        const cause = String((error as Error).cause ?? error);
+        if (/OOM/.test(cause)) {
+          // Room is made only when stored requests are what fills Redis: evicting them for memory
+          // something else holds would empty the log and still not make room.
+          if (!(await requestsFillRedis())) throw error;
+          await run('EVICT', partitionOf(id), undefined, scripts.EVICT_BATCH, 1);
+          return onEndpoint('APPEND', id, ...args);
+        }
+        if (cause.includes(NO_ANSWER) || localNow() >= retryUntil) throw error;
+        await ready(retryUntil - localNow());
+      }
+    }
+  };
+  /** Whether stored requests hold at least half of the memory Redis uses (every primary's, on a Cluster). */
+  const requestsFillRedis = async (): Promise<boolean> => {
+    const primaries = (redis as Cluster).isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
+    const used = (await bounded(Promise.all(primaries.map((node) => node.info('memory'))))).reduce((sum, info) => sum + Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0), 0);
+    const { storedBytes } = await store.stats();
+    return storedBytes >= used * REQUESTS_FILL_SHARE;
+  };
+  /** Resolves when the connection is ready again, or after `withinMs`. */
+  const ready = (withinMs: number) =>
+    new Promise<void>((resolve) => {
+      if (redis.status === 'ready') return void setTimeout(resolve, 10);
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, withinMs));
+      redis.once('ready', done);
+    });
+
+  /**
+   * Captures whose senders were told 503 with their outcome unknown (the connection failed, or
+   * Redis answered too late): each is settled once Redis answers (SETTLE). One that did run has
+   * its record's answer made what its sender got; one that did not is refused if it still comes.
+   */
+  const unsettled = new Map<number, { id: string; untilMs: number }>();
+  const settle = async () => {
+    for (const [captureNo, { id, untilMs }] of unsettled) {
+      if (localNow() > untilMs) {
+        unsettled.delete(captureNo);
+        continue;
+      }
+      try {
+        const seq = Number(await run('SETTLE', partitionOf(id), undefined, instance, captureNo));
+        if (seq > 0) await onEndpoint('SET_ANSWER', id, seq, UNAVAILABLE_ANSWER, answeredMessage(seq, UNAVAILABLE_ANSWER));
+        unsettled.delete(captureNo);
+      } catch {
+        return;
+      }
+    }
+  };
+  const settling = setInterval(() => void (unsettled.size > 0 && settle()), 1000);
+  settling.unref();
+  const unknownOutcome = (id: string, captureNo: number) => {
+    unsettled.set(captureNo, { id, untilMs: localNow() + SETTLE_FOR_MS });
+    for (const [oldest] of unsettled) {
+      if (unsettled.size <= MAX_UNSETTLED) break;
+      unsettled.delete(oldest);
     }
   };
 
-  return {
+  const store: RedisStore = {
     noteAge,
 
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
@@ -371,18 +467,27 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // has one, which its earlier calls (rate limits, the endpoint check) have used part of.
       const leftMs = Math.min(commandTimeoutMs, giveUpAtMs === undefined ? commandTimeoutMs : Math.max(0, giveUpAtMs - localNow()));
       const validUntil = Math.floor(localNow() + clockOffsetMs + leftMs * 0.75);
+      // Tried again after a failed connection only while the answer can still reach the sender in time.
+      const retryUntil = localNow() + leftMs * 0.75;
       const attempt = ({ response, redact, lastSeq }: Known, version: string) => {
         const draft = recordFor(response, redact);
         const choices = draft.choices.flatMap((choice, at) => [choice.rule, choice.times, draft.answers[at] as string]);
-        return append([draft.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, knownAges.get(partitionOf(id)) ?? 0, ...choices], id) as Promise<AppendReply>;
+        return append([draft.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, knownAges.get(partitionOf(id)) ?? 0, ...choices], id, retryUntil) as Promise<AppendReply>;
       };
-      let reply = await attempt(seen, seen.version);
-      if (Array.isArray(reply) && typeof reply[0] === 'string') {
-        // The configuration changed since this instance saw it: build the draft again for the
-        // current one. This try takes whatever is current, so a stream of changes cannot keep
-        // a capture waiting.
-        seen = remember(id, kind, seen.redact, reply[0], reply[1] as string, seen.lastSeq);
-        reply = await attempt(seen, '');
+      let reply: AppendReply;
+      try {
+        reply = await attempt(seen, seen.version);
+        if (Array.isArray(reply) && typeof reply[0] === 'string') {
+          // The configuration changed since this instance saw it: build the draft again for the
+          // current one. This try takes whatever is current, so a stream of changes cannot keep
+          // a capture waiting.
+          seen = remember(id, kind, seen.redact, reply[0], reply[1] as string, seen.lastSeq);
+          reply = await attempt(seen, '');
+        }
+      } catch (error) {
+        // Its sender is told 503: settled once Redis answers, so the record never says otherwise.
+        unknownOutcome(id, captureNo);
+        throw error;
       }
       if (reply === 'late') throw new StoreUnavailableError(new Error('Redis ran the capture after its caller gave up: not stored'));
       if (reply === null || typeof reply[0] === 'string') {
@@ -438,7 +543,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return { storedBytes: all.reduce((sum, [bytes]) => sum + Number(bytes), 0), evictedRequests: all.reduce((sum, [, evicted]) => sum + Number(evicted), 0), unreplicatedCaptures };
     },
   };
+  return store;
 }
+
+/** A promise that fails when told (no one need wait on it: its failure is never unhandled). */
+function lostSignal(): { promise: Promise<never>; fail: (error: Error) => void } {
+  let fail: (error: Error) => void = () => undefined;
+  const promise = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  promise.catch(() => undefined);
+  return { promise, fail };
+}
+
+/** What a command bounded by REDIS_COMMAND_TIMEOUT_MS fails with when Redis has not answered. */
+const NO_ANSWER = 'no answer from Redis';
 
 type AppendReply = [number, number, number, number] | [string, string] | 'late' | null;
 

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
+import * as scripts from '../../src/store/redis-scripts.js';
+import { recordOf, type Draft } from '../../src/store/store.js';
+import { startFaultyProxy } from '../helpers/faulty-proxy.js';
+import { send } from '../helpers/http.js';
+import { LiveClient } from '../helpers/live-client.js';
+import { connectRedis, testPrefix } from '../helpers/redis.js';
+import { startOnRedis, startPrivateRedis, type PrivateRedis } from '../helpers/redis-instance.js';
+
+/**
+ * The request log on Redis (issue 32, "What breaks"), each defect on private redis-servers:
+ * what each sender was told is counted against what the store holds.
+ */
+describe('the request log on Redis (issue 32)', () => {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+  async function redisServer(extraArgs: string[] = []): Promise<PrivateRedis> {
+    const redis = await startPrivateRedis(extraArgs);
+    cleanups.push(() => redis.stop());
+    return redis;
+  }
+  async function instance(redisUrl: string, prefix: string, overrides: Parameters<typeof startOnRedis>[0] = {}) {
+    const started = await startOnRedis({ redisUrl, redisPrefix: prefix, ...overrides });
+    cleanups.push(started.close);
+    return started;
+  }
+  async function watcher(wsUrl: string) {
+    const { client, welcome } = await LiveClient.create(wsUrl);
+    cleanups.push(() => client.close());
+    return { client, welcome };
+  }
+  const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+  const draftOf = (json: string): Draft => ({ json, choices: ONLY_DEFAULT, answers: ['{"status":200,"delayMs":0,"by":"default"}'] });
+
+  it('1: a cut connection with 60 captures in flight stores each exactly once, under the seq its caller was given', async () => {
+    const redis = await redisServer();
+    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(() => proxy.close());
+    const prefix = testPrefix();
+    const s = await instance(proxy.url, prefix, { requestsPerEndpoint: 1000 });
+    const { welcome } = await watcher(s.wsUrl);
+    const { id } = welcome.endpoint;
+    expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
+    const appendSha = sha1(scripts.APPEND);
+    const dropped = proxy.dropReplyTo((command) => command[0] === 'EVALSHA' && command[1] === appendSha);
+    // All in one tick: one pipelined write, which Redis runs whole before the first reply is lost.
+    const results = await Promise.allSettled(Array.from({ length: 60 }, (_, n) => s.store.appendRequest(id, 'live', () => draftOf(`{"n":${n}}`), Date.now(), Date.now() + 5000)));
+    await dropped;
+    const log = await s.store.readLog(id, 1);
+    const stored = (log?.requests ?? []).map((request) => [request.seq, (JSON.parse(recordOf(request.message).toString()) as { n: number }).n]);
+    const numbers = stored.map(([, n]) => n);
+    expect(new Set(numbers).size).toBe(numbers.length);
+    // Every caller given a seq finds its own capture under it; a caller told it failed finds none.
+    const given = results.flatMap((result, n) => (result.status === 'fulfilled' ? [[result.value?.seq, n]] : []));
+    expect(stored.filter(([, n]) => given.some(([, g]) => g === n))).toEqual(given.sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0)));
+    expect(results.flatMap((result) => (result.status === "rejected" ? [String((result.reason as Error).cause ?? result.reason)] : [])).slice(0, 3)).toEqual([]);
+    expect(given.length).toBe(60);
+  });
+
+  it('6: the limits come back after Redis restarts empty: REQUESTS_PER_ENDPOINT 5 stays 5', async () => {
+    const redis = await redisServer();
+    const prefix = testPrefix();
+    const s = await instance(redis.url, prefix, { requestsPerEndpoint: 5 });
+    const first = await watcher(s.wsUrl);
+    await send(first.welcome.endpoint.url, { method: 'POST', body: 'before' });
+    // Empty on restart: no snapshot was saved.
+    await redis.restart();
+    const after = await watcher(s.wsUrl).catch(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return watcher(s.wsUrl);
+    });
+    for (let i = 0; i < 8; i++) expect((await send(after.welcome.endpoint.url, { method: 'POST', body: `n${i}` })).status).toBe(200);
+    const answer = await send(`${s.baseUrl}/api/endpoints/${after.welcome.endpoint.id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${after.welcome.endpoint.key}` } });
+    expect((JSON.parse(answer.text) as { requests: unknown[] }).requests).toHaveLength(5);
+  });
+
+  it('7: out of memory held by something else, a capture evicts no stored request', async () => {
+    const redis = await redisServer(['--maxmemory', '16mb', '--maxmemory-policy', 'noeviction']);
+    const prefix = testPrefix();
+    const s = await instance(redis.url, prefix, { requestsPerEndpoint: 1000 });
+    const { welcome } = await watcher(s.wsUrl);
+    for (let i = 0; i < 30; i++) expect((await send(welcome.endpoint.url, { method: 'POST', body: `r${i}${'x'.repeat(1000)}` })).status).toBe(200);
+    // Something else takes the rest of Redis's memory.
+    const admin = connectRedis(redis.url);
+    cleanups.push(() => admin.quit());
+    // Filled to the brim: large values until Redis refuses one, then smaller ones.
+    let filled = 0;
+    for (const size of [256 * 1024, 16 * 1024, 1024, 64]) {
+      for (let refusal = ''; refusal === ''; filled++) refusal = await admin.set(`other:${filled}`, 'y'.repeat(size)).then(() => '', (error: Error) => error.message);
+    }
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await send(welcome.endpoint.url, { method: 'POST', body: 'one more' })).status);
+    expect(statuses.at(-1)).toBe(503);
+    // Nothing stored was evicted for memory it does not hold.
+    const answer = await send(`${s.baseUrl}/api/endpoints/${welcome.endpoint.id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${welcome.endpoint.key}` } });
+    expect((JSON.parse(answer.text) as { requests: unknown[] }).requests).toHaveLength(30 + statuses.filter((status) => status === 200).length);
+  });
+});
