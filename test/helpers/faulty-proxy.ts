@@ -45,6 +45,8 @@ export interface FaultyProxy {
   resume(): void;
   /** Open client connections. */
   connections(): number;
+  /** Chunks held back by the pause, over every connection, in both directions. */
+  held(): number;
   counts(): ProxyCounts;
   /** Destroys every connection and stops listening. */
   close(): Promise<void>;
@@ -180,6 +182,11 @@ class ProxiedConnection {
     if (this.state === 'closed' || this.state === 'dropping') return;
     if (this.proxy.paused) this.held.push({ direction, chunk });
     else this.process(direction, chunk);
+  }
+
+  /** Chunks the pause holds back now. */
+  get heldChunks(): number {
+    return this.held.length;
   }
 
   /** Processes what the pause held back, in the order it arrived. */
@@ -377,6 +384,7 @@ export async function startFaultyProxy(target: RedisAddress): Promise<FaultyProx
       for (const connection of live) connection.release();
     },
     connections: () => [...live].filter((connection) => connection.state !== 'closed').length,
+    held: () => [...live].reduce((sum, connection) => sum + connection.heldChunks, 0),
     counts: () => ({ ...state.counts }),
     async close() {
       armed?.reject(new Error('the proxy closed'));

@@ -61,6 +61,31 @@ describe('the request log on Redis (issue 32)', () => {
     expect(given.length).toBe(60);
   });
 
+  it('2: a capture whose reply comes after its caller gave up is settled: the record says the 503 its sender got, announced', async () => {
+    const redis = await redisServer();
+    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(() => proxy.close());
+    const prefix = testPrefix();
+    const s = await instance(proxy.url, prefix, { redisCommandTimeoutMs: 1000 });
+    const direct = await instance(redis.url, prefix);
+    const { client, welcome } = await watcher(direct.wsUrl);
+    const { id } = welcome.endpoint;
+    expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":1}'), Date.now()))?.seq).toBe(1);
+    // Held at the proxy, then let through to Redis alone: Redis runs it at once, and its reply is held.
+    proxy.pause();
+    const late = s.store.appendRequest(id, 'live', () => draftOf('{"n":2}'), Date.now(), Date.now() + 1000);
+    await expect.poll(() => proxy.held(), { timeout: 2000 }).toBeGreaterThan(0);
+    proxy.resume();
+    proxy.pause();
+    await expect(late).rejects.toThrow(/store unavailable/);
+    proxy.resume();
+    // Stored (Redis ran it in time), and its record now says what its sender got.
+    const answered = await client.next('answered', 5000);
+    expect(answered).toEqual({ type: 'answered', seq: 2, answer: { status: 503, delayMs: 0, by: 'error' } });
+    const stored = (await direct.store.readLog(id, 1))?.requests.map((request) => JSON.parse(recordOf(request.message).toString()) as { seq: number; answer: unknown });
+    expect(stored?.map((record) => [record.seq, record.answer])).toEqual([[2, { status: 503, delayMs: 0, by: 'error' }]]);
+  });
+
   it('6: the limits come back after Redis restarts empty: REQUESTS_PER_ENDPOINT 5 stays 5', async () => {
     const redis = await redisServer();
     const prefix = testPrefix();
