@@ -74,6 +74,8 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
     partitions,
     commandTimeoutMs: config.redisCommandTimeoutMs,
     replicaWaitMs: config.redisSentinels === undefined ? 0 : config.redisReplicaWaitMs,
+    onReplicationUnguarded: (found) =>
+      log.warn({ minReplicasToWrite: found }, 'the Redis primary acknowledges writes no replica has (min-replicas-to-write is not at least 1): a failover can lose captures its senders were told were stored; see docs/deploy.md, Sentinel'),
     onSettingsChanged: (before, now) => log.warn({ before, now }, 'this instance\'s storage limits differ from those in Redis, set by another instance: this instance\'s now apply to every instance'),
   });
   // The requests watchers get tell the store how far each partition has counted (lost writes).

@@ -46,4 +46,11 @@ export interface Bus {
    * The memory bus never loses its connection.
    */
   onReconnect(handler: () => void): void;
+  /**
+   * A local app's answer published (`answerFor`) for request `seq`'s sender in the last
+   * moments, for a sender's instance that subscribed after it went by. Only a bus that may
+   * deliver a subscription late (Redis: the sender's instance subscribes once the store says a
+   * responder holds the endpoint) keeps them; undefined otherwise.
+   */
+  recentAnswer?(endpointId: string, seq: number): Promise<Buffer | undefined>;
 }

@@ -66,11 +66,19 @@ export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
  * to know it has taken effect, then `onReconnect` runs so the hub refills what was published
  * while the connection was down.
  */
+/**
+ * How long a local app's answer stays readable after it was published (`recentAnswer`): a
+ * sender's instance subscribes within a command's round trip of its capture being stored, so a
+ * few seconds cover it, and bound what answers cost Redis (RESPOND_MAX_BYTES per instance relaying).
+ */
+const RECENT_ANSWER_MS = 5_000;
+
 export function createRedisBus(options: RedisBusOptions): Bus {
   const { publisher, subscriber } = options;
   const partitions = partitionPrefixes(options.prefix, options.partitions ?? 1);
   const channel = (endpointId: string) => `${partitions.of(endpointId)}ch:${endpointId}`;
   const endpointOf = (name: string) => name.slice(name.indexOf('}ch:') + 4);
+  const answerKey = (endpointId: string, seq: number) => `${partitions.of(endpointId)}la:${endpointId}:${seq}`;
   let handler: BusHandler | undefined;
   let onReconnect: (() => void) | undefined;
   const subscribed = new Set<string>();
@@ -110,7 +118,17 @@ export function createRedisBus(options: RedisBusOptions): Bus {
     },
 
     async publish(endpointId, message) {
-      await publisher.spublish(channel(endpointId), encodeBusMessage(message));
+      if (message.answerFor === undefined) {
+        await publisher.spublish(channel(endpointId), encodeBusMessage(message));
+        return;
+      }
+      // Kept a moment too, in the channel's slot: its sender's instance may subscribe just after.
+      const failed = (await publisher.multi().set(answerKey(endpointId, message.answerFor), message.data, 'PX', RECENT_ANSWER_MS).spublish(channel(endpointId), encodeBusMessage(message)).exec())?.find(([error]) => error);
+      if (failed) throw failed[0] as Error;
+    },
+
+    async recentAnswer(endpointId, seq) {
+      return (await publisher.getBuffer(answerKey(endpointId, seq))) ?? undefined;
     },
 
     async subscribe(endpointId) {

@@ -303,6 +303,9 @@ export function createHub(options: HubOptions): Hub {
       try {
         // A bus that cannot subscribe (or an endpoint gone) leaves the configured answer.
         if (!(await channel.ready.then(() => true, () => false))) return undefined;
+        // Answered before this instance had subscribed (the responder can be that quick): kept for a moment by the bus.
+        const recent = await bus.recentAnswer?.(endpointId, seq).catch(() => undefined);
+        if (recent !== undefined) give(recent);
         return await given;
       } finally {
         signal.removeEventListener('abort', onAbort);

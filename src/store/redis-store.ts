@@ -26,6 +26,11 @@ export interface RedisStoreOptions extends StoreLimits {
    * `unreplicatedCaptures` counts it.
    */
   replicaWaitMs?: number;
+  /**
+   * With a replica wait: told at start when the primary accepts writes no replica has
+   * (`min-replicas-to-write` 0, or unreadable): a failover can then lose acknowledged captures.
+   */
+  onReplicationUnguarded?: (minReplicasToWrite: string) => void;
   /** Tests only: a clock to judge deadlines by, instead of Redis's own. */
   now?: () => number;
 }
@@ -215,12 +220,18 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     overhead: String(STORED_REQUEST_OVERHEAD_BYTES),
   };
   let configured: Promise<void> | undefined;
+  let guardChecked = false;
   const configure = () => {
     configured ??= (async () => {
       const before = await onEveryPartition('CONFIGURE', ...Object.entries(settings).flat());
       const previous = Object.fromEntries(chunk((before[0] as string[] | undefined) ?? [], 2) as Array<[string, string]>);
       if (Object.keys(previous).length > 0 && Object.entries(settings).some(([name, value]) => previous[name] !== value)) options.onSettingsChanged?.(previous, settings);
       await measureRedis().catch(() => undefined);
+      if (replicaWaitMs > 0 && !guardChecked) {
+        guardChecked = true;
+        const found = await (redis as Redis).config('GET', 'min-replicas-to-write').then((pair) => String((pair as string[])[1] ?? 'unknown'), () => 'unreadable');
+        if (!(Number(found) >= 1)) options.onReplicationUnguarded?.(found);
+      }
     })().catch((error: unknown) => {
       configured = undefined;
       throw error;

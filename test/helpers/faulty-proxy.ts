@@ -34,6 +34,12 @@ export interface FaultyProxy {
    * as unhandled.
    */
   dropReplyTo(match: (command: string[]) => boolean): Promise<void>;
+  /**
+   * Arms a one-shot pause: the reply to the next command for which `match(args)` is true is
+   * forwarded, and then the proxy pauses (as `pause()`), before anything after it passes, on
+   * any connection. Resolves once it has paused. Replaces an armed dropReplyTo, and the reverse.
+   */
+  pauseAfterReplyTo(match: (command: string[]) => boolean): Promise<void>;
   /** Destroys every proxied connection (both sides) now. New connections are still accepted. */
   killAll(): void;
   /**
@@ -142,6 +148,8 @@ interface Drop {
   match: (command: string[]) => boolean;
   resolve: () => void;
   reject: (error: Error) => void;
+  /** Forward the reply, then pause the proxy (pauseAfterReplyTo), instead of swallowing it. */
+  pauseAfter?: boolean;
 }
 
 type Direction = 'toServer' | 'toClient';
@@ -258,6 +266,16 @@ class ProxiedConnection {
       }
       const command = this.pending.shift();
       this.proxy.counts.replies += 1;
+      if (command?.drop?.pauseAfter) {
+        this.client.write(bytes);
+        this.proxy.paused = true;
+        command.drop.resolve();
+        // What came after it waits for resume() like anything arriving from now on.
+        const rest = this.fromServer.subarray(offset);
+        this.fromServer = Buffer.alloc(0);
+        if (rest.length > 0) this.held.push({ direction: 'toClient', chunk: rest });
+        return;
+      }
       if (command?.drop !== undefined) {
         this.fireDrop(command.drop);
         return;
@@ -372,6 +390,14 @@ export async function startFaultyProxy(target: RedisAddress): Promise<FaultyProx
       });
       dropped.catch(() => undefined);
       return dropped;
+    },
+    pauseAfterReplyTo(match) {
+      armed?.reject(new Error('replaced by a later pauseAfterReplyTo'));
+      const paused = new Promise<void>((resolve, reject) => {
+        armed = { match, resolve, reject, pauseAfter: true };
+      });
+      paused.catch(() => undefined);
+      return paused;
     },
     killAll() {
       for (const connection of live) connection.destroy();

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
+import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
 import * as scripts from '../../src/store/redis-scripts.js';
 import { recordOf, type Draft } from '../../src/store/store.js';
 import { startFaultyProxy } from '../helpers/faulty-proxy.js';
@@ -84,6 +86,57 @@ describe('the request log on Redis (issue 32)', () => {
     expect(answered).toEqual({ type: 'answered', seq: 2, answer: { status: 503, delayMs: 0, by: 'error' } });
     const stored = (await direct.store.readLog(id, 1))?.requests.map((request) => JSON.parse(recordOf(request.message).toString()) as { seq: number; answer: unknown });
     expect(stored?.map((record) => [record.seq, record.answer])).toEqual([[2, { status: 503, delayMs: 0, by: 'error' }]]);
+  });
+
+  it("8: a local app's answer that comes before the sender's instance has subscribed still reaches the sender", async () => {
+    const redis = await redisServer();
+    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
+    cleanups.push(() => proxy.close());
+    const prefix = testPrefix();
+    // The sender's instance reaches Redis through the proxy; the responder's directly.
+    const senders = await instance(proxy.url, prefix, { respondTimeoutMs: 3000 });
+    const responders = await instance(redis.url, prefix);
+    const { welcome } = await watcher(responders.wsUrl);
+    const { client: responder } = await LiveClient.join(responders.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
+    cleanups.push(() => responder.close());
+    responder.send({ type: 'claim-responder' });
+    await responder.next('responder');
+    await responder.next('responder');
+    const viaSenders = welcome.endpoint.url.replace(responders.baseUrl, senders.baseUrl);
+    // The sender's instance gets its capture's reply, then nothing more until the answer went by.
+    const appendSha = sha1(scripts.APPEND);
+    const paused = proxy.pauseAfterReplyTo((command) => (command[0] === 'EVALSHA' && command[1] === appendSha) || (command[0] === 'EVAL' && command[1] === scripts.APPEND));
+    const answer = send(viaSenders, { method: 'POST', body: 'hello' });
+    await paused;
+    const { request } = await responder.next('request');
+    const heard = connectRedis(redis.url);
+    cleanups.push(() => heard.quit());
+    responder.send({ type: 'local-answer', seq: request.seq, status: 201, headers: [], body: 'from the local app', bodyEncoding: 'utf8' });
+    // Published (and kept a moment) before the sender's instance could subscribe.
+    await expect.poll(async () => (await heard.keys(`${prefix}*la:*`)).length, { timeout: 3000 }).toBe(1);
+    proxy.resume();
+    const got = await answer;
+    expect([got.status, got.text]).toEqual([201, 'from the local app']);
+  });
+
+  it('4: with a replica wait, a primary that acknowledges writes no replica has is reported; one with min-replicas-to-write and no replica in sync refuses every write, so no sender is told 2xx', async () => {
+    const draft = () => draftOf('{"n":1}');
+    const open = async (redis: PrivateRedis) => {
+      const connection = connectRedis(redis.url);
+      cleanups.push(() => connection.quit());
+      const warned: string[] = [];
+      const store = createRedisStore({ redis: connection, prefix: testPrefix(), commandTimeoutMs: 2000, replicaWaitMs: 500, requestsPerEndpoint: 50, maxStoredBytes: 1 << 26, maxStoredBytesPerEndpoint: 1 << 24, maxResponseConfigBytes: 1 << 26, onReplicationUnguarded: (found) => warned.push(found) });
+      return { store, warned };
+    };
+    const endpoint = { id: 'e1', kind: 'live' as const, keyHash: 'ab'.repeat(32), createdAt: '2026-01-01T00:00:00.000Z', response: DEFAULT_RESPONSE };
+    const unguarded = await open(await redisServer());
+    expect(await unguarded.store.createEndpoint(endpoint, { maxEndpoints: 10, deadlineMs: Date.now() + 60_000 })).toBe('created');
+    expect(unguarded.warned).toEqual(['0']);
+    expect((await unguarded.store.appendRequest('e1', 'live', draft, Date.now()))?.seq).toBe(1);
+
+    // Guarded, with no replica in sync: Redis refuses the capture whole, and the sender is told 503.
+    const guarded = await open(await redisServer(['--min-replicas-to-write', '1', '--min-replicas-max-lag', '10']));
+    expect(await guarded.store.createEndpoint(endpoint, { maxEndpoints: 10, deadlineMs: Date.now() + 60_000 }).catch((error: Error) => error.message)).toMatch(/NOREPLICAS/);
   });
 
   it('6: the limits come back after Redis restarts empty: REQUESTS_PER_ENDPOINT 5 stays 5', async () => {
