@@ -319,7 +319,7 @@ const redis = {
   },
   redisPrefix: {
     env: 'REDIS_PREFIX',
-    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v2:'),
+    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v3:'),
     doc: 'Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis.',
   },
   redisCommandTimeoutMs: {

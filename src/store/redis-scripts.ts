@@ -9,9 +9,13 @@
  * move a clock pass its reading there instead).
  *
  * Layout. Every key and channel of a partition shares one hash slot: P is the configured prefix
- * and the partition's hash tag (`hookwatch:v2:{p0}`, ARGV[1]), so a script touches one slot and
- * runs unchanged on Redis Cluster. KEYS[1] is always the partition's index (declaring the slot),
- * KEYS[2] the endpoint's hash for scripts about one endpoint.
+ * and the partition's hash tag (`hookwatch:v3:{p0}`, ARGV[1]), so a script touches one slot and
+ * runs unchanged on Redis Cluster. Every key a script touches is declared in its KEYS
+ * (redis-store.ts, `declaredKeys`: the partition's keys, then each endpoint's it is about), so
+ * that while a slot moves between shards Redis redirects the whole call, or asks it to try
+ * again, rather than run it with some keys on each side. Scripts that would reach other
+ * endpoints' keys do not: eviction across endpoints and the sweep run as their own calls, with
+ * the endpoints they will touch read first and declared.
  *   P ep:<id>   hash: rec (endpoint JSON without response), resp (response JSON), rv (resp's
  *               version, counted up by each change), kind, seq, cleared; rc<i>: answers rule i
  *               gave since the configuration was set; rsp, rspu: the responder's token and the
@@ -54,6 +58,11 @@ import { MAX_RESPONDER_CLAIMS } from './responder-claims.js';
 import { MAX_RULES } from '../shared/answer-rules.js';
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE, REMOVED_MESSAGE_HEAD } from '../shared/server-messages.js';
+
+/** Keys every script may touch in its partition, after the prefix and hash tag: declared on every call. */
+export const PARTITION_KEYS = ['index', 'kept', 'hb', 'aged', 'cfg', 'sizes', 'total', 'evicted', 'agecounter', 'rbjump'] as const;
+/** Keys of one endpoint, each followed by its id: declared for every endpoint a call is about. */
+export const ENDPOINT_KEYS = ['ep:', 'rq:', 'sq:', 'fw:', 'pr:', 'wc:'] as const;
 
 /** The error a script stops with when its partition has no settings (CONFIGURE). */
 export const NO_SETTINGS = 'NOCONFIG the partition has no settings';
@@ -181,18 +190,22 @@ local function announceEvicted(id, throughSeq)
   publish(id, 'E\\n' .. ${lua(EVICTED_MESSAGE_HEAD)} .. throughSeq .. '}')
 end
 -- Evicts the partition's oldest requests while it is over its budget (or, 'force': Redis is
--- out of memory, whatever the budget), at most 'limit' of them; returns how many went.
-local function evictOldest(limit, force, cfg, total)
-  cfg = cfg or settings()
+-- out of memory, whatever the budget), at most 'limit' of them, and only of the endpoints in
+-- 'owners' (the ones the caller declared: it read the oldest first, EVICT); returns how many
+-- went, and whether the partition is still over its budget.
+local function evictOldest(limit, force, owners)
+  local cfg = settings()
   local overhead, maxTotal = cfg.overhead, cfg.total
-  total = total or tonumber(redis.call('GET', P .. 'total') or '0')
-  if not force and total <= maxTotal then return 0 end
+  local total = tonumber(redis.call('GET', P .. 'total') or '0')
   local evicted, evictedBy = 0, {}
   while (force or total > maxTotal) and evicted < limit do
-    local oldest = redis.call('ZPOPMIN', P .. 'aged')
+    local oldest = redis.call('ZRANGE', P .. 'aged', 0, 0, 'WITHSCORES')
     if #oldest == 0 then break end
     local space = string.find(oldest[1], ' ', 1, true)
     local owner, ownerSeq = string.sub(oldest[1], 1, space - 1), tonumber(string.sub(oldest[1], space + 1))
+    -- An endpoint the caller did not declare: its keys may live elsewhere (a slot on the move). Next call.
+    if not owners[owner] then break end
+    redis.call('ZREM', P .. 'aged', oldest[1])
     -- Only an owner's head can go (an entry of an endpoint whose keys expired unswept is skipped).
     if headSeq(owner) == ownerSeq then
       total = total - dropOldest(owner, overhead)
@@ -202,11 +215,12 @@ local function evictOldest(limit, force, cfg, total)
   end
   for owner, through in pairs(evictedBy) do announceEvicted(owner, through) end
   if evicted > 0 then redis.call('INCRBY', P .. 'evicted', evicted) end
-  return evicted
+  return evicted, total > maxTotal
 end
 -- Keeps an endpoint's byte budget after it grew (a capture, a forward result): its oldest
--- requests go, never its last one (seq 'last'), at most ${EVICT_BATCH} a call and its watchers told;
--- then the partition's budget. store.ts says the same for the memory and SQLite stores.
+-- requests go, never its last one, at most ${EVICT_BATCH} a call and its watchers told. Returns 1 when the
+-- partition is then over its own budget: the caller evicts across endpoints next (EVICT), off the
+-- capture's path. store.ts says the same for the memory and SQLite stores.
 local function trimEndpoint(id, count, bytes, total, cfg)
   local evicted, throughSeq = 0, 0
   while bytes > cfg.perEp and count > 1 and evicted < ${EVICT_BATCH} do
@@ -218,7 +232,7 @@ local function trimEndpoint(id, count, bytes, total, cfg)
     announceEvicted(id, throughSeq)
     redis.call('INCRBY', P .. 'evicted', evicted)
   end
-  evictOldest(${EVICT_BATCH}, false, cfg, total)
+  return total > cfg.total and 1 or 0
 end
 `;
 
@@ -357,7 +371,8 @@ return 1
 /**
  * ARGV: id, draftJson, capturedAtMs, kind, rv, instance, captureNo, validUntil, floorSeq,
  * knownAge, then per answer choice (answer-rules.ts) its rule, times and answer JSON.
- *   -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint, agecounter];
+ *   -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint, agecounter,
+ *      1 when the partition is now over its budget (the caller evicts: EVICT)];
  *      nil when there is no endpoint of that kind;
  *      [resp, rv] (nothing stored) when the draft was built for another response version than
  *      the current one (rv '' accepts any), for the caller to build it again;
@@ -439,8 +454,7 @@ while count > cfg.count do
   local freed = dropOldest(id, overhead)
   count, bytes, total = count - 1, bytes - freed, total - freed
 end
-trimEndpoint(id, count, bytes, total, cfg)
-return {seq, choice, responder, age}
+return {seq, choice, responder, age, trimEndpoint(id, count, bytes, total, cfg)}
 `);
 
 /**
@@ -464,9 +478,16 @@ export const CHECK_AGES = freeing(`
 return lostWrites(tonumber(ARGV[3]))
 `);
 
-/** ARGV: limit, force ('1': Redis is out of memory) -> requests evicted to bring the partition within its budget, or to make room (at most limit). */
+/**
+ * ARGV: limit, force ('1': Redis is out of memory), owner ids... (the endpoints whose requests
+ * are oldest, as the caller read them, every key of theirs declared) -> [requests evicted to
+ * bring the partition within its budget, or to make room (at most limit); 1 when still over].
+ */
 export const EVICT = freeing(`
-return evictOldest(tonumber(ARGV[3]), ARGV[4] == '1')
+local owners = {}
+for i = 5, #ARGV do owners[ARGV[i]] = true end
+local evicted, over = evictOldest(tonumber(ARGV[3]), ARGV[4] == '1', owners)
+return {evicted, over and 1 or 0}
 `);
 
 /**
@@ -562,7 +583,8 @@ return result
 `);
 
 /**
- * ARGV: id, seq, forwardedMessage -> 1 kept (and announced), 0 when the endpoint or that
+ * ARGV: id, seq, forwardedMessage -> 1 kept (and announced), 2 kept and the partition is now
+ * over its budget (the caller evicts: EVICT), 0 when the endpoint or that
  * request is no longer stored. The hash holds at most one per stored request (dropOldest takes
  * a request's with it), counted with it; a grown request is trimmed and evicted for like a new one.
  */
@@ -580,8 +602,7 @@ backstop(id, deadline)
 publish(id, 'E\\n' .. ARGV[5])
 local bytes = redis.call('HINCRBY', P .. 'sizes', id, growth)
 local total = redis.call('INCRBY', P .. 'total', growth)
-trimEndpoint(id, redis.call('LLEN', P .. 'sq:' .. id), bytes, total, cfg)
-return 1
+return 1 + trimEndpoint(id, redis.call('LLEN', P .. 'sq:' .. id), bytes, total, cfg)
 `);
 
 /**
@@ -618,22 +639,23 @@ return tonumber(seq)
 `);
 
 /**
- * ARGV: limit -> endpoints removed (their watchers told `expired`). A live endpoint past its
+ * ARGV: ids... (endpoints past their deadline, as the caller read the index, every key of
+ * theirs declared) -> endpoints removed (their watchers told `expired`). A live endpoint past its
  * deadline that an instance still holds is not removed: its deadline follows the heartbeat.
  * Heartbeats of instances gone for an hour are forgotten.
  */
 export const SWEEP = freeing(`
-local candidates = redis.call('ZRANGEBYSCORE', P .. 'index', '-inf', NOW, 'LIMIT', 0, tonumber(ARGV[3]))
 local removed = 0
-for _, id in ipairs(candidates) do
-  if not alive(id) then
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', P .. 'index', id) and not alive(id) then
     purge(id)
     publish(id, 'X\\n' .. ${lua(EXPIRED_MESSAGE)})
     removed = removed + 1
   end
 end
 redis.call('ZREMRANGEBYSCORE', P .. 'hb', '-inf', NOW - BACKSTOP_MS)
-return {removed, #candidates}
+return removed
 `);
 
 /** -> [total bytes, evicted requests, agecounter]. */

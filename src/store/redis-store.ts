@@ -11,7 +11,7 @@ import { partitionPrefixes } from './redis-partitions.js';
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
   redis: Redis | Cluster;
-  /** Every key and channel starts with it (`hookwatch:v2:`). */
+  /** Every key and channel starts with it (`hookwatch:v3:`). */
   prefix: string;
   /** Partitions of the keyspace (redis-partitions.ts): 1 on one Redis; on a Cluster, enough to spread over its shards. */
   partitions?: number;
@@ -49,6 +49,17 @@ const CLOCK_CHECK_MS = 5_000;
 const MAX_UNSETTLED = 10_000;
 /** How long an unsettled capture is tried, once a second: past it Redis is gone for long, and its backstop expiry took the key. */
 const SETTLE_FOR_MS = 10 * 60_000;
+/** Batches one eviction runs at most before it lets the next capture over the budget start another. */
+const EVICT_BATCHES = 20;
+
+/** Every key a script may touch, declared: the partition's, the capture's idempotency set, then each endpoint's. */
+function declaredKeys(partition: string, ids: readonly string[], idempotency: string | undefined): string[] {
+  const keys: string[] = scripts.PARTITION_KEYS.map((name) => `${partition}${name}`);
+  if (idempotency !== undefined) keys.push(idempotency);
+  for (const id of ids) for (const name of scripts.ENDPOINT_KEYS) keys.push(`${partition}${name}${id}`);
+  return keys;
+}
+
 /** The share of Redis's memory stored requests must hold for a capture refused for memory to evict the oldest of them. */
 const REQUESTS_FILL_SHARE = 0.5;
 /** What a record says of its sender's answer when the sender was told 503 because Redis did not answer in time. */
@@ -108,9 +119,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * answers the caller 503, and APPEND's own deadline keeps such a capture from being stored
    * when the script runs late.
    */
-  const runOnce = async (name: ScriptName | 'READ_LOGBuffer', partition: string, id: string | undefined, ...args: Array<string | number>): Promise<unknown> => {
+  const runOnce = async (name: ScriptName | 'READ_LOGBuffer', partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
     const method = (redis as unknown as Record<string, Command>)[`hookwatch${name}`] as Command;
-    const keys = id === undefined ? [`${partition}index`] : [`${partition}index`, `${partition}ep:${id}`];
+    const keys = declaredKeys(partition, ids, name === 'APPEND' || name === 'SETTLE' ? `${partition}ik:${instance}` : undefined);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
@@ -124,17 +135,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     }
   };
   /** Runs a script; when its partition had no settings (Redis restarted empty), writes them again and runs it once more. */
-  const run = async (name: ScriptName | 'READ_LOGBuffer', partition: string, id: string | undefined, ...args: Array<string | number>): Promise<unknown> => {
+  const run = async (name: ScriptName | 'READ_LOGBuffer', partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
     try {
-      return await runOnce(name, partition, id, ...args);
+      return await runOnce(name, partition, ids, ...args);
     } catch (error) {
       if (!String((error as Error).cause ?? '').includes(scripts.NO_SETTINGS)) throw error;
       configured = undefined;
       await configure();
-      return runOnce(name, partition, id, ...args);
+      return runOnce(name, partition, ids, ...args);
     }
   };
-  const onEndpoint = (name: ScriptName | 'READ_LOGBuffer', id: string, ...args: Array<string | number>) => run(name, partitionOf(id), id, id, ...args);
+  const onEndpoint = (name: ScriptName | 'READ_LOGBuffer', id: string, ...args: Array<string | number>) => run(name, partitionOf(id), [id], id, ...args);
   /** A plain command, bounded like a script. */
   const bounded = async <T>(command: Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
@@ -155,7 +166,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * and drops the ids of those gone, so it is never the authority on what lives.
    */
   const creatorKey = (creator: string) => `${prefix}creator:${createHash('sha256').update(creator).digest('hex').slice(0, 32)}`;
-  const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) => Promise.all(partitions.map((partition) => run(name, partition, undefined, ...args)));
+  const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) => Promise.all(partitions.map((partition) => run(name, partition, [], ...args)));
 
   /** Redis's clock minus this instance's, as last measured (half a round trip of error). */
   let clockOffsetMs = 0;
@@ -257,7 +268,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       wasReady = true;
       return;
     }
-    for (const [partition, age] of knownAges) void run('CHECK_AGES', partition, undefined, age).catch(() => undefined);
+    for (const [partition, age] of knownAges) void run('CHECK_AGES', partition, [], age).catch(() => undefined);
   });
 
   /**
@@ -316,13 +327,36 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           // Room is made only when stored requests are what fills Redis: evicting them for memory
           // something else holds would empty the log and still not make room.
           if (!(await requestsFillRedis())) throw error;
-          await run('EVICT', partitionOf(id), undefined, scripts.EVICT_BATCH, 1);
+          await evict(partitionOf(id), true);
           return onEndpoint('APPEND', id, ...args);
         }
         if (cause.includes(NO_ANSWER) || localNow() >= retryUntil) throw error;
         await ready(retryUntil - localNow());
       }
     }
+  };
+  /**
+   * Brings the partition within its byte budget, or (force: Redis is out of memory) makes room:
+   * the oldest requests anywhere in it go. Its own calls, off the capture's path: it reads the
+   * oldest first, then evicts with their endpoints' keys declared, a batch at a time.
+   */
+  const evict = async (partition: string, force: boolean) => {
+    for (let batch = 0; batch < EVICT_BATCHES; batch++) {
+      const oldest = await bounded(redis.zrange(`${partition}aged`, 0, String(scripts.EVICT_BATCH - 1)));
+      const owners = [...new Set(oldest.map((entry) => entry.slice(0, entry.indexOf(' '))))];
+      if (owners.length === 0) return;
+      const [, over] = (await run('EVICT', partition, owners, scripts.EVICT_BATCH, force ? 1 : 0, ...owners)) as [number, number];
+      if (force || Number(over) === 0) return;
+    }
+  };
+  /** One eviction at a time per partition, started by the capture that passed the budget; captures meanwhile join it. */
+  const evicting = new Set<string>();
+  const evictSoon = (partition: string) => {
+    if (evicting.has(partition)) return;
+    evicting.add(partition);
+    void evict(partition, false)
+      .catch(() => undefined)
+      .finally(() => evicting.delete(partition));
   };
   /** Whether stored requests hold at least half of the memory Redis uses (every primary's, on a Cluster). */
   const requestsFillRedis = async (): Promise<boolean> => {
@@ -357,7 +391,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         continue;
       }
       try {
-        const seq = Number(await run('SETTLE', partitionOf(id), undefined, instance, captureNo));
+        const seq = Number(await run('SETTLE', partitionOf(id), [], instance, captureNo));
         if (seq > 0) await onEndpoint('SET_ANSWER', id, seq, UNAVAILABLE_ANSWER, answeredMessage(seq, UNAVAILABLE_ANSWER));
         unsettled.delete(captureNo);
       } catch {
@@ -443,7 +477,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const byPartition = new Map<string, string[]>();
       for (const id of ids) byPartition.set(partitionOf(id), [...(byPartition.get(partitionOf(id)) ?? []), id]);
       if (ids.length === 0) for (const partition of partitions) byPartition.set(partition, []);
-      const gone = await Promise.all([...byPartition].map(([partition, held]) => run('HOLD', partition, undefined, holderId, leaseMs, graceMs, ...held) as Promise<string[]>));
+      const gone = await Promise.all([...byPartition].map(([partition, held]) => run('HOLD', partition, held, holderId, leaseMs, graceMs, ...held) as Promise<string[]>));
       return gone.flat();
     },
 
@@ -460,9 +494,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       let swept = 0;
       for (const partition of partitions) {
         for (;;) {
-          const [removed, looked] = (await run('SWEEP', partition, undefined, SWEEP_BATCH)) as [number, number];
-          swept += Number(removed);
-          if (Number(looked) < SWEEP_BATCH) break;
+          // Read first, then removed with every key of theirs declared (the script checks each again).
+          const due = await bounded(redis.zrangebyscore(`${partition}index`, '-inf', Math.floor(localNow() + clockOffsetMs), 'LIMIT', 0, SWEEP_BATCH));
+          if (due.length > 0) swept += Number(await run('SWEEP', partition, due, ...due));
+          if (due.length < SWEEP_BATCH) break;
         }
       }
       return swept;
@@ -505,7 +540,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         forget(id);
         return undefined;
       }
-      const [seq, choice, responder, age] = reply as [number, number, number, number];
+      const [seq, choice, responder, age, over] = reply as [number, number, number, number, number];
+      if (Number(over) === 1) evictSoon(partitionOf(id));
       seen.lastSeq = Math.max(seen.lastSeq, Number(seq));
       noteAge(partitionOf(id), Number(age));
       await replicated();
@@ -527,7 +563,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async setForwarded(id, seq, message) {
-      return (await onEndpoint('FORWARDED', id, seq, message)) === 1;
+      const kept = Number(await onEndpoint('FORWARDED', id, seq, message));
+      if (kept === 2) evictSoon(partitionOf(id));
+      return kept > 0;
     },
 
     async setAnswer(id, seq, answerJson) {
@@ -570,7 +608,7 @@ function lostSignal(): { promise: Promise<never>; fail: (error: Error) => void }
 /** What a command bounded by REDIS_COMMAND_TIMEOUT_MS fails with when Redis has not answered. */
 const NO_ANSWER = 'no answer from Redis';
 
-type AppendReply = [number, number, number, number] | [string, string] | 'late' | null;
+type AppendReply = [number, number, number, number, number] | [string, string] | 'late' | null;
 
 interface Known {
   kind: EndpointKind;

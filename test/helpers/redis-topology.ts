@@ -49,9 +49,10 @@ export interface ClusterSet {
    * Moves `slot` to `nodes[toNodeIndex]` while clients keep working: IMPORTING on the target,
    * MIGRATING on the source, MIGRATE of its keys `batchSize` at a time (clients meanwhile get
    * ASK for keys already moved), then SETSLOT NODE on target, source and the rest. Resolves once
-   * every node reports the new owner. Moving a slot to its owner does nothing.
+   * every node reports the new owner. Moving a slot to its owner does nothing. `first`: keys
+   * moved before any other, one call, then `midway` runs while the slot is half moved.
    */
-  reshard(slot: number, toNodeIndex: number, options?: { batchSize?: number }): Promise<void>;
+  reshard(slot: number, toNodeIndex: number, options?: { batchSize?: number; first?: string[]; midway?: () => Promise<unknown> }): Promise<void>;
   /** Kills every node and removes their directory. */
   stop(): Promise<void>;
 }
@@ -358,7 +359,7 @@ export async function startCluster(masters = 3): Promise<ClusterSet> {
     return {
       nodes,
       slotOwner,
-      async reshard(slot, toNodeIndex, { batchSize = 10 } = {}) {
+      async reshard(slot, toNodeIndex, { batchSize = 10, first, midway } = {}) {
         const to = nodes[toNodeIndex];
         const toId = ids[toNodeIndex];
         if (to === undefined || toId === undefined) throw new Error(`no node ${toNodeIndex}`);
@@ -370,6 +371,10 @@ export async function startCluster(masters = 3): Promise<ClusterSet> {
         // target must already accept them (ASKING) rather than answer MOVED back.
         await command(to, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId);
         await command(from, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId);
+        if (first !== undefined) {
+          await command(from, 'MIGRATE', to.host, to.port, '', 0, 5000, 'KEYS', ...first);
+          await midway?.();
+        }
         for (;;) {
           const keys = await command(from, 'CLUSTER', 'GETKEYSINSLOT', slot, batchSize);
           if (!Array.isArray(keys) || keys.length === 0) break;

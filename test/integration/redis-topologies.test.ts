@@ -149,4 +149,34 @@ describe('past one Redis', () => {
     await send(welcome.endpoint.url, { method: 'POST', body: 'after' });
     expect((await client.requests(1, 10_000))[0]?.seq).toBe(acknowledged.length + 1);
   }, 90_000);
+
+  it('cluster: a capture while its endpoint\'s slot is half moved never runs with its keys split, so the move completes and nothing answered 2xx is lost or repeated (issue 32, defect 5)', async () => {
+    const prefix = testPrefix();
+    const a = (await instances(1, { REDIS_CLUSTER_NODES: hostPorts(topologies.cluster.nodes), REDIS_PREFIX: prefix }))[0] as Instance;
+    const { client, welcome } = await watch(a);
+    const { id } = welcome.endpoint;
+    const path = pathOf(welcome.endpoint.url);
+    for (let n = 0; n < 5; n++) expect((await send(`${a.baseUrl}${path}`, { method: 'POST', body: `before${n}` })).status).toBe(200);
+    const partition = partitionPrefixes(prefix, 48).of(id);
+    const slot = calculateSlot(`${partition}ep:${id}`);
+    const target = ((await topologies.cluster.slotOwner(slot)) + 1) % topologies.cluster.nodes.length;
+    // The endpoint's own hash and its partition's index move first; captures come meanwhile.
+    const during: number[] = [];
+    const midway = async () => {
+      for (let n = 0; n < 3; n++) during.push((await send(`${a.baseUrl}${path}`, { method: 'POST', body: `during${n}` })).status);
+    };
+    await topologies.cluster.reshard(slot, target, { batchSize: 1, first: [`${partition}index`, `${partition}ep:${id}`], midway });
+    expect(await topologies.cluster.slotOwner(slot)).toBe(target);
+    const acknowledged = [0, 1, 2, 3, 4].map((n) => `before${n}`).concat(during.flatMap((status, n) => (status === 200 ? [`during${n}`] : [])));
+    for (let n = 0; n < 3; n++) {
+      expect((await send(`${a.baseUrl}${path}`, { method: 'POST', body: `after${n}` })).status).toBe(200);
+      acknowledged.push(`after${n}`);
+    }
+    await expectDeliveredOnce(client, acknowledged);
+    // A page resuming after seq 4 gets what came after it, once.
+    const { client: resumed, welcome: again } = await LiveClient.join(a.wsUrl, id, welcome.endpoint.key, 4);
+    cleanups.push(() => resumed.close());
+    const backlog = await resumed.requests(again.backlog, 10_000);
+    expect(backlog.map((request) => request.body)).toEqual(acknowledged.slice(4));
+  }, 60_000);
 });
