@@ -36,6 +36,22 @@ export default tseslint.config(
       ],
     },
   },
+  // The request log's rulebook is pure: no Node built-ins, no backend, no transport; it knows src/shared only.
+  {
+    files: ['src/log/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^node:', message: 'src/log is pure: no Node built-ins.' },
+            { regex: '^\\.\\./(capture|store|bus|http|live|cli|endpoints|access)(/|\\.js)', message: 'src/log imports only src/shared: backends follow it, not the other way round.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'setImmediate', 'fetch', 'Date', 'performance'],
+    },
+  },
   // Programs of their own (the entry point, benchmark processes) may exit.
   {
     files: ['src/main.ts', 'bench/**'],

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
+import { hasGap } from '../log/rulebook.js';
 import type { CapturedRequest } from '../shared/captured-request.js';
 import type { ForwardedMessage, LocalAnswerMessage, ReplayOrderMessage, ReplayResultMessage, ReplayStartedMessage } from '../shared/protocol.js';
 import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
@@ -179,11 +180,7 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
     async readSince(id, afterSeq) {
       const log = await store.readLog(id, afterSeq);
       if (!log) return notFound();
-      // Ahead of the endpoint: nothing after it to give, nothing lost that the client did not claim to hold.
-      if (afterSeq > log.lastSeq) return done({ log, gap: false });
-      const since = Math.max(afterSeq, log.clearedSeq);
-      const firstSeq = log.requests[0]?.seq;
-      return done({ log, gap: firstSeq !== undefined ? firstSeq > since + 1 : log.lastSeq > since });
+      return done({ log, gap: hasGap(afterSeq, { firstSeq: log.requests[0]?.seq, lastSeq: log.lastSeq, clearedSeq: log.clearedSeq }) });
     },
 
     async relayForwarded(endpoint, report) {

@@ -2,9 +2,9 @@ import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
-import { chooseAnswer } from '../shared/answer-rules.js';
+import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint } from '../log/rulebook.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { MAX_LISTED_ENDPOINTS, redactsSecrets, responseConfigCost, storedCost, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { MAX_LISTED_ENDPOINTS, redactsSecrets, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -86,34 +86,29 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     return held;
   }
 
-  function announceEvicted(entry: Entry, throughSeq: number): void {
-    void options.bus.publish(entry.endpoint.id, { data: evictedMessage(throughSeq) });
+  /** The endpoint's stored requests, oldest first, as the rulebook reads them (only as far as it needs). */
+  function* heldOf(entry: Entry) {
+    for (const held of entry.requests) yield { seq: held.seq, costBytes: costOf(held), held };
   }
 
-  /** Keeps the store-wide budget: the oldest requests of any endpoint go first. */
-  function evictAcrossEndpoints(): void {
-    const evictedBy = new Map<Entry, number>();
-    let count = 0;
-    while (totalBytes > options.maxStoredBytes && oldest) {
-      const { entry } = oldest;
-      evictedBy.set(entry, dropOldest(entry).seq);
-      count++;
-    }
-    for (const [entry, throughSeq] of evictedBy) announceEvicted(entry, throughSeq);
-    evictedRequests += count;
+  /** Every stored request in the store-wide age order, oldest first. */
+  function* heldAnywhere() {
+    for (let held = oldest; held; held = held.newer) yield { endpointId: held.entry.endpoint.id, seq: held.seq, costBytes: costOf(held), held };
   }
 
-  /** Keeps the endpoint's byte budget: its oldest requests go (never its last one), and its watchers are told. */
-  function trimEndpoint(entry: Entry): void {
-    let evicted = 0;
-    let evictedSeq = 0;
-    while (entry.bytes > options.maxStoredBytesPerEndpoint && entry.requests.length > 1) {
-      evictedSeq = dropOldest(entry).seq;
-      evicted++;
-    }
-    if (evicted === 0) return;
-    evictedRequests += evicted;
-    announceEvicted(entry, evictedSeq);
+  /**
+   * After the endpoint grew (a capture, a forward result): the rulebook's trims, the endpoint's
+   * own and then the store-wide one, each announced as it decides.
+   */
+  function keepBudgets(entry: Entry): void {
+    const trim = trimEndpoint(heldOf(entry), { count: entry.requests.length, bytes: entry.bytes }, options);
+    for (const { held } of trim.dropped) dropOldest(held.entry);
+    if (trim.evictedThroughSeq !== undefined) void options.bus.publish(entry.endpoint.id, { data: evictedMessage(trim.evictedThroughSeq) });
+    const eviction = evictAcrossEndpoints(heldAnywhere(), totalBytes, options.maxStoredBytes);
+    // Oldest first across endpoints: each is its endpoint's oldest when its turn comes.
+    for (const { held } of eviction.dropped) dropOldest(held.entry);
+    for (const [id, throughSeq] of eviction.evictedThrough) void options.bus.publish(id, { data: evictedMessage(throughSeq) });
+    evictedRequests += trim.evicted + eviction.dropped.length;
   }
 
   function removeAll(entry: Entry): void {
@@ -260,7 +255,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       const { response } = entry.endpoint;
       // Built before the seq is taken: a record that throws leaves no hole in the numbering.
       const draft = recordFor(response, redactsSecrets(entry.endpoint));
-      const seq = ++entry.lastSeq;
+      const seq = nextSeq(entry.lastSeq);
+      entry.lastSeq = seq;
       const choice = chooseAnswer(draft.choices, entry.ruleCounts);
       const request: Held = { seq, message: toRequestMessage(draft.json, draft.answers[choice] as string, seq), entry, older: undefined, newer: undefined };
       entry.requests.push(request);
@@ -270,9 +266,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // Announced before any trim, so watchers see the request, then what left.
       await options.bus.publish(id, { seq, data: request.message, capturedAtMs });
 
-      while (entry.requests.length > options.requestsPerEndpoint) dropOldest(entry);
-      trimEndpoint(entry);
-      if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
+      keepBudgets(entry);
       return { seq, response, choice, responder: responders.holder(id) !== undefined };
     },
 
@@ -315,8 +309,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       totalBytes += growth;
       await options.bus.publish(id, { data: message });
       // A grown request counts against both budgets like a new one.
-      trimEndpoint(held.entry);
-      if (totalBytes > options.maxStoredBytes) evictAcrossEndpoints();
+      keepBudgets(held.entry);
       return true;
     },
 

@@ -1,14 +1,13 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { chooseAnswer } from '../shared/answer-rules.js';
+import { chooseAnswer, evictAcrossEndpoints, nextSeq, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
 import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
-  storedCost,
   StoreUnavailableError,
   toRequestMessage,
   withAnswer,
@@ -47,6 +46,11 @@ interface EndpointRow {
 interface Held {
   count: number;
   bytes: number;
+}
+
+/** A stored request's row as the rulebook reads it (heldOf, heldAnywhere). */
+interface HeldRow extends HeldAnywhere {
+  id: number;
 }
 
 /**
@@ -141,12 +145,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return config;
   };
 
-  /** Deletes the endpoint's oldest stored request; its seq. */
-  const dropOldest = (id: string): number => {
-    const oldest = sql.oldestOf.get(id) as { id: number; seq: number; cost: number };
-    sql.deleteRequest.run(oldest.id);
-    account(id, -1, -oldest.cost);
-    return oldest.seq;
+  /** Deletes a stored request the rulebook let go, and takes its cost off the counts. */
+  const drop = (row: HeldRow) => {
+    sql.deleteRequest.run(row.id);
+    account(row.endpointId, -1, -row.costBytes);
   };
   const account = (id: string, count: number, bytes: number) => {
     const entry = held.get(id) ?? { count: 0, bytes: 0 };
@@ -171,34 +173,18 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     responders.forget(id);
   };
 
-  /** The disk budget: the oldest requests of any endpoint go first. Returns endpoint -> last seq evicted. */
-  const evictAcrossEndpoints = (): Map<string, number> => {
-    const evicted = new Map<string, number>();
-    while (totalBytes > options.maxDiskBytes) {
-      const oldest = sql.oldest.get() as { id: number; endpoint_id: string; seq: number; cost: number } | undefined;
-      if (!oldest) break;
-      sql.deleteRequest.run(oldest.id);
-      account(oldest.endpoint_id, -1, -oldest.cost);
-      evicted.set(oldest.endpoint_id, oldest.seq);
-      evictedRequests++;
-    }
-    return evicted;
-  };
-
   /**
-   * After the endpoint grew (a capture, a forward result): past its byte budget its oldest
-   * requests go (never its last one), then the disk budget's oldest anywhere. Returns endpoint
-   * -> last seq evicted, for the watchers to be told.
+   * After the endpoint grew (a capture, a forward result): the rulebook's trims, the endpoint's
+   * own and then the disk budget's (MAX_DISK_BYTES) across endpoints. Returns the `evicted`
+   * announcements to make once committed, [endpoint, through seq], in the order they were decided.
    */
-  const keepBudgets = (id: string): Map<string, number> => {
-    let trimmedThrough = 0;
-    while ((held.get(id)?.bytes ?? 0) > options.maxStoredBytesPerEndpoint && (held.get(id)?.count ?? 0) > 1) {
-      trimmedThrough = dropOldest(id);
-      evictedRequests++;
-    }
-    const across = evictAcrossEndpoints();
-    if (trimmedThrough > 0) across.set(id, Math.max(across.get(id) ?? 0, trimmedThrough));
-    return across;
+  const keepBudgets = (id: string): Array<[string, number]> => {
+    const trim = trimEndpoint(cursor(() => sql.heldOf.iterate(id)), held.get(id) ?? { count: 0, bytes: 0 }, options);
+    for (const row of trim.dropped) drop(row);
+    const eviction = evictAcrossEndpoints(cursor(() => sql.heldAnywhere.iterate()), totalBytes, options.maxDiskBytes);
+    for (const row of eviction.dropped) drop(row);
+    evictedRequests += trim.evicted + eviction.dropped.length;
+    return trim.evictedThroughSeq === undefined ? eviction.evictedThrough : [[id, trim.evictedThroughSeq], ...eviction.evictedThrough];
   };
 
   return {
@@ -342,7 +328,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         const { response, redact } = parsedConfig(id);
         // Built before the seq is taken: a record that throws leaves no hole in the numbering.
         const draft = recordFor(response, redact);
-        const seq = row.last_seq + 1;
+        const seq = nextSeq(row.last_seq);
         const counts = draft.choices.length > 1 ? (JSON.parse(row.rule_counts) as Record<number, number>) : {};
         const choice = chooseAnswer(draft.choices, counts);
         if (draft.choices[choice]?.times) sql.setRuleCounts.run(JSON.stringify(counts), id);
@@ -351,7 +337,6 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         sql.insertRequest.run(id, seq, cost, message);
         sql.setLastSeq.run(seq, id);
         account(id, 1, cost);
-        while ((held.get(id)?.count ?? 0) > options.requestsPerEndpoint) dropOldest(id);
         return { seq, message, response, choice, evictedThrough: keepBudgets(id) };
       });
       if (!appended) return undefined;
@@ -467,13 +452,22 @@ function prepareStatements(db: SqliteDatabase) {
     deleteRequestOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ? AND seq = ?'),
     requestCostOf: db.prepare('SELECT cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
     deleteRequestsOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ?'),
-    oldestOf: db.prepare('SELECT id, seq, cost FROM requests WHERE endpoint_id = ? ORDER BY seq LIMIT 1'),
-    oldest: db.prepare('SELECT id, endpoint_id, seq, cost FROM requests ORDER BY id LIMIT 1'),
+    heldOf: db.prepare('SELECT id, endpoint_id AS endpointId, seq, cost AS costBytes FROM requests WHERE endpoint_id = ? ORDER BY seq'),
+    // Stored order is age order: ids only grow (AUTOINCREMENT).
+    heldAnywhere: db.prepare('SELECT id, endpoint_id AS endpointId, seq, cost AS costBytes FROM requests ORDER BY id'),
     requestsAfter: db.prepare('SELECT seq, message, forwarded FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq'),
     setForwarded: db.prepare('UPDATE requests SET forwarded = ?, cost = ? WHERE endpoint_id = ? AND seq = ?'),
     requestCost: db.prepare('SELECT message, forwarded, cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
     heldByEndpoint: db.prepare('SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id'),
   };
+}
+
+/**
+ * Rows for the rulebook to read: the query runs only if the rulebook starts reading, and its
+ * cursor is closed once it stops (an open one keeps the connection busy for any other statement).
+ */
+function cursor(open: () => IterableIterator<unknown>): Iterable<HeldRow> {
+  return { [Symbol.iterator]: () => open() as Iterator<HeldRow> };
 }
 
 /** SQLITE_FULL (or the disk's ENOSPC under it), as better-sqlite3 reports it inside StoreUnavailableError. */

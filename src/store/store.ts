@@ -2,6 +2,9 @@ import type { AnswerChoice } from '../shared/answer-rules.js';
 import { REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
 
+// What a stored byte costs is a rule of the request log, written once there; the Redis store reads it here.
+export { responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, storedCost } from '../log/rulebook.js';
+
 export type EndpointKind = 'live' | 'kept';
 
 export interface EndpointRecord {
@@ -119,7 +122,7 @@ export interface Store {
    * announces it on the bus, in one step, so announcements of one endpoint go out in seq order.
    * Then trims: past the per-endpoint count or byte budget the endpoint's oldest requests go;
    * past the store's byte budget the oldest requests of any endpoint go, and their watchers get
-   * `evicted`. `recordFor` gives the draft for the endpoint's response configuration (and whether
+   * `evicted` (log/rulebook.ts, trimEndpoint and evictAcrossEndpoints, has the rules). `recordFor` gives the draft for the endpoint's response configuration (and whether
    * it redacts secrets) as it is at the moment of storing: the stored record and the sender's
    * answer both follow the configuration in force then, on whichever instance it was set. The
    * answer is the draft's first choice whose rule has answered fewer than its `times` since the
@@ -222,7 +225,7 @@ export interface StoreLimits {
   maxStoredBytes: number;
   maxStoredBytesPerEndpoint: number;
   /**
-   * What response configurations held in this process may cost together (`responseConfigCost`).
+   * What response configurations held in this process may cost together (`responseConfigCost`, log/rulebook.ts).
    * A store that keeps them elsewhere (Redis) holds only a bounded cache and ignores it.
    */
   maxResponseConfigBytes: number;
@@ -236,15 +239,6 @@ export function storeLimits(config: StoreLimits): StoreLimits {
     maxResponseConfigBytes: config.maxResponseConfigBytes,
   };
 }
-
-/**
- * What a response configuration costs held in memory: its JSON, twice (a parsed string may be
- * held as two bytes a character), plus the objects around it. Measured in docs/deploy.md#sizing.
- */
-export function responseConfigCost(response: ResponseConfig): number {
-  return 2 * JSON.stringify(response).length + RESPONSE_CONFIG_OVERHEAD_BYTES;
-}
-const RESPONSE_CONFIG_OVERHEAD_BYTES = 1024;
 
 /**
  * `{"a":1}`, answer `{"status":200,…}` and seq 7 -> the `request` message
@@ -269,18 +263,6 @@ export function withAnswer(message: Buffer, answerJson: string): Buffer | undefi
 /** The record (`{"seq":…}`) inside a stored `request` message, without copying it. */
 export function recordOf(message: Buffer): Buffer {
   return message.subarray(REQUEST_MESSAGE_HEAD.length - '{"seq":'.length, message.length - 1);
-}
-
-/** What a stored request costs beyond its message bytes (objects, list slots), measured: docs/deploy.md#sizing. */
-export const STORED_REQUEST_OVERHEAD_BYTES = 160;
-
-/**
- * What a stored request counts against every byte budget, on every backend: its message, its
- * latest forward result (as UTF-8, which is at least what memory holds of it), and the overhead.
- * The Lua (redis-scripts.ts, dropOldest and FORWARDED) counts the same.
- */
-export function storedCost(message: Buffer, forwarded: string | undefined): number {
-  return message.length + (forwarded === undefined ? 0 : Buffer.byteLength(forwarded)) + STORED_REQUEST_OVERHEAD_BYTES;
 }
 
 /**
