@@ -349,14 +349,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       if (force || Number(over) === 0) return;
     }
   };
-  /** One eviction at a time per partition, started by the capture that passed the budget; captures meanwhile join it. */
-  const evicting = new Set<string>();
+  /**
+   * One eviction at a time per partition, started by the capture that passed the budget; a
+   * capture over the budget meanwhile has it run once more when it ends (its last batch may have
+   * looked before that capture was stored).
+   */
+  const evicting = new Map<string, boolean>();
   const evictSoon = (partition: string) => {
-    if (evicting.has(partition)) return;
-    evicting.add(partition);
+    if (evicting.has(partition)) {
+      evicting.set(partition, true);
+      return;
+    }
+    evicting.set(partition, false);
     void evict(partition, false)
       .catch(() => undefined)
-      .finally(() => evicting.delete(partition));
+      .finally(() => {
+        const again = evicting.get(partition) === true;
+        evicting.delete(partition);
+        if (again) evictSoon(partition);
+      });
   };
   /** Whether stored requests hold at least half of the memory Redis uses (every primary's, on a Cluster). */
   const requestsFillRedis = async (): Promise<boolean> => {
