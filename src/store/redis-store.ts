@@ -7,6 +7,8 @@ import { MAX_LISTED_ENDPOINTS, redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, St
 import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
 import { partitionPrefixes } from './redis-partitions.js';
+import { createReplicaWait } from './redis-replicas.js';
+import { createRedisCalls, declaredKeys, NO_ANSWER, type ScriptName } from './redis-calls.js';
 
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
@@ -41,8 +43,6 @@ const CREATOR_KEEP_MS = 24 * 60 * 60 * 1000;
 const SWEEP_BATCH = 200;
 /** Bytes of response configurations the instance remembers (see `known`); a configuration can be 64 KiB. */
 const KNOWN_BYTES = 8 * 1024 * 1024;
-/** After a WAIT no replica answered, how long captures do not wait for one. */
-const REPLICA_QUIET_MS = 5_000;
 /** How often the instance measures how far Redis's clock is from its own (for APPEND's deadline), and counts the primary's replicas. */
 const CLOCK_CHECK_MS = 5_000;
 /** Captures whose senders were told 503 while their outcome was unknown, waiting to be settled (SETTLE); the oldest go past it. */
@@ -52,21 +52,11 @@ const SETTLE_FOR_MS = 10 * 60_000;
 /** Batches one eviction runs at most before it lets the next capture over the budget start another. */
 const EVICT_BATCHES = 20;
 
-/** Every key a script may touch, declared: the partition's, the capture's idempotency set, then each endpoint's. */
-function declaredKeys(partition: string, ids: readonly string[], idempotency: string | undefined): string[] {
-  const keys: string[] = scripts.PARTITION_KEYS.map((name) => `${partition}${name}`);
-  if (idempotency !== undefined) keys.push(idempotency);
-  for (const id of ids) for (const name of scripts.ENDPOINT_KEYS) keys.push(`${partition}${name}${id}`);
-  return keys;
-}
-
 /** The share of Redis's memory stored requests must hold for a capture refused for memory to evict the oldest of them. */
 const REQUESTS_FILL_SHARE = 0.5;
 /** What a record says of its sender's answer when the sender was told 503 because Redis did not answer in time. */
 const UNAVAILABLE_ANSWER = '{"status":503,"delayMs":0,"by":"error"}';
 
-type Command = (...args: Array<string | number>) => Promise<unknown>;
-type ScriptName = keyof typeof scripts;
 
 /** The Redis store, and what the bus tells it: the partition ages its watchers' requests carried. */
 export interface RedisStore extends Store {
@@ -92,50 +82,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const localNow = options.now ?? Date.now;
   /** Redis's clock judges deadlines (scripts read TIME); a test's clock, when one is given. */
   const scriptNow = () => (options.now ? options.now() : '');
-  /**
-   * Fails when the connection closes: what was in flight on it gets no answer (one Redis or
-   * Sentinel: redis-clients.ts turns ioredis's blind resend off; a Cluster's node connections
-   * resend, which APPEND's idempotency key makes safe).
-   */
-  let connectionLost = lostSignal();
-  if (!(redis as Cluster).isCluster) {
-    redis.on('close', () => {
-      const lost = connectionLost;
-      connectionLost = lostSignal();
-      lost.fail(new Error('the connection to Redis closed before it answered'));
-    });
-  }
+  const calls = createRedisCalls(redis, commandTimeoutMs);
+  const { bounded } = calls;
   /** This process, for recognising its own captures sent twice. */
   const instance = nanoid(10);
   let captures = 0;
-  // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.
-  for (const [name, lua] of Object.entries(scripts)) {
-    if (typeof lua === 'string' && lua.startsWith('#!lua')) redis.defineCommand(`hookwatch${name}`, { lua });
-  }
-
   /**
-   * Runs a script on a partition: KEYS are its index and, for one endpoint, that endpoint's
-   * hash. Bounded by REDIS_COMMAND_TIMEOUT_MS here, whatever the client does: a stalled Redis
-   * answers the caller 503, and APPEND's own deadline keeps such a capture from being stored
-   * when the script runs late.
+   * Runs a script on a partition, every key it touches declared (the partition's, each of `ids`'
+   * and, for a capture, this instance's idempotency set): a stalled Redis answers the caller 503
+   * (redis-calls.ts), and APPEND's own deadline keeps such a capture from being stored when the
+   * script runs late.
    */
-  const runOnce = async (name: ScriptName | 'READ_LOGBuffer', partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
-    const method = (redis as unknown as Record<string, Command>)[`hookwatch${name}`] as Command;
-    const keys = declaredKeys(partition, ids, name === 'APPEND' || name === 'SETTLE' ? `${partition}ik:${instance}` : undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
-    });
-    try {
-      return await Promise.race([method.call(redis, keys.length, ...keys, partition, scriptNow(), ...args), timedOut, connectionLost.promise]);
-    } catch (error) {
-      throw new StoreUnavailableError(error);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const runOnce = (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> =>
+    calls.script(name, declaredKeys(partition, ids, name === 'APPEND' || name === 'SETTLE' ? `${partition}ik:${instance}` : undefined), [partition, scriptNow(), ...args]);
   /** Runs a script; when its partition had no settings (Redis restarted empty), writes them again and runs it once more. */
-  const run = async (name: ScriptName | 'READ_LOGBuffer', partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
+  const run = async (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
     try {
       return await runOnce(name, partition, ids, ...args);
     } catch (error) {
@@ -145,21 +106,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return runOnce(name, partition, ids, ...args);
     }
   };
-  const onEndpoint = (name: ScriptName | 'READ_LOGBuffer', id: string, ...args: Array<string | number>) => run(name, partitionOf(id), [id], id, ...args);
-  /** A plain command, bounded like a script. */
-  const bounded = async <T>(command: Promise<T>): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
-    });
-    try {
-      return await Promise.race([command, timedOut]);
-    } catch (error) {
-      throw new StoreUnavailableError(error);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const onEndpoint = (name: ScriptName, id: string, ...args: Array<string | number>) => run(name, partitionOf(id), [id], id, ...args);
   /**
    * A creator's endpoint ids, newest last by creation time: a sorted set of its own, outside the
    * partitions (its endpoints are spread over them). It only points: listing reads each endpoint
@@ -170,57 +117,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   /** Redis's clock minus this instance's, as last measured (half a round trip of error). */
   let clockOffsetMs = 0;
-  /** Replicas the primary has (Sentinel): a capture waits for one of them. */
-  let replicas = 0;
-  let unreplicatedCaptures = 0;
-  const replicaWaitMs = options.replicaWaitMs ?? 0;
+  const replicas = createReplicaWait(redis as Redis, options.replicaWaitMs ?? 0, options.onReplicationUnguarded);
   /** Measures how far Redis's clock is from this instance's, and (with a replica wait) counts the primary's replicas. */
   const measureRedis = async () => {
     const before = localNow();
     const [seconds, micros] = (await (redis as Redis).time()) as [string | number, string | number];
     const after = localNow();
     clockOffsetMs = (options.now ? 0 : Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (before + after) / 2);
-    if (replicaWaitMs > 0) replicas = Number(/connected_slaves:(\d+)/.exec(await (redis as Redis).info('replication'))?.[1] ?? 0);
-  };
-  /**
-   * Waits (bounded) until a replica has every write this connection sent, the capture's
-   * included: acknowledged by the primary alone, it could be lost in a failover. When no replica
-   * has it in time (none is in sync: just after a failover, before the old primary rejoins as a
-   * replica) the sender is answered all the same, since the request is stored and delivered
-   * (answering 503 would have it sent, stored and delivered again), and it is counted; the
-   * replicas are counted again at once, so later captures do not wait for a replica that is not there.
-   */
-  /**
-   * One WAIT covers every write sent before it on the connection, and WAIT holds the connection
-   * while it waits: captures that arrive while one is out share the next, so at most one waits
-   * behind another. After a WAIT no replica answered, captures do not wait for REPLICA_QUIET_MS
-   * (counted instead): a replica that is connected but not keeping up must not hold every
-   * command on the connection a second at a time.
-   */
-  let waiting: Promise<number> | undefined;
-  let next: Promise<number> | undefined;
-  let quietUntil = 0;
-  const waitForReplica = (): Promise<number> => {
-    if (!waiting) {
-      waiting = (redis as Redis).wait(1, replicaWaitMs).then(Number, () => 0).finally(() => (waiting = undefined));
-      return waiting;
-    }
-    // Sent after the one out, so it covers this capture too.
-    next ??= waiting.then(() => {
-      next = undefined;
-      return waitForReplica();
-    });
-    return next;
-  };
-  const replicated = async () => {
-    if (replicaWaitMs === 0 || replicas === 0 || Date.now() < quietUntil) {
-      if (replicaWaitMs > 0 && replicas > 0) unreplicatedCaptures++;
-      return;
-    }
-    if ((await waitForReplica()) >= 1) return;
-    unreplicatedCaptures++;
-    quietUntil = Date.now() + REPLICA_QUIET_MS;
-    void measureRedis().catch(() => undefined);
+    await replicas.count();
   };
 
   // The budgets live in Redis, one set for every instance (the latest started wins, and says so).
@@ -231,18 +135,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     overhead: String(STORED_REQUEST_OVERHEAD_BYTES),
   };
   let configured: Promise<void> | undefined;
-  let guardChecked = false;
   const configure = () => {
     configured ??= (async () => {
       const before = await onEveryPartition('CONFIGURE', ...Object.entries(settings).flat());
       const previous = Object.fromEntries(chunk((before[0] as string[] | undefined) ?? [], 2) as Array<[string, string]>);
       if (Object.keys(previous).length > 0 && Object.entries(settings).some(([name, value]) => previous[name] !== value)) options.onSettingsChanged?.(previous, settings);
       await measureRedis().catch(() => undefined);
-      if (replicaWaitMs > 0 && !guardChecked) {
-        guardChecked = true;
-        const found = await (redis as Redis).config('GET', 'min-replicas-to-write').then((pair) => String((pair as string[])[1] ?? 'unknown'), () => 'unreadable');
-        if (!(Number(found) >= 1)) options.onReplicationUnguarded?.(found);
-      }
+      await replicas.checkGuard();
     })().catch((error: unknown) => {
       configured = undefined;
       throw error;
@@ -269,6 +168,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return;
     }
     for (const [partition, age] of knownAges) void run('CHECK_AGES', partition, [], age).catch(() => undefined);
+    // And the limits written again: Redis may be another (a failover) or have restarted empty.
+    configured = undefined;
+    void configure().catch(() => undefined);
   });
 
   /**
@@ -555,7 +457,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       if (Number(over) === 1) evictSoon(partitionOf(id));
       seen.lastSeq = Math.max(seen.lastSeq, Number(seq));
       noteAge(partitionOf(id), Number(age));
-      await replicated();
+      await replicas.replicated();
       return { seq: Number(seq), response: seen.response, choice: Number(choice), responder: Number(responder) === 1 };
     },
 
@@ -600,24 +502,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async stats() {
       const all = (await onEveryPartition('STATS')) as Array<[number, number, number]>;
-      return { storedBytes: all.reduce((sum, [bytes]) => sum + Number(bytes), 0), evictedRequests: all.reduce((sum, [, evicted]) => sum + Number(evicted), 0), unreplicatedCaptures };
+      return { storedBytes: all.reduce((sum, [bytes]) => sum + Number(bytes), 0), evictedRequests: all.reduce((sum, [, evicted]) => sum + Number(evicted), 0), unreplicatedCaptures: replicas.unreplicated };
     },
   };
   return store;
 }
-
-/** A promise that fails when told (no one need wait on it: its failure is never unhandled). */
-function lostSignal(): { promise: Promise<never>; fail: (error: Error) => void } {
-  let fail: (error: Error) => void = () => undefined;
-  const promise = new Promise<never>((_, reject) => {
-    fail = reject;
-  });
-  promise.catch(() => undefined);
-  return { promise, fail };
-}
-
-/** What a command bounded by REDIS_COMMAND_TIMEOUT_MS fails with when Redis has not answered. */
-const NO_ANSWER = 'no answer from Redis';
 
 type AppendReply = [number, number, number, number, number] | [string, string] | 'late' | null;
 

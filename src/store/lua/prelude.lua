@@ -103,8 +103,13 @@ local function lostWrites(known)
   return known
 end
 -- Keeps a capture's outcome under its idempotency key (APPEND, SETTLE): the newest {{REMEMBERED_CAPTURES}}.
+-- The oldest go a batch at a time (every 64th capture number), not one per capture; the set
+-- outlives its instance by the backstop, its expiry moved on with each batch.
 local function remember(ik, captureNo, outcome)
-  redis.call('ZADD', ik, captureNo, outcome)
+  if redis.call('ZADD', ik, captureNo, outcome) == 1 and tonumber(captureNo) % 64 ~= 0 then
+    redis.call('PEXPIRE', ik, BACKSTOP_MS, 'NX')
+    return
+  end
   redis.call('ZREMRANGEBYRANK', ik, 0, -{{REMEMBERED_CAPTURES}} - 1)
   redis.call('PEXPIRE', ik, BACKSTOP_MS)
 end

@@ -1,0 +1,76 @@
+import type { Cluster, Redis } from 'ioredis';
+import * as scripts from './redis-scripts.js';
+import { StoreUnavailableError } from './store.js';
+
+/** What a call fails with (as its cause) when Redis has not answered within REDIS_COMMAND_TIMEOUT_MS. */
+export const NO_ANSWER = 'no answer from Redis';
+
+export type ScriptName = keyof typeof scripts | 'READ_LOGBuffer';
+type Command = (...args: Array<string | number>) => Promise<unknown>;
+
+export interface RedisCalls {
+  /** Runs script `name` with `keys` declared and `args` after them (ARGV): bounded, and StoreUnavailableError on any failure. */
+  script(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown>;
+  /** A plain command, bounded like a script. */
+  bounded<T>(command: Promise<T>): Promise<T>;
+}
+
+/**
+ * The store's calls to Redis. Each is bounded by REDIS_COMMAND_TIMEOUT_MS here, whatever the
+ * client does, and fails when the connection closes under it: what was in flight then gets no
+ * answer (on one Redis or Sentinel redis-clients.ts turns ioredis's blind resend off; a
+ * Cluster's node connections resend, which APPEND's idempotency key makes safe). Any failure is
+ * a StoreUnavailableError, its cause saying what happened.
+ */
+export function createRedisCalls(redis: Redis | Cluster, commandTimeoutMs: number): RedisCalls {
+  // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.
+  for (const [name, lua] of Object.entries(scripts)) {
+    if (typeof lua === 'string' && lua.startsWith('#!lua')) redis.defineCommand(`hookwatch${name}`, { lua });
+  }
+  let connectionLost = lostSignal();
+  if (!(redis as Cluster).isCluster) {
+    redis.on('close', () => {
+      const lost = connectionLost;
+      connectionLost = lostSignal();
+      lost.fail(new Error('the connection to Redis closed before it answered'));
+    });
+  }
+  const bounded = async <T>(command: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([command, timedOut, connectionLost.promise]);
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return {
+    bounded,
+    script(name, keys, args) {
+      const method = (redis as unknown as Record<string, Command>)[`hookwatch${name}`] as Command;
+      return bounded(method.call(redis, keys.length, ...keys, ...args));
+    },
+  };
+}
+
+/** Every key a script may touch, declared: the partition's, the capture's idempotency set, then each endpoint's. */
+export function declaredKeys(partition: string, ids: readonly string[], idempotency: string | undefined): string[] {
+  const keys: string[] = scripts.PARTITION_KEYS.map((name) => `${partition}${name}`);
+  if (idempotency !== undefined) keys.push(idempotency);
+  for (const id of ids) for (const name of scripts.ENDPOINT_KEYS) keys.push(`${partition}${name}${id}`);
+  return keys;
+}
+
+/** A promise that fails when told (no one need wait on it: its failure is never unhandled). */
+function lostSignal(): { promise: Promise<never>; fail: (error: Error) => void } {
+  let fail: (error: Error) => void = () => undefined;
+  const promise = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  promise.catch(() => undefined);
+  return { promise, fail };
+}
