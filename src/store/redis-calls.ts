@@ -3,7 +3,18 @@ import * as scripts from './redis-scripts.js';
 import { StoreUnavailableError } from './store.js';
 
 /** What a call fails with (as its cause) when Redis has not answered within REDIS_COMMAND_TIMEOUT_MS. */
-export const NO_ANSWER = 'no answer from Redis';
+const NO_ANSWER = 'no answer from Redis';
+
+/**
+ * Whether a call failed because its connection did (closed under it, or not open): what it sent
+ * may or may not have run. Not a timeout (Redis may be stalled, and run it later), not an error
+ * Redis answered.
+ */
+export function connectionFailed(error: unknown): boolean {
+  const cause = String((error as Error).cause ?? error);
+  return cause.includes(CONNECTION_CLOSED) || /Connection is closed|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(cause);
+}
+const CONNECTION_CLOSED = 'the connection to Redis closed before it answered';
 
 export type ScriptName = keyof typeof scripts | 'READ_LOGBuffer';
 type Command = (...args: Array<string | number>) => Promise<unknown>;
@@ -32,7 +43,7 @@ export function createRedisCalls(redis: Redis | Cluster, commandTimeoutMs: numbe
     redis.on('close', () => {
       const lost = connectionLost;
       connectionLost = lostSignal();
-      lost.fail(new Error('the connection to Redis closed before it answered'));
+      lost.fail(new Error(CONNECTION_CLOSED));
     });
   }
   const bounded = async <T>(command: Promise<T>): Promise<T> => {

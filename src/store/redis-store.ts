@@ -8,7 +8,7 @@ import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, re
 import * as scripts from './redis-scripts.js';
 import { partitionPrefixes } from './redis-partitions.js';
 import { createReplicaWait } from './redis-replicas.js';
-import { createRedisCalls, declaredKeys, NO_ANSWER, type ScriptName } from './redis-calls.js';
+import { connectionFailed, createRedisCalls, declaredKeys, type ScriptName } from './redis-calls.js';
 
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
@@ -216,8 +216,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   /**
    * Runs APPEND. When Redis is out of memory, frees a batch of the oldest requests and tries
    * once more. When the connection failed under it, tries again (the same capture number: a
-   * capture that did run is recognised, never stored twice) while `retryUntil` allows; a
-   * command that timed out is not tried again (Redis may be stalled, not gone).
+   * capture that did run is recognised, never stored twice) while `retryUntil` allows; one that
+   * timed out (Redis may be stalled, not gone) or that Redis refused is not tried again.
    */
   const append = async (args: Array<string | number>, id: string, retryUntil: number): Promise<unknown> => {
     for (;;) {
@@ -232,7 +232,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
           await evict(partitionOf(id), true);
           return onEndpoint('APPEND', id, ...args);
         }
-        if (cause.includes(NO_ANSWER) || localNow() >= retryUntil) throw error;
+        if (!connectionFailed(error) || localNow() >= retryUntil) throw error;
         await ready(retryUntil - localNow());
       }
     }
@@ -312,7 +312,12 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     }
   };
-  const settling = setInterval(() => void (unsettled.size > 0 && settle()), 1000);
+  let settlingNow = false;
+  const settling = setInterval(() => {
+    if (unsettled.size === 0 || settlingNow) return;
+    settlingNow = true;
+    void settle().finally(() => (settlingNow = false));
+  }, 1000);
   settling.unref();
   const unknownOutcome = (id: string, captureNo: number) => {
     unsettled.set(captureNo, { id, untilMs: localNow() + SETTLE_FOR_MS });
