@@ -60,7 +60,7 @@ const UNAVAILABLE_ANSWER = '{"status":503,"delayMs":0,"by":"error"}';
 
 /** The Redis store, and what the bus tells it: the partition ages its watchers' requests carried. */
 export interface RedisStore extends Store {
-  /** A request of partition `partition` (its prefix) carried age `age` (redis-scripts.ts, APPEND): Redis has given at least that many. */
+  /** A request of partition `partition` (its prefix) carried age `age` (lua/append.lua): Redis has given at least that many. */
   noteAge(partition: string, age: number): void;
 }
 
@@ -153,7 +153,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   /**
    * The highest age this instance has seen in each partition: from its own captures and from
-   * the requests its watchers got. Redis behind it has lost writes (redis-scripts.ts, lostWrites).
+   * the requests its watchers got. Redis behind it has lost writes (lua/prelude.lua, lostWrites).
    */
   const knownAges = new Map<string, number>();
   const noteAge = (partition: string, age: number) => {

@@ -3,7 +3,7 @@ import { responderMessage } from '../shared/server-messages.js';
 /**
  * Responder claims (`hookwatch forward --respond`) held in this process: the memory and SQLite
  * stores' sockets are all here, so the claims are too, and die with the process. The Redis store
- * keeps them in the endpoint's hash instead (redis-scripts.ts, SET_RESPONDER).
+ * keeps them in the endpoint's hash instead (lua/set-responder.lua).
  */
 export interface ResponderClaims {
   /** The token holding the endpoint now: the latest claim that has not lapsed. */
