@@ -18,12 +18,6 @@ const TYPE_BODIES = [
   '{"id":"evt_3","type":"customer.deleted","data":{"name":null},"count":18446744073709551615}',
 ];
 
-/** axe while the toast fades in or out would judge its half-transparent colours: wait until it is fully in or out. */
-async function axeSettled(page: Page): Promise<void> {
-  await page.waitForFunction(() => ['0', '1'].includes(getComputedStyle(document.getElementById('toast') as HTMLElement).opacity), undefined, { timeout: 5000 });
-  await checkAxe(page);
-}
-
 const noSideScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
 async function github(url: string, delivery: string, after: string): Promise<void> {
@@ -58,7 +52,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
       await page.locator('#detail .compare').evaluate((element) => element.scrollIntoView({ block: 'start' }));
       await shot('screenshot-diff.png');
     }
-    await axeSettled(page);
+    await checkAxe(page);
     await newest.close();
 
     // 2. Three Svix-style attempts with one webhook-id, answered 503, 503, 200 by a rule.
@@ -99,7 +93,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
       await timeline.evaluate((element) => element.scrollIntoView({ block: 'center' }));
       await shot('screenshot-timeline.png');
     }
-    await axeSettled(page);
+    await checkAxe(page);
     // Another attempt opens from the timeline.
     await timeline.getByRole('button', { name: 'Attempt 1 · #3' }).click();
     await expect.poll(() => page.locator('#detail .delivery .attempt-current').innerText(), { timeout: 5000 }).toContain('Attempt 1 · #3 (this request)');
@@ -110,7 +104,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     await page.locator('#retried-filter').check();
     await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(3);
     expect(await page.locator('#count').textContent()).toMatch(/^3 shown/);
-    await axeSettled(page);
+    await checkAxe(page);
     await page.locator('#retried-filter').uncheck();
     await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(5);
 
@@ -136,7 +130,7 @@ describe.skipIf(!haveChromium)('understanding deliveries in the page', () => {
     await dialog.getByRole('button', { name: 'JSON Schema' }).click();
     expect(JSON.parse((await dialog.locator('.types-code').textContent()) ?? '')).toMatchObject({ type: 'object', required: ['id', 'type', 'data'] });
     expect(await noSideScroll(page)).toBe(true);
-    await axeSettled(page);
+    await checkAxe(page);
     await page.click('#types-close');
     await dialog.waitFor({ state: 'detached', timeout: 3000 });
 

@@ -88,8 +88,15 @@ interface Violation {
   nodes: Array<{ target: unknown[]; failureSummary?: string }>;
 }
 
-/** No axe violations on the page as it is now. */
+/**
+ * No axe violations on the page as it is now. Waits first until the toast is fully in or out:
+ * axe while it fades would judge its half-transparent colours.
+ */
 export async function checkAxe(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const toast = document.getElementById('toast');
+    return toast === null || ['0', '1'].includes(getComputedStyle(toast).opacity);
+  }, undefined, { timeout: 5000 });
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axe.source });
   const violations = await page.evaluate(async () => {
     const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
