@@ -398,9 +398,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async deleteRequest(id, seq) {
       const removed = freeing(() => {
         if (!aliveRow(id)) return undefined;
-        const row = sql.requestCostOf.get(id, seq) as { cost: number } | undefined;
+        const row = sql.deleteRequestOf.get(id, seq) as { cost: number } | undefined;
         if (!row) return false;
-        sql.deleteRequestOf.run(id, seq);
         account(id, -1, -row.cost);
         return true;
       });
@@ -449,8 +448,7 @@ function prepareStatements(db: SqliteDatabase) {
     setCleared: db.prepare('UPDATE endpoints SET cleared_seq = ? WHERE id = ?'),
     insertRequest: db.prepare('INSERT INTO requests (endpoint_id, seq, cost, message) VALUES (?, ?, ?, ?)'),
     deleteRequest: db.prepare('DELETE FROM requests WHERE id = ?'),
-    deleteRequestOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ? AND seq = ?'),
-    requestCostOf: db.prepare('SELECT cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
+    deleteRequestOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ? AND seq = ? RETURNING cost'),
     deleteRequestsOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ?'),
     heldOf: db.prepare('SELECT id, endpoint_id AS endpointId, seq, cost AS costBytes FROM requests WHERE endpoint_id = ? ORDER BY seq'),
     // Stored order is age order: ids only grow (AUTOINCREMENT).
