@@ -68,12 +68,19 @@ export function createRedisCalls(redis: Redis | Cluster, commandTimeoutMs: numbe
   };
 }
 
-/** Every key a script may touch, declared: the partition's, the capture's idempotency set, then each endpoint's. */
-export function declaredKeys(partition: string, ids: readonly string[], idempotency: string | undefined): string[] {
-  const keys: string[] = scripts.PARTITION_KEYS.map((name) => `${partition}${name}`);
-  if (idempotency !== undefined) keys.push(idempotency);
-  for (const id of ids) for (const name of scripts.ENDPOINT_KEYS) keys.push(`${partition}${name}${id}`);
-  return keys;
+/**
+ * Every key a script may touch in `partition`, declared: the partition's own (with `instance`'s
+ * idempotency set for the scripts that capture), then each endpoint's it is about. The
+ * partition's part is the same on every call: built once per partition.
+ */
+export function keysIn(partition: string, instance: string): (ids: readonly string[], capture: boolean) => string[] {
+  const own = scripts.PARTITION_KEYS.map((name) => `${partition}${name}`);
+  const capturing = [...own, `${partition}ik:${instance}`];
+  return (ids, capture) => {
+    const keys = [...(capture ? capturing : own)];
+    for (const id of ids) for (const name of scripts.ENDPOINT_KEYS) keys.push(`${partition}${name}${id}`);
+    return keys;
+  };
 }
 
 /** A promise that fails when told (no one need wait on it: its failure is never unhandled). */

@@ -11,7 +11,7 @@
  * Layout. Every key and channel of a partition shares one hash slot: P is the configured prefix
  * and the partition's hash tag (`hookwatch:v3:{p0}`, ARGV[1]), so a script touches one slot and
  * runs unchanged on Redis Cluster. Every key a script touches is declared in its KEYS
- * (redis-store.ts, `declaredKeys`: the partition's keys, then each endpoint's it is about), so
+ * (redis-calls.ts, `keysIn`: the partition's keys, then each endpoint's it is about), so
  * that while a slot moves between shards Redis redirects the whole call, or asks it to try
  * again, rather than run it with some keys on each side. Scripts that would reach other
  * endpoints' keys do not: eviction across endpoints and the sweep run as their own calls, with

@@ -8,7 +8,7 @@ import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, re
 import * as scripts from './redis-scripts.js';
 import { partitionPrefixes } from './redis-partitions.js';
 import { createReplicaWait } from './redis-replicas.js';
-import { connectionFailed, createRedisCalls, declaredKeys, type ScriptName } from './redis-calls.js';
+import { connectionFailed, createRedisCalls, keysIn, type ScriptName } from './redis-calls.js';
 
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
@@ -93,8 +93,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * (redis-calls.ts), and APPEND's own deadline keeps such a capture from being stored when the
    * script runs late.
    */
-  const runOnce = (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> =>
-    calls.script(name, declaredKeys(partition, ids, name === 'APPEND' || name === 'SETTLE' ? `${partition}ik:${instance}` : undefined), [partition, scriptNow(), ...args]);
+  const keysByPartition = new Map(partitions.map((partition) => [partition, keysIn(partition, instance)]));
+  const runOnce = (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
+    const keys = (keysByPartition.get(partition) as ReturnType<typeof keysIn>)(ids, name === 'APPEND' || name === 'SETTLE');
+    return calls.script(name, keys, [partition, scriptNow(), ...args]);
+  };
   /** Runs a script; when its partition had no settings (Redis restarted empty), writes them again and runs it once more. */
   const run = async (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
     try {
