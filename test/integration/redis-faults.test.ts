@@ -1,17 +1,15 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
 import * as scripts from '../../src/store/redis-scripts.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
-import { startFaultyProxy } from '../helpers/faulty-proxy.js';
 import { send } from '../helpers/http.js';
 import { freePort, startInstance } from '../helpers/instances.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
-import { startOnRedis, startPrivateRedis, type PrivateRedis } from '../helpers/redis-instance.js';
+import { isAppend, privateRedisRig } from '../helpers/redis-rig.js';
 
 /**
  * The Redis tier under the faults real deployments see (issue 27), each on a private
@@ -19,22 +17,9 @@ import { startOnRedis, startPrivateRedis, type PrivateRedis } from '../helpers/r
  * sender was told, and which seqs were used.
  */
 describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () => {
-  const cleanups: Array<() => Promise<unknown>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
+  const { cleanups, redisServer, proxyTo, instance } = privateRedisRig();
   beforeAll(() => ensureCliBuilt(), 120_000);
 
-  async function redisServer(extraArgs: string[] = []): Promise<PrivateRedis> {
-    const redis = await startPrivateRedis(extraArgs);
-    cleanups.push(() => redis.stop());
-    return redis;
-  }
-  async function instance(redisUrl: string, prefix: string, overrides: Parameters<typeof startOnRedis>[0] = {}) {
-    const started = await startOnRedis({ redisUrl, redisPrefix: prefix, ...overrides });
-    cleanups.push(started.close);
-    return started;
-  }
   async function watcher(wsUrl: string, endpoint?: { id: string; key: string }) {
     const client = await LiveClient.open(wsUrl);
     cleanups.push(() => client.close());
@@ -49,7 +34,6 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
     const answer = await send(`${baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${key}` } });
     return (JSON.parse(answer.text) as { requests: CapturedRequest[] }).requests.map((request) => request.seq);
   }
-  const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
   it('1: delivers every request stored after the subscriber connection was killed, though its channel had carried none', async () => {
     const redis = await redisServer();
@@ -74,14 +58,12 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
 
   it('2: stores a send once when the reply to its APPEND is lost and ioredis sends it again', async () => {
     const redis = await redisServer();
-    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(() => proxy.close());
+    const proxy = await proxyTo(redis);
     const prefix = testPrefix();
     const s = await instance(proxy.url, prefix);
     const { client, welcome } = await watcher(s.wsUrl);
-    const appendSha = sha1(scripts.APPEND);
     // ioredis sends a script's text (EVAL) the first time on a connection, its SHA after.
-    const dropped = proxy.dropReplyTo((command) => (command[0] === 'EVALSHA' && command[1] === appendSha) || (command[0] === 'EVAL' && command[1] === scripts.APPEND));
+    const dropped = proxy.dropReplyTo(isAppend);
     const answer = await send(welcome.endpoint.url, { method: 'POST', body: 'once' });
     await dropped;
     // The sender was told once; the store and the watcher hold it once.

@@ -1,54 +1,36 @@
-import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
-import * as scripts from '../../src/store/redis-scripts.js';
 import { recordOf, type Draft } from '../../src/store/store.js';
-import { startFaultyProxy } from '../helpers/faulty-proxy.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
-import { startOnRedis, startPrivateRedis, type PrivateRedis } from '../helpers/redis-instance.js';
+import { type PrivateRedis } from '../helpers/redis-instance.js';
+import { isAppend, privateRedisRig } from '../helpers/redis-rig.js';
 
 /**
  * The request log on Redis (issue 32, "What breaks"), each defect on private redis-servers:
  * what each sender was told is counted against what the store holds.
  */
 describe('the request log on Redis (issue 32)', () => {
-  const cleanups: Array<() => Promise<unknown>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  });
-  async function redisServer(extraArgs: string[] = []): Promise<PrivateRedis> {
-    const redis = await startPrivateRedis(extraArgs);
-    cleanups.push(() => redis.stop());
-    return redis;
-  }
-  async function instance(redisUrl: string, prefix: string, overrides: Parameters<typeof startOnRedis>[0] = {}) {
-    const started = await startOnRedis({ redisUrl, redisPrefix: prefix, ...overrides });
-    cleanups.push(started.close);
-    return started;
-  }
+  const { cleanups, redisServer, proxyTo, instance } = privateRedisRig();
   async function watcher(wsUrl: string) {
     const { client, welcome } = await LiveClient.create(wsUrl);
     cleanups.push(() => client.close());
     return { client, welcome };
   }
-  const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
   const draftOf = (json: string): Draft => ({ json, choices: ONLY_DEFAULT, answers: ['{"status":200,"delayMs":0,"by":"default"}'] });
 
   it('1: a cut connection with 60 captures in flight stores each exactly once, under the seq its caller was given', async () => {
     const redis = await redisServer();
-    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(() => proxy.close());
+    const proxy = await proxyTo(redis);
     const prefix = testPrefix();
     const s = await instance(proxy.url, prefix, { requestsPerEndpoint: 1000 });
     const { welcome } = await watcher(s.wsUrl);
     const { id } = welcome.endpoint;
     expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
-    const appendSha = sha1(scripts.APPEND);
-    const dropped = proxy.dropReplyTo((command) => command[0] === 'EVALSHA' && command[1] === appendSha);
+    const dropped = proxy.dropReplyTo(isAppend);
     // All in one tick: one pipelined write, which Redis runs whole before the first reply is lost.
     const results = await Promise.allSettled(Array.from({ length: 60 }, (_, n) => s.store.appendRequest(id, 'live', () => draftOf(`{"n":${n}}`), Date.now(), Date.now() + 5000)));
     await dropped;
@@ -59,14 +41,13 @@ describe('the request log on Redis (issue 32)', () => {
     // Every caller given a seq finds its own capture under it; a caller told it failed finds none.
     const given = results.flatMap((result, n) => (result.status === 'fulfilled' ? [[result.value?.seq, n]] : []));
     expect(stored.filter(([, n]) => given.some(([, g]) => g === n))).toEqual(given.sort((a, b) => (a[0] ?? 0) - (b[0] ?? 0)));
-    expect(results.flatMap((result) => (result.status === "rejected" ? [String((result.reason as Error).cause ?? result.reason)] : [])).slice(0, 3)).toEqual([]);
+    expect(results.flatMap((result) => (result.status === 'rejected' ? [String((result.reason as Error).cause ?? result.reason)] : [])).slice(0, 3)).toEqual([]);
     expect(given.length).toBe(60);
   });
 
   it('2: a capture whose reply comes after its caller gave up is settled: the record says the 503 its sender got, announced', async () => {
     const redis = await redisServer();
-    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(() => proxy.close());
+    const proxy = await proxyTo(redis);
     const prefix = testPrefix();
     const s = await instance(proxy.url, prefix, { redisCommandTimeoutMs: 1000 });
     const direct = await instance(redis.url, prefix);
@@ -90,8 +71,7 @@ describe('the request log on Redis (issue 32)', () => {
 
   it("8: a local app's answer that comes before the sender's instance has subscribed still reaches the sender", async () => {
     const redis = await redisServer();
-    const proxy = await startFaultyProxy({ host: '127.0.0.1', port: redis.port });
-    cleanups.push(() => proxy.close());
+    const proxy = await proxyTo(redis);
     const prefix = testPrefix();
     // The sender's instance reaches Redis through the proxy; the responder's directly.
     const senders = await instance(proxy.url, prefix, { respondTimeoutMs: 3000 });
@@ -104,8 +84,7 @@ describe('the request log on Redis (issue 32)', () => {
     await responder.next('responder');
     const viaSenders = welcome.endpoint.url.replace(responders.baseUrl, senders.baseUrl);
     // The sender's instance gets its capture's reply, then nothing more until the answer went by.
-    const appendSha = sha1(scripts.APPEND);
-    const paused = proxy.pauseAfterReplyTo((command) => (command[0] === 'EVALSHA' && command[1] === appendSha) || (command[0] === 'EVAL' && command[1] === scripts.APPEND));
+    const paused = proxy.pauseAfterReplyTo(isAppend);
     const answer = send(viaSenders, { method: 'POST', body: 'hello' });
     await paused;
     const { request } = await responder.next('request');
