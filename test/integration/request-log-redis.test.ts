@@ -26,7 +26,8 @@ describe('the request log on Redis (issue 32)', () => {
     const redis = await redisServer();
     const proxy = await proxyTo(redis);
     const prefix = testPrefix();
-    const s = await instance(proxy.url, prefix, { requestsPerEndpoint: 1000 });
+    // A deadline of 5 s (the command timeout bounds it): time for the reconnect and the retries on a loaded CI machine.
+    const s = await instance(proxy.url, prefix, { requestsPerEndpoint: 1000, redisCommandTimeoutMs: 5000 });
     const { welcome } = await watcher(s.wsUrl);
     const { id } = welcome.endpoint;
     expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
