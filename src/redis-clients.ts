@@ -33,10 +33,6 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
     commandTimeout: config.redisCommandTimeoutMs,
     enableOfflineQueue: offlineQueue,
     maxRetriesPerRequest: 1,
-    // No blind resend of what was in flight when a connection failed: the caller knows whether
-    // trying again is safe (a capture does, by its idempotency key: redis-store.ts). A Cluster's
-    // node connections keep resending (its redirections rely on it); APPEND is safe there too.
-    autoResendUnfulfilledCommands: role !== 'commands' || config.redisClusterNodes !== undefined,
     // Back off up to 2 s between attempts, forever: Redis coming back is the normal case.
     retryStrategy: (attempt) => Math.min(2000, attempt * 100),
     connectionName: `hookwatch-${role}`,

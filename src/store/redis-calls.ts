@@ -11,10 +11,8 @@ const NO_ANSWER = 'no answer from Redis';
  * Redis answered.
  */
 export function connectionFailed(error: unknown): boolean {
-  const cause = String((error as Error).cause ?? error);
-  return cause.includes(CONNECTION_CLOSED) || /Connection is closed|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(cause);
+  return /Connection is closed|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(String((error as Error).cause ?? error));
 }
-const CONNECTION_CLOSED = 'the connection to Redis closed before it answered';
 
 export type ScriptName = keyof typeof scripts | 'READ_LOGBuffer';
 type Command = (...args: Array<string | number>) => Promise<unknown>;
@@ -28,23 +26,15 @@ export interface RedisCalls {
 
 /**
  * The store's calls to Redis. Each is bounded by REDIS_COMMAND_TIMEOUT_MS here, whatever the
- * client does, and fails when the connection closes under it: what was in flight then gets no
- * answer (on one Redis or Sentinel redis-clients.ts turns ioredis's blind resend off; a
- * Cluster's node connections resend, which APPEND's idempotency key makes safe). Any failure is
- * a StoreUnavailableError, its cause saying what happened.
+ * client does. What was in flight when a connection closed, ioredis sends again once it is back
+ * (turning that off leaves its auto-pipeline waiting on the lost replies until its own command
+ * timeout, and every later command behind it): APPEND's idempotency key makes that safe for
+ * captures. Any failure is a StoreUnavailableError, its cause saying what happened.
  */
 export function createRedisCalls(redis: Redis | Cluster, commandTimeoutMs: number): RedisCalls {
   // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.
   for (const [name, lua] of Object.entries(scripts)) {
     if (typeof lua === 'string' && lua.startsWith('#!lua')) redis.defineCommand(`hookwatch${name}`, { lua });
-  }
-  let connectionLost = lostSignal();
-  if (!(redis as Cluster).isCluster) {
-    redis.on('close', () => {
-      const lost = connectionLost;
-      connectionLost = lostSignal();
-      lost.fail(new Error(CONNECTION_CLOSED));
-    });
   }
   const bounded = async <T>(command: Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
@@ -52,7 +42,7 @@ export function createRedisCalls(redis: Redis | Cluster, commandTimeoutMs: numbe
       timer = setTimeout(() => reject(new Error(`${NO_ANSWER} within ${commandTimeoutMs} ms`)), commandTimeoutMs);
     });
     try {
-      return await Promise.race([command, timedOut, connectionLost.promise]);
+      return await Promise.race([command, timedOut]);
     } catch (error) {
       throw new StoreUnavailableError(error);
     } finally {
@@ -81,14 +71,4 @@ export function keysIn(partition: string, instance: string): (ids: readonly stri
     for (const id of ids) for (const name of scripts.ENDPOINT_KEYS) keys.push(`${partition}${name}${id}`);
     return keys;
   };
-}
-
-/** A promise that fails when told (no one need wait on it: its failure is never unhandled). */
-function lostSignal(): { promise: Promise<never>; fail: (error: Error) => void } {
-  let fail: (error: Error) => void = () => undefined;
-  const promise = new Promise<never>((_, reject) => {
-    fail = reject;
-  });
-  promise.catch(() => undefined);
-  return { promise, fail };
 }
