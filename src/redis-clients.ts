@@ -32,6 +32,10 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
   const clientOptions = (role: string, offlineQueue: boolean): RedisOptions => ({
     commandTimeout: config.redisCommandTimeoutMs,
     enableOfflineQueue: offlineQueue,
+    // Commands in flight at a cut are failed (failInFlight), not sent again on their own: the
+    // store's callers decide what to try again, within their deadline. Subscriptions, which
+    // ioredis restores itself, keep its default.
+    autoResendUnfulfilledCommands: offlineQueue,
     maxRetriesPerRequest: 1,
     // Back off up to 2 s between attempts, forever: Redis coming back is the normal case.
     retryStrategy: (attempt) => Math.min(2000, attempt * 100),
@@ -59,7 +63,7 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
     }
     return watch(new Redis(config.redisUrl as string, { ...options, enableAutoPipelining: true }), role);
   };
-  const commands = connect('commands', false);
+  const commands = failInFlight(connect('commands', false));
   // Subscriptions wait for the connection (ioredis restores them after a reconnect anyway).
   const subscriber = connect('subscriber', true);
   const partitions = config.redisPartitions;
@@ -84,3 +88,29 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
   };
 }
 
+
+/**
+ * What a call fails with when its connection closed after it was written and before its reply:
+ * Redis may or may not have run it. Not ioredis's own "Connection is closed." (a Cluster sends
+ * a command failed with that again by itself).
+ */
+export const IN_FLIGHT_AT_CUT = 'connection cut with the command in flight: its outcome is unknown';
+
+/**
+ * With its resend off, ioredis drops what was in flight at a cut without settling it, and its
+ * auto-pipeline waits on those replies until the command timeout, with every later command
+ * behind them. So each node's 'close' fails them at once (ioredis keeps them as
+ * `prevCommandQueue` until the reconnect, where it would resend or forget them).
+ */
+function failInFlight<T extends Redis | Cluster>(client: T): T {
+  const onNode = (node: Redis) => {
+    node.on('close', () => {
+      const inFlight = (node as unknown as { prevCommandQueue?: { shift(): { command: { reject(error: Error): void } } | undefined; length: number } | null }).prevCommandQueue;
+      if (!inFlight) return;
+      for (let item = inFlight.shift(); item !== undefined; item = inFlight.shift()) item.command.reject(new Error(IN_FLIGHT_AT_CUT));
+    });
+  };
+  if (client instanceof Cluster) client.on('+node', onNode);
+  else onNode(client as Redis);
+  return client;
+}

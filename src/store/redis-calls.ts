@@ -11,7 +11,7 @@ const NO_ANSWER = 'no answer from Redis';
  * Redis answered.
  */
 export function connectionFailed(error: unknown): boolean {
-  return /Connection is closed|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(String((error as Error).cause ?? error));
+  return /Connection is closed|connection cut|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(String((error as Error).cause ?? error));
 }
 
 export type ScriptName = keyof typeof scripts | 'READ_LOGBuffer';
@@ -26,10 +26,10 @@ export interface RedisCalls {
 
 /**
  * The store's calls to Redis. Each is bounded by REDIS_COMMAND_TIMEOUT_MS here, whatever the
- * client does. What was in flight when a connection closed, ioredis sends again once it is back
- * (turning that off leaves its auto-pipeline waiting on the lost replies until its own command
- * timeout, and every later command behind it): APPEND's idempotency key makes that safe for
- * captures. Any failure is a StoreUnavailableError, its cause saying what happened.
+ * client does. What was in flight when a connection closed fails at once and is not sent again
+ * by the client (redis-clients.ts): a capture is tried again by its caller, under its
+ * idempotency key (lua/append.lua). Any failure is a StoreUnavailableError, its cause saying
+ * what happened.
  */
 export function createRedisCalls(redis: Redis | Cluster, commandTimeoutMs: number): RedisCalls {
   // ioredis sends each script by its SHA (EVALSHA) and loads it when Redis does not know it.

@@ -281,18 +281,18 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     const { storedBytes } = await store.stats();
     return storedBytes >= used * REQUESTS_FILL_SHARE;
   };
-  /** Resolves when the connection is ready again, or after `withinMs`. */
-  const ready = (withinMs: number) =>
-    new Promise<void>((resolve) => {
-      if (redis.status === 'ready') return void setTimeout(resolve, 10);
-      const done = () => {
-        clearTimeout(timer);
-        redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, withinMs));
-      redis.once('ready', done);
-    });
+  /** Resolves when the connection is ready again, or after `withinMs`. One listener, however many captures wait. */
+  let backAgain: Promise<void> | undefined;
+  const ready = async (withinMs: number) => {
+    if (redis.status === 'ready') return new Promise<void>((resolve) => setTimeout(resolve, 10));
+    backAgain ??= new Promise<void>((resolve) => redis.once('ready', () => {
+      backAgain = undefined;
+      resolve();
+    }));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([backAgain, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, withinMs))))]);
+    clearTimeout(timer);
+  };
 
   /**
    * Captures whose senders were told 503 with their outcome unknown (the connection failed, or

@@ -54,6 +54,8 @@ export interface FaultyProxy {
   /** Chunks held back by the pause, over every connection, in both directions. */
   held(): number;
   counts(): ProxyCounts;
+  /** Starts counting the commands, on any connection, for which `match(args)` is true: the returned function reads the count. */
+  countCommands(match: (command: string[]) => boolean): () => number;
   /** Destroys every connection and stops listening. */
   close(): Promise<void>;
 }
@@ -234,6 +236,7 @@ class ProxiedConnection {
       if (command.args.length === 0) continue;
       const args = [(command.args[0] ?? '').toUpperCase(), ...command.args.slice(1)];
       this.proxy.counts.commands += 1;
+      this.proxy.observe(args);
       this.pending.push({ name: args[0] ?? '', drop: this.proxy.takeDrop(args) });
       if (UNPAIRED_COMMANDS.has(args[0] ?? '')) {
         // The rest of this chunk is already on its way to Redis; nothing after it is parsed.
@@ -343,12 +346,15 @@ interface ProxyState {
   counts: ProxyCounts;
   /** Hands the armed drop to a command that matches it, disarming it. */
   takeDrop(args: string[]): Drop | undefined;
+  /** Each parsed command's arguments, for the counters. */
+  observe(args: string[]): void;
 }
 
 /** Starts a {@link FaultyProxy} on a free 127.0.0.1 port in front of `target`. */
 export async function startFaultyProxy(target: RedisAddress): Promise<FaultyProxy> {
   const live = new Set<ProxiedConnection>();
   let armed: Drop | undefined;
+  const counters: Array<{ match: (command: string[]) => boolean; count: number }> = [];
   const state: ProxyState = {
     paused: false,
     counts: { commands: 0, replies: 0, pushes: 0 },
@@ -357,6 +363,9 @@ export async function startFaultyProxy(target: RedisAddress): Promise<FaultyProx
       const drop = armed;
       armed = undefined;
       return drop;
+    },
+    observe(args) {
+      for (const counter of counters) if (counter.match(args)) counter.count += 1;
     },
   };
 
@@ -412,6 +421,11 @@ export async function startFaultyProxy(target: RedisAddress): Promise<FaultyProx
     connections: () => [...live].filter((connection) => connection.state !== 'closed').length,
     held: () => [...live].reduce((sum, connection) => sum + connection.heldChunks, 0),
     counts: () => ({ ...state.counts }),
+    countCommands(match) {
+      const counter = { match, count: 0 };
+      counters.push(counter);
+      return () => counter.count;
+    },
     async close() {
       armed?.reject(new Error('the proxy closed'));
       armed = undefined;

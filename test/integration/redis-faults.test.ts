@@ -56,7 +56,7 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
     expect((await client.requests(1, 5000))[0]?.seq).toBe(11);
   });
 
-  it('2: stores a send once when the reply to its APPEND is lost and ioredis sends it again', async () => {
+  it('2: stores a send once when the reply to its APPEND is lost and the capture is tried again', async () => {
     const redis = await redisServer();
     const proxy = await proxyTo(redis);
     const prefix = testPrefix();

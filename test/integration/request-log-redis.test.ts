@@ -46,6 +46,30 @@ describe('the request log on Redis (issue 32)', () => {
     expect(given.length).toBe(60);
   });
 
+  it('1: after a cut, nothing in flight is sent again on its own: a capture is tried again only by its caller, within its deadline', async () => {
+    const redis = await redisServer();
+    const proxy = await proxyTo(redis);
+    const prefix = testPrefix();
+    const s = await instance(proxy.url, prefix, { redisCommandTimeoutMs: 1000 });
+    const { welcome } = await watcher(s.wsUrl);
+    const { id } = welcome.endpoint;
+    expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
+    // Written by the instance, held at the proxy, then the connection cut: never run, never answered.
+    proxy.pause();
+    const results = Promise.allSettled(Array.from({ length: 20 }, (_, n) => s.store.appendRequest(id, 'live', () => draftOf(`{"n":${n}}`), Date.now(), Date.now() + 1000)));
+    await expect.poll(() => proxy.held(), { timeout: 2000 }).toBeGreaterThan(0);
+    proxy.killAll();
+    // Redis stays out of reach (new connections wait at the proxy) until every caller has given up.
+    expect((await results).map((result) => result.status)).toEqual(Array.from({ length: 20 }, () => 'rejected'));
+    const appends = proxy.countCommands(isAppend);
+    proxy.resume();
+    await expect.poll(async () => (await s.store.appendRequest(id, 'live', () => draftOf('{"n":"after"}'), Date.now()).catch(() => undefined))?.seq, { timeout: 10_000, interval: 100 }).toBeGreaterThan(1);
+    // Only the captures tried after Redis came back reached it: none of the 20 was sent again by the client.
+    expect(appends()).toBeLessThanOrEqual(2);
+    const log = await s.store.readLog(id, 0);
+    expect(log?.requests.map((request) => (JSON.parse(recordOf(request.message).toString()) as { n: unknown }).n)).toEqual([-1, 'after']);
+  });
+
   it('2: a capture whose reply comes after its caller gave up is settled: the record says the 503 its sender got, announced', async () => {
     const redis = await redisServer();
     const proxy = await proxyTo(redis);
