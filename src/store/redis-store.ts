@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import type { ResponseConfig } from '../shared/response-config.js';
-import type { EndpointKind, EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
+import type { EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
 import { MAX_LISTED_ENDPOINTS, redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
 import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
 import * as scripts from './redis-scripts.js';
 import { partitionPrefixes } from './redis-partitions.js';
 import { createReplicaWait } from './redis-replicas.js';
 import { connectionFailed, createRedisCalls, keysIn, type ScriptName } from './redis-calls.js';
+import { createEviction } from './redis-eviction.js';
+import { knownEndpoints, type Known } from './redis-known.js';
+import { createSettling } from './redis-settling.js';
 
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
@@ -41,19 +43,8 @@ export interface RedisStoreOptions extends StoreLimits {
 const CREATOR_KEEP_MS = 24 * 60 * 60 * 1000;
 /** Endpoints swept per script run, so one sweep never blocks Redis for long. */
 const SWEEP_BATCH = 200;
-/** Bytes of response configurations the instance remembers (see `known`); a configuration can be 64 KiB. */
-const KNOWN_BYTES = 8 * 1024 * 1024;
 /** How often the instance measures how far Redis's clock is from its own (for APPEND's deadline), and counts the primary's replicas. */
 const CLOCK_CHECK_MS = 5_000;
-/** Captures whose senders were told 503 while their outcome was unknown, waiting to be settled (SETTLE); the oldest go past it. */
-const MAX_UNSETTLED = 10_000;
-/** How long an unsettled capture is tried, once a second: past it Redis is gone for long, and its backstop expiry took the key. */
-const SETTLE_FOR_MS = 10 * 60_000;
-/** Batches one eviction runs at most before it lets the next capture over the budget start another. */
-const EVICT_BATCHES = 20;
-
-/** The share of Redis's memory stored requests must hold for a capture refused for memory to evict the oldest of them. */
-const REQUESTS_FILL_SHARE = 0.5;
 /** What a record says of its sender's answer when the sender was told 503 because Redis did not answer in time. */
 const UNAVAILABLE_ANSWER = '{"status":503,"delayMs":0,"by":"error"}';
 
@@ -176,32 +167,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     void configure().catch(() => undefined);
   });
 
-  /**
-   * What this instance last saw of the endpoints it captured for: their kind, their response
-   * configuration with its version, and the highest seq it was given. A capture then costs one
-   * script (APPEND), not a lookup first: APPEND refuses a gone endpoint, and a draft built for
-   * an older version, which is built again for the current one. Oldest first; bounded by the
-   * bytes of the configurations held.
-   */
-  const known = new Map<string, Known>();
-  let knownBytes = 0;
-  const forget = (id: string) => {
-    const entry = known.get(id);
-    if (!entry) return;
-    known.delete(id);
-    knownBytes -= entry.bytes;
-  };
-  const remember = (id: string, kind: EndpointKind, redact: boolean, responseJson: string, version: string, lastSeq = 0): Known => {
-    forget(id);
-    const entry = { kind, redact, response: JSON.parse(responseJson) as ResponseConfig, version, lastSeq, bytes: responseJson.length + id.length + 100 };
-    known.set(id, entry);
-    knownBytes += entry.bytes;
-    for (const [oldest] of known) {
-      if (knownBytes <= KNOWN_BYTES) break;
-      forget(oldest);
-    }
-    return entry;
-  };
+  const { known, forget, remember } = knownEndpoints();
   /** The endpoint as Redis has it now (and remembered), or undefined when it is gone. */
   const fetchEndpoint = async (id: string): Promise<{ record: Omit<EndpointRecord, 'response'>; seen: Known; responder: string | undefined } | undefined> => {
     const found = (await onEndpoint('GET', id)) as [string, string, string, string | null, number] | null;
@@ -240,47 +206,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     }
   };
-  /**
-   * Brings the partition within its byte budget, or (force: Redis is out of memory) makes room:
-   * the oldest requests anywhere in it go. Its own calls, off the capture's path: it reads the
-   * oldest first, then evicts with their endpoints' keys declared, a batch at a time.
-   */
-  const evict = async (partition: string, force: boolean) => {
-    for (let batch = 0; batch < EVICT_BATCHES; batch++) {
-      const oldest = await bounded(redis.zrange(`${partition}aged`, 0, String(scripts.EVICT_BATCH - 1)));
-      const owners = [...new Set(oldest.map((entry) => entry.slice(0, entry.indexOf(' '))))];
-      if (owners.length === 0) return;
-      const [, over] = (await run('EVICT', partition, owners, scripts.EVICT_BATCH, force ? 1 : 0, ...owners)) as [number, number];
-      if (force || Number(over) === 0) return;
-    }
-  };
-  /**
-   * One eviction at a time per partition, started by the capture that passed the budget; a
-   * capture over the budget meanwhile has it run once more when it ends (its last batch may have
-   * looked before that capture was stored).
-   */
-  const evicting = new Map<string, boolean>();
-  const evictSoon = (partition: string) => {
-    if (evicting.has(partition)) {
-      evicting.set(partition, true);
-      return;
-    }
-    evicting.set(partition, false);
-    void evict(partition, false)
-      .catch(() => undefined)
-      .finally(() => {
-        const again = evicting.get(partition) === true;
-        evicting.delete(partition);
-        if (again) evictSoon(partition);
-      });
-  };
-  /** Whether stored requests hold at least half of the memory Redis uses (every primary's, on a Cluster). */
-  const requestsFillRedis = async (): Promise<boolean> => {
-    const primaries = (redis as Cluster).isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
-    const used = (await bounded(Promise.all(primaries.map((node) => node.info('memory'))))).reduce((sum, info) => sum + Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0), 0);
-    const { storedBytes } = await store.stats();
-    return storedBytes >= used * REQUESTS_FILL_SHARE;
-  };
+  const { evict, evictSoon, requestsFillRedis } = createEviction({ redis, bounded, run, storedBytes: async () => (await store.stats()).storedBytes });
   /** Resolves when the connection is ready again, or after `withinMs`. One listener, however many captures wait. */
   let backAgain: Promise<void> | undefined;
   const ready = async (withinMs: number) => {
@@ -294,41 +220,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     clearTimeout(timer);
   };
 
-  /**
-   * Captures whose senders were told 503 with their outcome unknown (the connection failed, or
-   * Redis answered too late): each is settled once Redis answers (SETTLE). One that did run has
-   * its record's answer made what its sender got; one that did not is refused if it still comes.
-   */
-  const unsettled = new Map<number, { id: string; untilMs: number }>();
-  const settle = async () => {
-    for (const [captureNo, { id, untilMs }] of unsettled) {
-      if (localNow() > untilMs) {
-        unsettled.delete(captureNo);
-        continue;
-      }
-      try {
-        const seq = Number(await run('SETTLE', partitionOf(id), [], instance, captureNo));
-        if (seq > 0) await onEndpoint('SET_ANSWER', id, seq, UNAVAILABLE_ANSWER, answeredMessage(seq, UNAVAILABLE_ANSWER));
-        unsettled.delete(captureNo);
-      } catch {
-        return;
-      }
-    }
-  };
-  let settlingNow = false;
-  const settling = setInterval(() => {
-    if (unsettled.size === 0 || settlingNow) return;
-    settlingNow = true;
-    void settle().finally(() => (settlingNow = false));
-  }, 1000);
-  settling.unref();
-  const unknownOutcome = (id: string, captureNo: number) => {
-    unsettled.set(captureNo, { id, untilMs: localNow() + SETTLE_FOR_MS });
-    for (const [oldest] of unsettled) {
-      if (unsettled.size <= MAX_UNSETTLED) break;
-      unsettled.delete(oldest);
-    }
-  };
+  const { unknownOutcome } = createSettling({
+    settle: (id, captureNo) => run('SETTLE', partitionOf(id), [], instance, captureNo).then(Number),
+    markFailed: (id, seq) => onEndpoint('SET_ANSWER', id, seq, UNAVAILABLE_ANSWER, answeredMessage(seq, UNAVAILABLE_ANSWER)),
+    now: localNow,
+  });
 
   const store: RedisStore = {
     noteAge,
@@ -518,17 +414,6 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
 type AppendReply = [number, number, number, number, number] | [string, string] | 'late' | null;
 
-interface Known {
-  kind: EndpointKind;
-  /** Whether its requests are stored with their secrets redacted (fixed at creation). */
-  redact: boolean;
-  response: ResponseConfig;
-  version: string;
-  /** The highest seq this instance was given on it: Redis never numbers below it (APPEND's floor). */
-  lastSeq: number;
-  /** Roughly what the entry holds in memory. */
-  bytes: number;
-}
 
 function chunk<T>(items: T[], size: number): T[][] {
   const chunks: T[][] = [];
