@@ -30,7 +30,7 @@ export default tseslint.config(
         {
           patterns: [
             { regex: '^node:', message: 'src/shared and the page run in browsers: no Node built-ins.' },
-            { regex: '^\\.\\./(\\.\\./src/)?(capture|store|bus|http|live|cli|endpoints)(/|\\.js)', message: 'The page and src/shared import only src/shared.' },
+            { regex: '^\\.\\./(\\.\\./src/)?(capture|store|bus|http|live|cli|endpoints|access|log|redis|one-process)(/|\\.js)', message: 'The page and src/shared import only src/shared.' },
           ],
         },
       ],
@@ -45,7 +45,7 @@ export default tseslint.config(
         {
           patterns: [
             { regex: '^node:', message: 'src/log is pure: no Node built-ins.' },
-            { regex: '^\\.\\./(capture|store|bus|http|live|cli|endpoints|access)(/|\\.js)', message: 'src/log imports only src/shared: backends follow it, not the other way round.' },
+            { regex: '^\\.\\./(capture|store|bus|http|live|cli|endpoints|access|redis|one-process)(/|\\.js)', message: 'src/log imports only src/shared: backends follow it, not the other way round.' },
           ],
         },
       ],

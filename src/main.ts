@@ -3,13 +3,13 @@ import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { AccessTokensError } from './access/access.js';
 import { buildApp, type AppDeps } from './app.js';
-import { createMemoryBus } from './bus/memory-bus.js';
+import { createMemoryBus } from './one-process/memory-bus.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createMemoryStore } from './store/memory-store.js';
-import { createEmbeddedStore } from './store/embedded-store.js';
-import { DatabaseOpenError, openDatabase } from './store/sqlite-database.js';
-import { createSqliteStore } from './store/sqlite-store.js';
-import { onRedis } from './redis-clients.js';
+import { createMemoryStore } from './one-process/memory-store.js';
+import { createStoreByKind } from './one-process/store-by-kind.js';
+import { DatabaseOpenError, openDatabase } from './one-process/sqlite-database.js';
+import { createSqliteStore } from './one-process/sqlite-store.js';
+import { onRedis } from './redis/clients.js';
 import { storeLimits } from './store/store.js';
 
 /** How long shutdown may take before the process exits anyway. */
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   let stores: { deps: AppDeps; close: () => Promise<void> };
   try {
     const redisWay = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
-    stores = redisWay ? onRedis(config, log) : embedded(config);
+    stores = redisWay ? onRedis(config, log) : oneProcess(config);
   } catch (error) {
     if (!(error instanceof DatabaseOpenError)) throw error;
     process.stderr.write(`hookwatch: ${error.message}\n`);
@@ -73,13 +73,13 @@ async function main(): Promise<void> {
  * One process without Redis: live endpoints in memory; kept ones in the SQLite file under
  * DATA_DIR, so they outlive a restart (DATA_DIR=none: in memory too).
  */
-function embedded(config: Config): { deps: AppDeps; close: () => Promise<void> } {
+function oneProcess(config: Config): { deps: AppDeps; close: () => Promise<void> } {
   const bus = createMemoryBus();
   const live = createMemoryStore({ ...storeLimits(config), bus });
   if (config.dataDir === 'none') return { deps: { store: live, bus }, close: async () => undefined };
   const db = openDatabase(config.dataDir);
   const kept = createSqliteStore({ ...storeLimits(config), maxDiskBytes: config.maxDiskBytes, db, bus });
-  return { deps: { store: createEmbeddedStore({ live, kept }), bus }, close: async () => void db.close() };
+  return { deps: { store: createStoreByKind({ live, kept }), bus }, close: async () => void db.close() };
 }
 
 main().catch((error: unknown) => {

@@ -9,7 +9,7 @@ export interface BusMessage {
   data: Buffer | string;
   /** Capture time (ms since epoch) of the request it carries, for the delivery-lag metric. */
   capturedAtMs?: number;
-  /** Redis only: the request's age in its partition (redis-scripts.ts), which tells the store when Redis has lost writes. */
+  /** Redis only: the request's age in its partition (redis/scripts.ts), which tells the store when Redis has lost writes. */
   age?: number;
   /** The endpoint is gone: after this message its watchers are closed (4004). */
   ends?: boolean;

@@ -2,7 +2,7 @@
  * The request log's rules, written once (issue 32): what a seq is, what a stored request costs,
  * what is trimmed when, what is announced, and when a resuming reader has missed something.
  * Every backend follows them: the memory and SQLite stores call these functions, and the Redis
- * scripts (src/store/lua) do the same in Lua; test/contract/log-rules.cases.ts is one table
+ * scripts (src/redis/lua) do the same in Lua; test/contract/log-rules.cases.ts is one table
  * of cases every backend, the Lua included, is checked against.
  *
  * Pure: no I/O, no timers, no clock. A backend asks what to drop and does the dropping.
@@ -21,7 +21,7 @@ export const STORED_REQUEST_OVERHEAD_BYTES = 160;
 /**
  * What a stored request counts against every byte budget, on every backend: its message, its
  * latest forward result (as UTF-8, which is at least what memory holds of it), and the overhead.
- * The Lua (src/store/lua: prelude.lua's forgetRequest, forwarded.lua) counts the same.
+ * The Lua (src/redis/lua: prelude.lua's forgetRequest, forwarded.lua) counts the same.
  */
 export function storedCost(message: Buffer, forwarded: string | undefined): number {
   return message.length + (forwarded === undefined ? 0 : Buffer.byteLength(forwarded)) + STORED_REQUEST_OVERHEAD_BYTES;

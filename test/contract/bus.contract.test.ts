@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
-import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/bus/redis-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
+import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/redis/bus.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/redis-topologies.js';
 

@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
-import { createRedisBus } from '../../src/bus/redis-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
+import { createRedisBus } from '../../src/redis/bus.js';
 import { evictAcrossEndpoints, hasGap, nextSeq, storedCost, STORED_REQUEST_OVERHEAD_BYTES, trimEndpoint, type HeldAnywhere } from '../../src/log/rulebook.js';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createRedisStore } from '../../src/store/redis-store.js';
-import { openDatabase } from '../../src/store/sqlite-database.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
+import { createRedisStore } from '../../src/redis/store.js';
+import { openDatabase } from '../../src/one-process/sqlite-database.js';
+import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import { toRequestMessage, type Draft, type EndpointKind, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { logRulesCases, type EndpointName, type LogRulesCase } from './log-rules.cases.js';
@@ -141,7 +141,7 @@ const backends: Array<[string, (limits: LogLimits) => Backend]> = [
       const dir = mkdtempSync(join(tmpdir(), 'hookwatch-log-rules-'));
       const db = openDatabase(dir);
       const bus = createMemoryBus();
-      // The embedded store keeps kept endpoints here, under the disk budget.
+      // One process keeps kept endpoints here, under the disk budget.
       const store = createSqliteStore({ ...storeLimits(limits), maxDiskBytes: limits.maxStoredBytes, db, bus });
       return {
         store,

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it, it as vitestIt } from 'vitest';
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
-import { createRedisBus } from '../../src/bus/redis-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
+import { createRedisBus } from '../../src/redis/bus.js';
 import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/response-config.js';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createRedisStore, type RedisStore } from '../../src/store/redis-store.js';
-import { createEmbeddedStore } from '../../src/store/embedded-store.js';
-import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite-database.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
+import { createRedisStore, type RedisStore } from '../../src/redis/store.js';
+import { createStoreByKind } from '../../src/one-process/store-by-kind.js';
+import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
+import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type Draft, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/redis-topologies.js';
@@ -57,12 +57,12 @@ const backends: Array<[string, MakeBackend, { partitions: number }?]> = [
     },
   ],
   [
-    'embedded (live in memory, kept in sqlite)',
+    'one process (live in memory, kept in SQLite)',
     (limits, now) => {
       const bus = createMemoryBus();
       const live = createMemoryStore({ ...limits, bus, now });
       const kept = createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db: freshDatabase(), bus, now });
-      return { store: createEmbeddedStore({ live, kept }), bus };
+      return { store: createStoreByKind({ live, kept }), bus };
     },
   ],
   [

@@ -1,14 +1,14 @@
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import type { WebSocket } from 'ws';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig, type Config } from '../../src/config.js';
 import { createEndpointService } from '../../src/endpoints/endpoint-service.js';
 import { createHub, type Hub } from '../../src/live/hub.js';
 import { LiveSession, type SessionContext } from '../../src/live/live-session.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { ServerMessage } from '../../src/shared/protocol.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 
 /**

@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { defaultConfig, type Config } from '../../src/config.js';
-import { onRedis } from '../../src/redis-clients.js';
+import { onRedis } from '../../src/redis/clients.js';
 import { freePort } from './instances.js';
 import { connectRedis } from './redis.js';
 import { startServer, type TestServer } from './server.js';
 
 /**
  * A Hookwatch instance in this process, on Redis with the connections main.ts makes
- * (redis-clients.ts): `overrides` names the Redis (`redisUrl`, …) and a prefix of the test's own.
+ * (redis/clients.ts): `overrides` names the Redis (`redisUrl`, …) and a prefix of the test's own.
  */
 export async function startOnRedis(overrides: Partial<Config>): Promise<TestServer & { warnings: () => string }> {
   const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides });

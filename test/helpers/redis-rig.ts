@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterEach } from 'vitest';
-import * as scripts from '../../src/store/redis-scripts.js';
+import * as scripts from '../../src/redis/scripts.js';
 import { startFaultyProxy, type FaultyProxy } from './faulty-proxy.js';
 import { startOnRedis, startPrivateRedis, type PrivateRedis } from './redis-instance.js';
 

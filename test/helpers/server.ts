@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig, type Config } from '../../src/config.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 
 export interface TestServer {

@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
 import { createEndpoint } from '../../src/endpoints/endpoint-records.js';
 import { LIVE_PATH, SUBPROTOCOL, type EndpointInfo, type ServerMessage } from '../../src/shared/protocol.js';
-import { createEmbeddedStore } from '../../src/store/embedded-store.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
-import { createRedisStore } from '../../src/store/redis-store.js';
-import { openDatabase } from '../../src/store/sqlite-database.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { createStoreByKind } from '../../src/one-process/store-by-kind.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
+import { createRedisStore } from '../../src/redis/store.js';
+import { openDatabase } from '../../src/one-process/sqlite-database.js';
+import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { sendRaw } from '../helpers/http.js';
@@ -144,13 +144,13 @@ describe('proxy mode needs TRUST_PROXY', () => {
 describe.each<[string, () => Promise<{ store: Store; close: () => Promise<void> }>]>([
   ['memory', async () => ({ store: createMemoryStore({ ...storeLimits(defaultConfig()), bus: createMemoryBus() }), close: async () => undefined })],
   [
-    'embedded (memory + SQLite)',
+    'one process (memory + SQLite)',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'hookwatch-creator-'));
       const db = openDatabase(dir);
       const bus = createMemoryBus();
       const limits = storeLimits(defaultConfig());
-      const store = createEmbeddedStore({ live: createMemoryStore({ ...limits, bus }), kept: createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db, bus }) });
+      const store = createStoreByKind({ live: createMemoryStore({ ...limits, bus }), kept: createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db, bus }) });
       return { store, close: async () => (db.close(), rmSync(dir, { recursive: true, force: true })) };
     },
   ],

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { StoreUnavailableError, storeLimits, type Store } from '../../src/store/store.js';
 import { defaultConfig } from '../../src/config.js';
 import { LiveClient } from '../helpers/live-client.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 import { LiveClient } from '../helpers/live-client.js';

@@ -6,9 +6,9 @@ import { FLUSH_AFTER_MESSAGES } from '../../src/live/corking.js';
 import { LIVE_PATH } from '../../src/shared/protocol.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { send, sendRaw } from '../helpers/http.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/captured-request.js';
-import * as scripts from '../../src/store/redis-scripts.js';
+import * as scripts from '../../src/redis/scripts.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
 import { freePort, startInstance } from '../helpers/instances.js';

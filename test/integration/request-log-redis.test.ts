@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
-import { createRedisStore } from '../../src/store/redis-store.js';
+import { createRedisStore } from '../../src/redis/store.js';
 import { recordOf, type Draft } from '../../src/store/store.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';

@@ -9,7 +9,7 @@ import { startInstance, type Instance } from '../helpers/instances.js';
 const MIB = 1024 * 1024;
 const json = { 'content-type': 'application/json' };
 
-/** Findings 9 and 15 of the hardening issue, on the embedded store (SQLite under DATA_DIR) in a server process. */
+/** Findings 9 and 15 of the hardening issue, on SQLite (under DATA_DIR) in a server process. */
 describe('the SQLite store within its budgets', () => {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   afterEach(async () => {

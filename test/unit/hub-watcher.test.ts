@@ -1,12 +1,12 @@
 import pino from 'pino';
 import type { WebSocket } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
 import { createHub, type Hub } from '../../src/live/hub.js';
 import { toFramed, Watcher } from '../../src/live/watcher.js';
 import { DELETED_MESSAGE } from '../../src/shared/server-messages.js';
-import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits } from '../../src/store/store.js';
 import { FakeSocket } from '../helpers/fake-socket.js';
 

@@ -47,7 +47,7 @@ export class DatabaseOpenError extends Error {
     super(
       busy
         ? `DATA_DIR ${path} is in use by another Hookwatch process (one process per DATA_DIR; several instances share Redis instead)`
-        : `cannot open the embedded store at ${path}: ${reason} (set DATA_DIR to a writable folder, or DATA_DIR=none to keep kept endpoints in memory only)`,
+        : `cannot open the SQLite database at ${path}: ${reason} (set DATA_DIR to a writable folder, or DATA_DIR=none to keep kept endpoints in memory only)`,
       { cause },
     );
     this.name = 'DatabaseOpenError';
@@ -55,7 +55,7 @@ export class DatabaseOpenError extends Error {
 }
 
 /**
- * Opens (creating when missing) the embedded store's database in `dataDir`, migrated to the
+ * Opens (creating when missing) the SQLite database in `dataDir`, migrated to the
  * current schema. WAL: a write is an append to the log, readers never wait for it, and a commit
  * survives a SIGKILL (SQLite replays the log at the next open). The process holds the database
  * exclusively, so a second process on the same DATA_DIR is refused at start: the store keeps

@@ -1,23 +1,23 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import type { EndpointRecord, Store, StoreLimits, StoredRequest } from './store.js';
-import { MAX_LISTED_ENDPOINTS, redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from './store.js';
+import type { EndpointRecord, Store, StoreLimits, StoredRequest } from '../store/store.js';
+import { MAX_LISTED_ENDPOINTS, redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from '../store/store.js';
 import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
-import * as scripts from './redis-scripts.js';
-import { partitionPrefixes } from './redis-partitions.js';
-import { createReplicaWait } from './redis-replicas.js';
-import { connectionFailed, createRedisCalls, keysIn, type ScriptName } from './redis-calls.js';
-import { createEviction } from './redis-eviction.js';
-import { knownEndpoints, type Known } from './redis-known.js';
-import { createSettling } from './redis-settling.js';
+import * as scripts from './scripts.js';
+import { partitionPrefixes } from './partitions.js';
+import { createReplicaWait } from './replicas.js';
+import { connectionFailed, createRedisCalls, keysIn, type ScriptName } from './calls.js';
+import { createEviction } from './eviction.js';
+import { knownEndpoints, type Known } from './known-endpoints.js';
+import { createSettling } from './settling.js';
 
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
   redis: Redis | Cluster;
   /** Every key and channel starts with it (`hookwatch:v3:`). */
   prefix: string;
-  /** Partitions of the keyspace (redis-partitions.ts): 1 on one Redis; on a Cluster, enough to spread over its shards. */
+  /** Partitions of the keyspace (redis/partitions.ts): 1 on one Redis; on a Cluster, enough to spread over its shards. */
   partitions?: number;
   /** Past it a call is answered StoreUnavailableError, whether or not Redis answers later (REDIS_COMMAND_TIMEOUT_MS). */
   commandTimeoutMs: number;
@@ -57,7 +57,7 @@ export interface RedisStore extends Store {
 
 /**
  * Endpoints, requests and lifetimes in Redis, shared by every instance: each operation is one
- * script (redis-scripts.ts), atomic and one round trip, on the one hash slot of the endpoint's
+ * script (redis/scripts.ts), atomic and one round trip, on the one hash slot of the endpoint's
  * partition. Requests are announced on sharded channels by the script that stores them. Any
  * Redis failure (down, out of memory, or slower than REDIS_COMMAND_TIMEOUT_MS) surfaces as
  * StoreUnavailableError, and a capture its sender was told failed is never stored (APPEND's
@@ -81,7 +81,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   /**
    * Runs a script on a partition, every key it touches declared (the partition's, each of `ids`'
    * and, for a capture, this instance's idempotency set): a stalled Redis answers the caller 503
-   * (redis-calls.ts), and APPEND's own deadline keeps such a capture from being stored when the
+   * (redis/calls.ts), and APPEND's own deadline keeps such a capture from being stored when the
    * script runs late.
    */
   const keysByPartition = new Map(partitions.map((partition) => [partition, keysIn(partition, instance)]));

@@ -4,7 +4,7 @@ import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, remo
 import { createResponderClaims } from './responder-claims.js';
 import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint } from '../log/rulebook.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { MAX_LISTED_ENDPOINTS, redactsSecrets, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from './store.js';
+import { MAX_LISTED_ENDPOINTS, redactsSecrets, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from '../store/store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -45,7 +45,7 @@ export interface MemoryStoreOptions extends StoreLimits {
 
 const costOf = (request: StoredRequest) => storedCost(request.message, request.forwarded);
 
-/** The embedded default: everything in this process's memory, gone on restart. */
+/** Live endpoints (and, with DATA_DIR=none, kept ones): everything in this process's memory, gone on restart. */
 export function createMemoryStore(options: MemoryStoreOptions): Store {
   const now = options.now ?? Date.now;
   const all = new Map<string, Entry>();

@@ -1,4 +1,4 @@
-import type { Bus, BusHandler } from './bus.js';
+import type { Bus, BusHandler } from '../bus/bus.js';
 
 /** In-process fan-out: publish calls the handler synchronously for a subscribed endpoint. */
 export function createMemoryBus(): Bus {

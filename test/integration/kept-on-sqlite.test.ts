@@ -19,7 +19,7 @@ interface Created {
 }
 
 /** Issue #26: kept endpoints in SQLite under DATA_DIR outlive the process that made them. */
-describe('the embedded store (DATA_DIR)', () => {
+describe('kept endpoints on SQLite (DATA_DIR)', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -91,7 +91,7 @@ describe('the embedded store (DATA_DIR)', () => {
     await ensureCliBuilt();
     const started = spawnSync(process.execPath, [join(root, 'dist', 'main.js')], { env: { ...process.env, REDIS_URL: '', DATA_DIR: join(file, 'data'), PORT: '0', HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 15_000 });
     expect(started.status).toBe(1);
-    expect(started.stderr).toMatch(/cannot open the embedded store at .*not-a-folder\/data\/hookwatch\.db: ENOTDIR/);
+    expect(started.stderr).toMatch(/cannot open the SQLite database at .*not-a-folder\/data\/hookwatch\.db: ENOTDIR/);
   }, 30_000);
 
   it('answers 503 STORE_UNAVAILABLE when the disk is full, and keeps serving what it holds', async (context) => {

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisCalls, ScriptName } from './redis-calls.js';
-import * as scripts from './redis-scripts.js';
+import type { RedisCalls, ScriptName } from './calls.js';
+import * as scripts from './scripts.js';
 
 /** Batches one eviction runs at most before it lets the next capture over the budget start another. */
 const EVICT_BATCHES = 20;
@@ -10,7 +10,7 @@ const REQUESTS_FILL_SHARE = 0.5;
 interface EvictionDeps {
   redis: Redis | Cluster;
   bounded: RedisCalls['bounded'];
-  /** Runs a script on a partition with the given endpoints' keys declared (redis-store.ts). */
+  /** Runs a script on a partition with the given endpoints' keys declared (redis/store.ts). */
   run: (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>) => Promise<unknown>;
   /** What stored requests cost, over every partition. */
   storedBytes: () => Promise<number>;

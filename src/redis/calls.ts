@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import * as scripts from './redis-scripts.js';
-import { StoreUnavailableError } from './store.js';
+import * as scripts from './scripts.js';
+import { StoreUnavailableError } from '../store/store.js';
 
 /** What a call fails with (as its cause) when Redis has not answered within REDIS_COMMAND_TIMEOUT_MS. */
 const NO_ANSWER = 'no answer from Redis';
@@ -27,7 +27,7 @@ export interface RedisCalls {
 /**
  * The store's calls to Redis. Each is bounded by REDIS_COMMAND_TIMEOUT_MS here, whatever the
  * client does. What was in flight when a connection closed fails at once and is not sent again
- * by the client (redis-clients.ts): a capture is tried again by its caller, under its
+ * by the client (redis/clients.ts): a capture is tried again by its caller, under its
  * idempotency key (lua/append.lua). Any failure is a StoreUnavailableError, its cause saying
  * what happened.
  */

@@ -11,7 +11,7 @@
  * Layout. Every key and channel of a partition shares one hash slot: P is the configured prefix
  * and the partition's hash tag (`hookwatch:v3:{p0}`, ARGV[1]), so a script touches one slot and
  * runs unchanged on Redis Cluster. Every key a script touches is declared in its KEYS
- * (redis-calls.ts, `keysIn`: the partition's keys, then each endpoint's it is about), so
+ * (redis/calls.ts, `keysIn`: the partition's keys, then each endpoint's it is about), so
  * that while a slot moves between shards Redis redirects the whole call, or asks it to try
  * again, rather than run it with some keys on each side. Scripts that would reach other
  * endpoints' keys do not: eviction across endpoints and the sweep run as their own calls, with
@@ -42,7 +42,7 @@
  *   P rbjump    how many seqs every endpoint's numbering has had to move on for lost writes
  *               (an endpoint's rbj says how much of it it has applied)
  *   P cfg       hash: the budgets every instance uses (count, perEp, total, overhead),
- *               written at start (redis-store.ts): one set of limits for all, not each caller's
+ *               written at start (redis/store.ts): one set of limits for all, not each caller's
  *   P ch:<id>   sharded pub/sub channel: "R <seq> <capturedAtMs> <age>\n<message>", "X\n<message>"
  *               (the endpoint is gone) or "E\n<message>"
  * Per-endpoint keys also expire an hour after the deadline, as a backstop for a deployment where
@@ -58,7 +58,7 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { MAX_RESPONDER_CLAIMS } from './responder-claims.js';
+import { MAX_RESPONDER_CLAIMS } from '../one-process/responder-claims.js';
 import { MAX_RULES } from '../shared/answer-rules.js';
 import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE, REMOVED_MESSAGE_HEAD } from '../shared/server-messages.js';

@@ -16,7 +16,7 @@ import {
   type Store,
   type StoreLimits,
   type StoredRequest,
-} from './store.js';
+} from '../store/store.js';
 
 export interface SqliteStoreOptions extends StoreLimits {
   /** An open, migrated database (sqlite-database.ts) that main.ts owns. */
@@ -54,7 +54,7 @@ interface HeldRow extends HeldAnywhere {
 }
 
 /**
- * Endpoints and their requests in an embedded SQLite database (better-sqlite3), so kept
+ * Endpoints and their requests in a SQLite database (better-sqlite3), so kept
  * endpoints outlive a restart with nothing to install. Every method is one transaction, and the
  * process holds the database alone (sqlite-database.ts), so the byte counts it keeps in memory
  * (loaded at start) stay true. Calls are synchronous: each is a few indexed statements on a WAL

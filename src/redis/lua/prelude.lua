@@ -1,4 +1,4 @@
--- Shared by every script (redis-scripts.ts puts it first): the partition, the clock, and the
+-- Shared by every script (redis/scripts.ts puts it first): the partition, the clock, and the
 -- helpers that keep the request log's rules (store.ts and src/log/rulebook.ts say the same).
 -- ARGV[1]: the partition's prefix with its hash tag (P); ARGV[2]: a test's clock, or '' for Redis's.
 local P = ARGV[1]
@@ -12,7 +12,7 @@ local function epKey(id) return P .. 'ep:' .. id end
 local function publish(id, payload) redis.call('SPUBLISH', P .. 'ch:' .. id, payload) end
 -- The partition's budgets (CONFIGURE), read in one call. None (Redis restarted empty, or the
 -- keys were lost): the script stops with NOCONFIG, before it has written anything, and the
--- instance writes them again and runs it once more (redis-store.ts): never built-in defaults.
+-- instance writes them again and runs it once more (redis/store.ts): never built-in defaults.
 local function settings()
   local c = redis.call('HMGET', P .. 'cfg', 'count', 'perEp', 'total', 'overhead')
   if not c[1] then error({err = {{NO_SETTINGS}}}) end

@@ -1,5 +1,5 @@
 import type { ResponseConfig } from '../shared/response-config.js';
-import type { EndpointKind } from './store.js';
+import type { EndpointKind } from '../store/store.js';
 
 /** Bytes of response configurations an instance remembers; a configuration can be 64 KiB. */
 const KNOWN_BYTES = 8 * 1024 * 1024;

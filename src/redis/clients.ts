@@ -1,10 +1,10 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type pino from 'pino';
-import type { AppDeps } from './app.js';
-import { createRedisBus } from './bus/redis-bus.js';
-import type { Config } from './config.js';
-import { createRedisStore } from './store/redis-store.js';
-import { storeLimits } from './store/store.js';
+import type { AppDeps } from '../app.js';
+import { createRedisBus } from './bus.js';
+import type { Config } from '../config.js';
+import { createRedisStore } from './store.js';
+import { storeLimits } from '../store/store.js';
 
 /**
  * Two connections: one for commands (the store, the bus's publishes, the rate limits) and one

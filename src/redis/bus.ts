@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import { partitionPrefixes } from '../store/redis-partitions.js';
-import type { Bus, BusHandler, BusMessage } from './bus.js';
+import { partitionPrefixes } from './partitions.js';
+import type { Bus, BusHandler, BusMessage } from '../bus/bus.js';
 
 export interface RedisBusOptions {
   /** Publishes (any connection main.ts owns; the store's will do). */
@@ -9,7 +9,7 @@ export interface RedisBusOptions {
   subscriber: Redis | Cluster;
   /** Channels are `<prefix>{<partition tag>}ch:<endpointId>`, the ones the store's scripts publish on. */
   prefix: string;
-  /** As the store has them (redis-partitions.ts). */
+  /** As the store has them (redis/partitions.ts). */
   partitions?: number;
   /** Told each request's partition (its prefix) and age: the store's `noteAge`. */
   onAge?: (partition: string, age: number) => void;

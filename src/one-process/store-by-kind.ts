@@ -1,11 +1,11 @@
-import { MAX_LISTED_ENDPOINTS, type EndpointKind, type Store } from './store.js';
+import { MAX_LISTED_ENDPOINTS, type EndpointKind, type Store } from '../store/store.js';
 
 /**
  * One process without Redis: live endpoints in memory (they live while watched, so a restart
- * ends them anyway) and kept ones in the embedded database (they outlive a restart). An id is
+ * ends them anyway) and kept ones in the SQLite database (they outlive a restart). An id is
  * looked for in memory first: that costs nothing, and a kept id is never in memory.
  */
-export function createEmbeddedStore(stores: { live: Store; kept: Store }): Store {
+export function createStoreByKind(stores: { live: Store; kept: Store }): Store {
   const { live, kept } = stores;
   const byKind = (kind: EndpointKind) => (kind === 'live' ? live : kept);
   /** The store holding the id; the kept one when neither does (its answer is then "missing"). */
