@@ -33,6 +33,7 @@ import { liveUpgrades } from './live/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
 import { createLocalAnswers } from './http/local-answers.js';
+import { createWaits } from './endpoints/waits.js';
 import type { Store } from './store/store.js';
 
 export interface AppDeps {
@@ -105,6 +106,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onDelivered: (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000),
   });
   app.decorate('hub', hub);
+  const waits = createWaits(hub, bus);
   app.addHook('onClose', async () => hub.close());
   const access = createAccess(config);
   if (config.accessMode === 'proxy' && config.trustProxy === true) {
@@ -142,8 +144,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
-  await app.register(endpointsRoute, { config, store, service, hub, readingBudget, unsentAnswers, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
-  const localAnswers = createLocalAnswers({ hub, config });
+  await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentAnswers, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
+  const localAnswers = createLocalAnswers({ waits, config });
   app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, localAnswers }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;

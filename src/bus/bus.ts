@@ -15,7 +15,7 @@ export interface BusMessage {
   ends?: boolean;
   /**
    * A local app's answer (`local-answer`) for the sender of request `answerFor`, who waits on
-   * some instance (hub.ts `waitForLocalAnswer`); never passed to watchers.
+   * some instance (endpoints/waits.ts, `forLocalAnswer`); never passed to watchers.
    */
   answerFor?: number;
   /** Only for the watchers that announced themselves forwarders (`announce-forwarder`): a page's replay order. */

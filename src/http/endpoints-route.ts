@@ -11,7 +11,7 @@ import { deadline } from '../shared/deadline.js';
 import { closedSignal } from './closed-signal.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
 import { addressKey } from './address-key.js';
-import type { Hub } from '../live/hub.js';
+import type { Waits } from '../endpoints/waits.js';
 import type { CreateLimit } from './rate-limit.js';
 import type { UnsentAnswers } from './unsent-answers.js';
 
@@ -20,7 +20,7 @@ export interface EndpointsRouteOptions {
   store: Store;
   service: EndpointService;
   /** Wakes long polls when a request is captured on any instance. */
-  hub: Hub;
+  waits: Waits;
   readingBudget: ReadingBudget;
   unsentAnswers: UnsentAnswers;
   /** KEPT_CREATES_PER_ADDRESS (per user for a signed-in one), shared with the live socket's `create` of a kept endpoint. */
@@ -74,7 +74,7 @@ const seqSchema = decimalParam(16, MAX_AFTER_SEQ).pipe(z.number().min(1));
  * is looked at, the body not read), and an endpoint's creator needs no key for it.
  */
 export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
-  const { config, store, service, hub, readingBudget, unsentAnswers, access } = options;
+  const { config, store, service, waits, readingBudget, unsentAnswers, access } = options;
   /** The signed-in user of each call, found once by the hook below. */
   const users = new WeakMap<FastifyRequest, string>();
   const userOf = (request: FastifyRequest) => users.get(request);
@@ -146,7 +146,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
       // with nothing after waitMs. The sender's hang-up ends the wait too.
       const stop = deadline(waitMs.data, closedSignal(reply));
       const stored = async () => (await store.readLog(endpoint.id, afterSeq.data))?.requests.length !== 0;
-      const outcome = await hub.waitForRequest(endpoint.id, stop.signal, stored).finally(stop.clear);
+      const outcome = await waits.forRequest(endpoint.id, stop.signal, stored).finally(stop.clear);
       if (outcome === 'failed') throw errors.STORE_UNAVAILABLE();
       since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
     }

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { relayedFrom, type RelayedAnswer } from '../endpoints/local-answer.js';
-import type { Hub } from '../live/hub.js';
+import type { Waits } from '../endpoints/waits.js';
 import { deadline } from '../shared/deadline.js';
 
 /**
@@ -21,8 +21,8 @@ export interface LocalAnswers {
   held(): { waiting: number; bytes: number };
 }
 
-export function createLocalAnswers(options: { hub: Hub; config: Config }): LocalAnswers {
-  const { hub, config } = options;
+export function createLocalAnswers(options: { waits: Waits; config: Config }): LocalAnswers {
+  const { waits, config } = options;
   let waiting = 0;
   let bytes = 0;
   const waitingByAddress = new Map<string, number>();
@@ -37,7 +37,7 @@ export function createLocalAnswers(options: { hub: Hub; config: Config }): Local
       const timeout = deadline(config.respondTimeoutMs, ...stops);
       let data;
       try {
-        data = await hub.waitForLocalAnswer(endpointId, seq, timeout.signal);
+        data = await waits.forLocalAnswer(endpointId, seq, timeout.signal);
       } finally {
         timeout.clear();
         waiting--;

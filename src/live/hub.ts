@@ -4,6 +4,7 @@ import type { Store } from '../store/store.js';
 import { createCorking } from './corking.js';
 import { EXPIRED_MESSAGE, responderMessage } from '../shared/server-messages.js';
 import { toFramed, type Framed, type Watcher } from './watcher.js';
+import type { EndpointEvents, EndpointListener } from '../endpoints/waits.js';
 
 export interface HubOptions {
   store: Store;
@@ -27,39 +28,19 @@ interface Channel {
   lastSeq: number | undefined;
   /** While set, a fill from the store is running: live messages wait in it. */
   filling: Framed[] | undefined;
-  /** Long polls waiting for the next request (`waitForRequest`). */
-  waiters: Set<(outcome: WaitOutcome) => void>;
-  /** Senders waiting for their local app's answer, by request seq (`waitForLocalAnswer`). */
-  answerWaiters: Map<number, (answer: Buffer | string | undefined) => void>;
+  /** Whoever else listens to the endpoint's events: long polls and senders waiting (endpoints/waits.ts). */
+  listeners: Set<EndpointListener>;
 }
-
-/** How a wait for a request ended. */
-export type WaitOutcome = 'request' | 'gone' | 'aborted' | 'failed';
 
 export type AttachResult = 'attached' | 'full' | 'gone' | 'failed';
 
-export interface Hub {
+export interface Hub extends EndpointEvents {
   /**
    * Adds a watcher to an endpoint, subscribing this instance to its bus messages on the first
    * one. Resolves once messages flow to the watcher: 'full' when the endpoint is at its watcher
    * cap, 'failed' when the bus could not subscribe (nothing is kept then).
    */
   attach(endpointId: string, watcher: Watcher): Promise<AttachResult>;
-  /**
-   * Resolves once a request is captured on the endpoint, on any instance ('request'), the
-   * endpoint ends ('gone'), `signal` aborts ('aborted'), or the bus cannot subscribe ('failed').
-   * While it waits, the endpoint is held as by a watcher. `stored` is asked once the bus is
-   * subscribed: a request stored before then would never be announced to this wait.
-   */
-  waitForRequest(endpointId: string, signal: AbortSignal, stored: () => Promise<boolean>): Promise<WaitOutcome>;
-  /**
-   * Resolves with the `local-answer` message a responder sent for request `seq`'s sender, on any
-   * instance, or undefined when `signal` aborts (the timeout), the responder lets go, or the
-   * endpoint ends. The sender's instance subscribes as soon as the store says a responder holds
-   * the endpoint, which is before the responder can have the request, let alone its local
-   * app's answer (that takes the responder's own round trips).
-   */
-  waitForLocalAnswer(endpointId: string, seq: number, signal: AbortSignal): Promise<Buffer | string | undefined>;
   /** Removes a watcher; after this instance's last one leaves, it gives its lease back. */
   detach(endpointId: string, watcher: Watcher): void;
   /** Local watchers of one endpoint (for tests and metrics). */
@@ -94,11 +75,16 @@ export function createHub(options: HubOptions): Hub {
     if (!channel) return;
     // Gone (deleted on any instance): tell the watchers why and close their sockets now.
     if (message.ends) return expireLocal(endpointId, message.data);
-    if (message.answerFor !== undefined) return channel.answerWaiters.get(message.answerFor)?.(message.data);
+    if (message.answerFor !== undefined) {
+      for (const listener of [...channel.listeners]) listener.answer?.(message.answerFor, message.data);
+      return;
+    }
     if (message.toForwarders) return deliverToForwarders(channel, message.data);
     if (message.toWatcher !== undefined) return deliverToWatcher(channel, message.toWatcher, message.data);
-    if (channel.answerWaiters.size > 0 && isNoResponder(message.data)) for (const give of [...channel.answerWaiters.values()]) give(undefined);
-    if (message.seq !== undefined && channel.waiters.size > 0) for (const wake of [...channel.waiters]) wake('request');
+    if (channel.listeners.size > 0) {
+      if (message.seq !== undefined) for (const listener of [...channel.listeners]) listener.request?.();
+      else if (isNoResponder(message.data)) for (const listener of [...channel.listeners]) listener.noResponder?.();
+    }
     // Encode and frame once for every watcher (ws would otherwise do both once per socket).
     deliver(endpointId, channel, toFramed(message.data, message.seq));
     corking.counted();
@@ -106,7 +92,7 @@ export function createHub(options: HubOptions): Hub {
   });
 
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined, waiters: new Set(), answerWaiters: new Map() };
+    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined, listeners: new Set() };
     channel.ready = Promise.all([
       bus.subscribe(endpointId),
       store.holdEndpoints([endpointId], options.instanceId, Date.now() + options.leaseMs, options.graceMs),
@@ -128,7 +114,7 @@ export function createHub(options: HubOptions): Hub {
 
   /** Closes a channel nobody uses any more: no watcher, no long poll, no sender waiting. */
   function closeWhenUnused(endpointId: string, channel: Channel): void {
-    if (channel.watchers.size === 0 && channel.waiters.size === 0 && channel.answerWaiters.size === 0) closeChannel(endpointId, channel, true);
+    if (channel.watchers.size === 0 && channel.listeners.size === 0) closeChannel(endpointId, channel, true);
   }
 
   /** Tells every local watcher of a gone endpoint (4004) with `message`; their sockets then close. */
@@ -140,8 +126,7 @@ export function createHub(options: HubOptions): Hub {
     for (const watcher of channel.watchers) watcher.expire(expired);
     watcherTotal -= channel.watchers.size;
     channel.watchers.clear();
-    for (const wake of [...channel.waiters]) wake('gone');
-    for (const give of [...channel.answerWaiters.values()]) give(undefined);
+    for (const listener of [...channel.listeners]) listener.gone?.();
   }
 
   /** Hands a message to the channel's watchers, filling a hole from the store first. */
@@ -269,49 +254,20 @@ export function createHub(options: HubOptions): Hub {
       closeWhenUnused(endpointId, channel);
     },
 
-    async waitForRequest(endpointId, signal, stored) {
-      if (signal.aborted) return 'aborted';
+    listen(endpointId, listener) {
       const channel = channels.get(endpointId) ?? openChannel(endpointId);
-      let wake: (outcome: WaitOutcome) => void = () => undefined;
-      const woken = new Promise<WaitOutcome>((resolve) => (wake = resolve));
-      const onAbort = () => wake('aborted');
-      channel.waiters.add(wake);
-      signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        const ready = await channel.ready.then(
-          () => undefined,
-          (error: unknown) => (error instanceof EndpointGoneError ? 'gone' : 'failed'),
-        );
-        if (ready) return ready;
-        if (await stored()) return 'request';
-        return await woken;
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-        channel.waiters.delete(wake);
-        closeWhenUnused(endpointId, channel);
-      }
-    },
-
-    async waitForLocalAnswer(endpointId, seq, signal) {
-      if (signal.aborted) return undefined;
-      const channel = channels.get(endpointId) ?? openChannel(endpointId);
-      let give: (answer: Buffer | string | undefined) => void = () => undefined;
-      const given = new Promise<Buffer | string | undefined>((resolve) => (give = resolve));
-      const onAbort = () => give(undefined);
-      channel.answerWaiters.set(seq, give);
-      signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        // A bus that cannot subscribe (or an endpoint gone) leaves the configured answer.
-        if (!(await channel.ready.then(() => true, () => false))) return undefined;
-        // Answered before this instance had subscribed (the responder can be that quick): kept for a moment by the bus.
-        const recent = await bus.recentAnswer?.(endpointId, seq).catch(() => undefined);
-        if (recent !== undefined) give(recent);
-        return await given;
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-        if (channel.answerWaiters.get(seq) === give) channel.answerWaiters.delete(seq);
-        closeWhenUnused(endpointId, channel);
-      }
+      channel.listeners.add(listener);
+      const ready = channel.ready.then(
+        () => 'ready' as const,
+        (error: unknown) => (error instanceof EndpointGoneError ? ('gone' as const) : ('failed' as const)),
+      );
+      return {
+        ready,
+        stop() {
+          channel.listeners.delete(listener);
+          closeWhenUnused(endpointId, channel);
+        },
+      };
     },
 
     watcherCount: (endpointId) => channels.get(endpointId)?.watchers.size ?? 0,
