@@ -32,7 +32,7 @@ import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
-import { createLocalAnswers } from './http/local-answers.js';
+import { createWaitingSenders } from './http/waiting-senders.js';
 import { createWaits } from './endpoints/waits.js';
 import type { Store } from './store/store.js';
 
@@ -145,8 +145,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
   await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentAnswers, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
-  const localAnswers = createLocalAnswers({ waits, config });
-  app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, localAnswers }));
+  const waitingSenders = createWaitingSenders({ waits, config });
+  app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, waitingSenders }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
+import { nanoid } from 'nanoid';
 import pino from 'pino';
 import { AccessTokensError } from './access/access.js';
 import { buildApp, type AppDeps } from './app.js';
@@ -29,7 +30,9 @@ async function main(): Promise<void> {
   let stores: { deps: AppDeps; close: () => Promise<void> };
   try {
     const redisWay = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
-    stores = redisWay ? onRedis(config, log) : oneProcess(config);
+    // One name for this process: its leases on watched endpoints and its captures' idempotency keys.
+    const instanceId = nanoid(10);
+    stores = redisWay ? onRedis(config, log, instanceId) : oneProcess(config, instanceId);
   } catch (error) {
     if (!(error instanceof DatabaseOpenError)) throw error;
     process.stderr.write(`hookwatch: ${error.message}\n`);
@@ -73,13 +76,13 @@ async function main(): Promise<void> {
  * One process without Redis: live endpoints in memory; kept ones in the SQLite file under
  * DATA_DIR, so they outlive a restart (DATA_DIR=none: in memory too).
  */
-function oneProcess(config: Config): { deps: AppDeps; close: () => Promise<void> } {
+function oneProcess(config: Config, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
   const bus = createMemoryBus();
   const live = createMemoryStore({ ...storeLimits(config), bus });
-  if (config.dataDir === 'none') return { deps: { store: live, bus }, close: async () => undefined };
+  if (config.dataDir === 'none') return { deps: { store: live, bus, instanceId }, close: async () => undefined };
   const db = openDatabase(config.dataDir);
   const kept = createSqliteStore({ ...storeLimits(config), maxDiskBytes: config.maxDiskBytes, db, bus });
-  return { deps: { store: createStoreByKind({ live, kept }), bus }, close: async () => void db.close() };
+  return { deps: { store: createStoreByKind({ live, kept }), bus, instanceId }, close: async () => void db.close() };
 }
 
 main().catch((error: unknown) => {

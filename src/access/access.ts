@@ -26,7 +26,7 @@ export class AccessTokensError extends Error {
 }
 
 /**
- * Who may create, watch and configure (product decision 20). Receivers never ask it: senders
+ * Who may create, watch and configure. Receivers never ask it: senders
  * stay public in every mode.
  */
 export interface Access {

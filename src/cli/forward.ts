@@ -1,13 +1,13 @@
 import type { CapturedRequest } from '../shared/captured-request.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
-import type { ForwardedMessage } from '../shared/protocol.js';
+import { MAX_LOCAL_ANSWER_BODY_BYTES, type ForwardedMessage } from '../shared/protocol.js';
 import { displayPath, formatForwardLine, toPrintable } from './format.js';
 import { buildForwardedMessage, type ForwardResult } from './forward-report.js';
 import { parseTarget, PathRefusal, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
 import { LiveFollower } from './live-follower.js';
 import { TargetClient, type SendResult } from './send-request.js';
-import { localAnswerProblem, MAX_LOCAL_ANSWER_BODY_BYTES, toLocalAnswer } from './local-answer.js';
+import { localAnswerProblem, toLocalAnswer } from './local-answer.js';
 import { performReplay } from './forward-replay.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type SignatureDisplay, type VerifySpec } from './verify.js';
 import { deadline } from '../shared/deadline.js';

@@ -1,9 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import type { LocalAnswerMessage } from '../shared/protocol.js';
+import { MAX_LOCAL_ANSWER_BODY_BYTES, type LocalAnswerMessage } from '../shared/protocol.js';
 import type { SendResult } from './send-request.js';
 
-/** The most of an answer's body the server relays to a sender (as endpoints/local-answer.ts checks it). */
-export const MAX_LOCAL_ANSWER_BODY_BYTES = 1024 * 1024;
 
 /** Why the target's answer cannot be relayed to its sender, or undefined when it can. */
 export function localAnswerProblem(result: Extract<SendResult, { ok: true }>): string | undefined {

@@ -10,7 +10,7 @@ import { parseResponseConfig, type ResponseConfig } from '../shared/response-con
 import { forwardedMessage } from '../shared/server-messages.js';
 import { MAX_FORWARDED_BYTES, redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
-import { toRelayed } from './local-answer.js';
+import { toRelayed } from './relayed-answer.js';
 import { redactForwarded } from './redact-forwarded.js';
 
 /** What an action gives: its value, or the error (from the errors table) a transport turns into a status or a close code. */

@@ -15,7 +15,7 @@ import type { ResponseConfig } from '../shared/response-config.js';
 import type { Draft, EndpointKind, Store } from '../store/store.js';
 import { DEFAULT_CHOICE, ONLY_DEFAULT, type AnswerChoice, type RuleInput } from '../shared/answer-rules.js';
 import type { RecordedAnswer } from '../shared/captured-request.js';
-import type { LocalAnswers } from './local-answers.js';
+import type { WaitingSenders } from './waiting-senders.js';
 import { answerOf, choicesFor, recordedAnswers, requestRuleInput, type Answer } from './rule-answers.js';
 import { addressKey } from './address-key.js';
 import { createLimits } from './rate-limit.js';
@@ -31,7 +31,7 @@ export interface ReceiverRouteOptions {
   /** Aborted when the app closes, so answers waiting out a configured delay go at once. */
   closing: AbortSignal;
   /** Senders waiting for their local app's answer. */
-  localAnswers: LocalAnswers;
+  waitingSenders: WaitingSenders;
 }
 
 /**
@@ -53,7 +53,7 @@ const CAPACITY_RETRY_AFTER_SECONDS = 1;
  * watchers), and answers with the endpoint's response configuration.
  */
 export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOptions): CaptureUnrouted {
-  const { config, store, metrics, readingBudget, closing, localAnswers } = options;
+  const { config, store, metrics, readingBudget, closing, waitingSenders } = options;
   // Only a store over the network can stall; in memory and on SQLite a step costs no timer.
   const mayStall = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
   const beforeDeadline = <T>(step: Promise<T>, giveUpAtMs: number): Promise<T> => (mayStall ? raceDeadline(step, giveUpAtMs) : step);
@@ -109,7 +109,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     // app's answer holds its answer and its connection, never its request's bytes.
     const { seq, answer, responder, receivedAtMs } = taken;
     if (responder) {
-      const local = await localAnswers.wait(endpointId, seq, addressKey(request.ip), [closing, closedSignal(reply)]);
+      const local = await waitingSenders.wait(endpointId, seq, addressKey(request.ip), [closing, closedSignal(reply)]);
       if (local) return relayLocal(request, reply, local, endpointId, seq, receivedAtMs);
     }
     if (answer.delayMs > 0) await pause(answer.delayMs, closing, closedSignal(reply));
@@ -215,10 +215,10 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
   };
 
   /**
-   * Writes the local app's answer (local-answer.ts) marked `forwarded`, then records on the
+   * Writes the local app's answer (endpoints/relayed-answer.ts) marked `forwarded`, then records on the
    * stored request that the sender got it (announced as `answered`).
    */
-  const relayLocal = (request: FastifyRequest, reply: FastifyReply, local: NonNullable<Awaited<ReturnType<LocalAnswers['wait']>>>, endpointId: string, seq: number, receivedAtMs: number) => {
+  const relayLocal = (request: FastifyRequest, reply: FastifyReply, local: NonNullable<Awaited<ReturnType<WaitingSenders['wait']>>>, endpointId: string, seq: number, receivedAtMs: number) => {
     reply.hijack();
     const raw = reply.raw;
     const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'forwarded' }).flat(), ...local.headers.flat()];

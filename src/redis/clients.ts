@@ -16,7 +16,7 @@ import { storeLimits } from '../store/store.js';
  * STORE_UNAVAILABLE instead of waiting; the client keeps reconnecting in the background. The
  * process starts without Redis and reports not ready (/readyz) until it is there.
  */
-export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; close: () => Promise<void> } {
+export function onRedis(config: Config, log: pino.Logger, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
   const watch = (client: Redis | Cluster, role: string) => {
     let down = false;
     client.on('error', (error: Error) => {
@@ -70,6 +70,7 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
   const store = createRedisStore({
     ...storeLimits(config),
     redis: commands,
+    instanceId,
     prefix: config.redisPrefix,
     partitions,
     commandTimeoutMs: config.redisCommandTimeoutMs,
@@ -81,7 +82,7 @@ export function onRedis(config: Config, log: pino.Logger): { deps: AppDeps; clos
   // The requests watchers get tell the store how far each partition has counted (lost writes).
   const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix, partitions, onAge: store.noteAge });
   return {
-    deps: { store, bus, rateLimitRedis: commands },
+    deps: { store, bus, rateLimitRedis: commands, instanceId },
     close: async () => {
       await Promise.allSettled([commands.quit(), subscriber.quit()]);
     },

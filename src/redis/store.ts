@@ -15,6 +15,8 @@ import { createSettling } from './settling.js';
 export interface RedisStoreOptions extends StoreLimits {
   /** A connection main.ts owns (opened, closed and given an 'error' listener there): one Redis, a Sentinel-managed one, or a Cluster. */
   redis: Redis | Cluster;
+  /** This process among the instances (main.ts): its captures' idempotency keys carry it. Tests: made up when absent. */
+  instanceId?: string;
   /** Every key and channel starts with it (`hookwatch:v3:`). */
   prefix: string;
   /** Partitions of the keyspace (redis/partitions.ts): 1 on one Redis; on a Cluster, enough to spread over its shards. */
@@ -76,7 +78,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const calls = createRedisCalls(redis, commandTimeoutMs);
   const { bounded } = calls;
   /** This process, for recognising its own captures sent twice. */
-  const instance = nanoid(10);
+  const instance = options.instanceId ?? nanoid(10);
   let captures = 0;
   /**
    * Runs a script on a partition, every key it touches declared (the partition's, each of `ids`'

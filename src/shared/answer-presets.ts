@@ -1,5 +1,5 @@
 /**
- * Ready-made answer rules (product decision 14): the providers' URL checks, which a provider
+ * Ready-made answer rules: the providers' URL checks, which a provider
  * sends before it will deliver to a URL, and the answers a retry loop is tested with. The page's
  * preset menu offers them; docs/protocol.md shows each.
  */

@@ -1,5 +1,5 @@
 /**
- * Answer rules (product decision 14, docs/protocol.md "Answer rules"): which answer a captured
+ * Answer rules (docs/protocol.md "Answer rules"): which answer a captured
  * request gets. Pure and free of zod, so the page (its rule editor and "which rule would answer
  * this request?") runs the very matcher the receiver does; response-config.ts validates.
  *

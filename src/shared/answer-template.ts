@@ -1,5 +1,5 @@
 /**
- * Placeholders in a rule answer's body and header values (product decision 14):
+ * Placeholders in a rule answer's body and header values:
  * `{{json.<path>}}`, `{{query.<name>}}`, `{{header.<name>}}`, `{{method}}`, `{{path}}`, `{{seq}}`.
  * A missing value is empty. `{{json:<path>}}` inserts the value at the path as JSON, for a place
  * outside quotes in a JSON body (`{"nested":{{json:obj}}}`): an object or array as its JSON, a

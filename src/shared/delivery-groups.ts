@@ -1,5 +1,5 @@
 /**
- * Which captured requests are attempts of one delivery (product decision 19): the same provider
+ * Which captured requests are attempts of one delivery: the same provider
  * delivery id, or, when a request carries none, the same method, path and body within a window.
  * Each group's attempts come with the gap before the next, and the provider's documented retry
  * schedule where one is published. Pure: the page groups its log, `hookwatch tail` numbers attempts.

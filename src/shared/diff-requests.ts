@@ -1,5 +1,5 @@
 /**
- * What changed from one captured request to another (product decision 19): method, path, query,
+ * What changed from one captured request to another: method, path, query,
  * headers (order and duplicates kept: the n-th `X-A` of one is compared with the n-th `X-A` of the
  * other), and the body: JSON structurally (one line per changed value, arrays by index, a key
  * that only moved is no change), url-encoded forms field by field, other text by lines,

@@ -1,5 +1,5 @@
 /**
- * One shape that accepts every JSON body given (product decision 19): a field missing from some
+ * One shape that accepts every JSON body given: a field missing from some
  * samples is optional, a place that held several kinds of value is their union, arrays merge
  * their items, and integers a double cannot hold are counted. emit-types.ts writes the shape as
  * TypeScript, zod and JSON Schema. Bounded: samples, nesting and distinct fields are capped,

@@ -20,6 +20,9 @@ export const DEFAULT_MAX_REQUESTS = 50;
 /** The largest frame a client may send: a `local-answer` carries up to 1 MiB of body, base64-encoded. */
 export const MAX_WS_MESSAGE_BYTES = 1536 * 1024;
 
+/** The most of a local app's body relayed to its sender (`local-answer`): the CLI checks it before sending, the server again. */
+export const MAX_LOCAL_ANSWER_BODY_BYTES = 1024 * 1024;
+
 /** WebSocket close codes the server uses (4000-4999 are ours, RFC 6455 section 7.4.2). */
 export const CloseCode = {
   /** Server shutting down: reconnect to another instance or later. */

@@ -4,7 +4,7 @@ import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/redis/bus.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
-import { startTopologies } from '../helpers/redis-topologies.js';
+import { startTopologies } from '../helpers/sentinel-and-cluster.js';
 
 /** What every Bus backend must do, written once: in memory and on a real Redis (a prefix per bus). */
 const clients: Redis[] = [];

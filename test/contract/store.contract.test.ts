@@ -15,7 +15,7 @@ import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type Draft, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
-import { startTopologies } from '../helpers/redis-topologies.js';
+import { startTopologies } from '../helpers/sentinel-and-cluster.js';
 
 /**
  * What every Store backend must do, written once and run on each backend with `describe.each`:

@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import type { RedisAddress } from './redis-topology.js';
+import type { RedisAddress } from './redis-setups.js';
 
 /** Commands and replies the proxy has paired so far, over every connection it has carried. */
 export interface ProxyCounts {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { nanoid } from 'nanoid';
 import { defaultConfig, type Config } from '../../src/config.js';
 import { onRedis } from '../../src/redis/clients.js';
 import { freePort } from './instances.js';
@@ -24,11 +25,11 @@ export async function startOnRedis(overrides: Partial<Config>): Promise<TestServ
       callback();
     },
   });
-  const { deps, close } = onRedis(config, pino({ level: 'warn' }, sink));
+  const { deps, close } = onRedis(config, pino({ level: 'warn' }, sink), nanoid(10));
   // As /readyz would: commands fail at once until the connection is up (no offline queue).
   const commands = deps.rateLimitRedis;
   if (commands && commands.status !== 'ready') await once(commands, 'ready');
-  const started = await startServer(overrides, { store: deps.store, bus: deps.bus });
+  const started = await startServer(overrides, { store: deps.store, bus: deps.bus, instanceId: deps.instanceId });
   return {
     ...started,
     warnings: () => lines.join(''),

@@ -25,7 +25,7 @@ export interface TestServer {
 /** A real server on an ephemeral port on 127.0.0.1, logging at trace into memory. */
 export async function startServer(
   overrides: Partial<Config> = {},
-  deps: { store?: Store; bus?: Bus; tls?: { cert: Buffer; key: Buffer } } = {},
+  deps: { store?: Store; bus?: Bus; instanceId?: string; tls?: { cert: Buffer; key: Buffer } } = {},
 ): Promise<TestServer> {
   const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'trace', ...overrides });
   const lines: string[] = [];
@@ -38,7 +38,7 @@ export async function startServer(
   const logger = pino({ level: config.logLevel }, sink);
   const bus = deps.bus ?? createMemoryBus();
   const store = deps.store ?? createMemoryStore({ ...storeLimits(config), bus });
-  const app = await buildApp(config, { store, bus, logger, ...(deps.tls ? { tls: deps.tls } : {}) });
+  const app = await buildApp(config, { store, bus, logger, ...(deps.instanceId ? { instanceId: deps.instanceId } : {}), ...(deps.tls ? { tls: deps.tls } : {}) });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');

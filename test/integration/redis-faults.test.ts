@@ -112,7 +112,7 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
     expect(received.map((request) => request.body)).toEqual(storedBodies);
   });
 
-  it('a capture has one deadline for all its Redis calls: two instances with rate limits on answer every sender within the command timeout while Redis stalls (hardening #31, 11)', async () => {
+  it('a capture has one deadline for all its Redis calls: two instances with rate limits on answer every sender within the command timeout while Redis stalls', async () => {
     const redis = await redisServer();
     const env = { REDIS_URL: redis.url, REDIS_PREFIX: testPrefix(), REDIS_COMMAND_TIMEOUT_MS: '1000' };
     const [a, b] = [await startInstance(env), await startInstance(env)];

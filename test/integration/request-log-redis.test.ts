@@ -13,7 +13,7 @@ import { isAppend, privateRedisRig } from '../helpers/redis-rig.js';
  * The request log on Redis (issue 32, "What breaks"), each defect on private redis-servers:
  * what each sender was told is counted against what the store holds.
  */
-describe('the request log on Redis (issue 32)', () => {
+describe('the request log on Redis', () => {
   const { cleanups, redisServer, proxyTo, instance } = privateRedisRig();
   async function watcher(wsUrl: string) {
     const { client, welcome } = await LiveClient.create(wsUrl);

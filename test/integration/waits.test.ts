@@ -77,7 +77,7 @@ describe('waiting senders and polls', () => {
     expect([victim.status, victim.headers['x-hookwatch-response']]).toEqual([201, 'forwarded']);
   }, 60_000);
 
-  it('a rule that matches answers before the local app does; the local app answers in place of the default (#34, 15)', async () => {
+  it('a rule that matches answers before the local app does; the local app answers in place of the default', async () => {
     const s = await instance();
     const e = await responded(s, (seq) => ({ status: 201, body: `local ${seq}` }));
     const { client: tab } = await LiveClient.join(s.wsUrl, e.id, e.key);

@@ -5,7 +5,7 @@ import { cleanHeaderValue, escapeJsonContent, fillTemplate, MAX_FILLED_VALUE_CHA
 const input = (body: string) => ruleInputOf({ method: 'POST', subPath: '/x', query: {}, headers: [], body, bodyEncoding: 'utf8', isJson: true });
 const template = (text: string) => parseTemplate(text) as Template;
 
-describe('{{json:<path>}}: a JSON value inserted as JSON (#34, 5)', () => {
+describe('{{json:<path>}}: a JSON value inserted as JSON', () => {
   it('inserts objects, arrays, numbers, strings and booleans as JSON, and a missing value as null, so the answer parses', () => {
     const body = '{"obj":{"a":[1,2]},"s":"he said \\"hi\\"\\n","n":19.5,"t":true,"nil":null}';
     const filled = fillTemplate(template('{"nested":{{json:obj}},"s":{{json:s}},"n":{{json:n}},"t":{{json:t}},"nil":{{json:nil}},"gone":{{json:missing.deep}}}'), input(body), 1, escapeJsonContent);
@@ -33,7 +33,7 @@ describe('{{json:<path>}}: a JSON value inserted as JSON (#34, 5)', () => {
   });
 });
 
-describe('the page warns when a JSON answer will not parse (#34, 5)', () => {
+describe('the page warns when a JSON answer will not parse', () => {
   it('catches an unquoted placeholder, and lets {{json:…}} and quoted ones through', async () => {
     const { jsonBodyWarning } = await import('../../client/src/rule-fields.js');
     expect(jsonBodyWarning('{"nested":{{json.obj}}}', 'application/json')).toMatch(/^Not valid JSON once its placeholders are filled in: .*\{\{json:<path>\}\}/);

@@ -12,7 +12,7 @@ const HOUR = 3600_000;
 const kept = (id: string, expiresInMs: number) => ({ id, key: `k${id.replace(/[^A-Za-z0-9]/g, '')}`, kind: 'kept' as const, url: `http://localhost/api/webhook-endpoint/${id}`, expiresAt: new Date(NOW + expiresInMs).toISOString() });
 const live = (id: string) => ({ id, key: 'key1', kind: 'live' as const, url: `http://localhost/api/webhook-tester/${id}` });
 
-describe('the page: the list of endpoints this browser made or joined (#34, 1)', () => {
+describe('the page: the list of endpoints this browser made or joined', () => {
   it('keeps each endpoint once, the most recently opened first, with its key, kind, expiry and request count', () => {
     const storage = memory();
     listOpened(storage, kept('stripe-dev', 7 * 24 * HOUR), NOW);

@@ -34,7 +34,7 @@ describe('the page: the endpoint', () => {
     for (const hash of ['', '#abc', '#.key', '#abc.k-y', '#a b.key', `#abc.${'k'.repeat(129)}`]) expect(credentialsFromLink(hash)).toBeUndefined();
   });
 
-  it('reads `#<id>.` as an endpoint its signed-in creator opened without the key (issue 37), and writes it back', () => {
+  it('reads `#<id>.` as an endpoint its signed-in creator opened without the key, and writes it back', () => {
     const here = { origin: 'http://h.example', pathname: '/', href: 'http://h.example/#x' };
     expect(credentialsFromLink('#abc.')).toEqual({ endpointId: 'abc', key: '' });
     expect(shareLink({ ...endpoint, key: '' }, here)).toBe('http://h.example/#abc_-1.');

@@ -23,7 +23,7 @@ function plain(value: ExactValue): unknown {
   }
 }
 
-describe('the page: JSON numbers exactly as sent (#34, 4)', () => {
+describe('the page: JSON numbers exactly as sent', () => {
   it('keeps 64-bit ids, trailing zeros, exponents and minus zero', () => {
     const parsed = parseExact('{"id":1234567890123456789,"price":19.90,"k":1e3,"z":-0,"n":[0.1e-2,-12,3.000]}');
     expect(plain(parsed)).toEqual({
@@ -83,7 +83,7 @@ describe('the page: JSON numbers exactly as sent (#34, 4)', () => {
   });
 });
 
-describe('the page: a header line without a colon is marked (#34, 7)', () => {
+describe('the page: a header line without a colon is marked', () => {
   it('names the lines with no colon that the server would take as a name with an empty value', () => {
     // `Also bad` is no header name: the server refuses it in its own words.
     expect(headerLinesWithoutColon('Retry-After: 5\nNoColonHere\n\nX-A:\n  \nAlso bad\n Trimmed ')).toEqual([2, 7]);
@@ -103,7 +103,7 @@ describe('the page: a header line without a colon is marked (#34, 7)', () => {
   });
 });
 
-describe('the page: the filter finds multipart fields beside a binary file (#34, 6)', () => {
+describe('the page: the filter finds multipart fields beside a binary file', () => {
   it('searches the text of each field, and file names', () => {
     const request = capturedRequest({
       body: Buffer.from([0xff, 0xfe, 0x00, 0x01]).toString('base64'),
@@ -121,7 +121,7 @@ describe('the page: the filter finds multipart fields beside a binary file (#34,
   });
 });
 
-describe('the page: copying a cut body’s cURL says so (#34, 8)', () => {
+describe('the page: copying a cut body’s cURL says so', () => {
   it('says how much of the body the command sends', () => {
     expect(curlCopyNote({ truncated: true, size: 2 * 1024 * 1024, storedSize: 1024 * 1024 })).toBe('the body was cut: it sends the first 1.0 MB of 2.0 MB the sender sent');
     expect(curlCopyNote({ truncated: false, size: 10, storedSize: 10 })).toBeUndefined();

@@ -18,7 +18,7 @@ const kept = (leftMs: number): PageEndpoint => ({
   maxBodyBytes: 64 * 1024,
 });
 
-describe('the page: Extend never shortens (#34, 2)', () => {
+describe('the page: Extend never shortens', () => {
   it('offers the chosen lifetime when it is longer than what is left, else the next longer one, else none', () => {
     expect(extendSpan(2 * HOUR, 30 * 60_000)).toBe(2 * HOUR);
     expect(extendSpan(7 * DAY, HOUR)).toBe(7 * DAY);
@@ -31,7 +31,7 @@ describe('the page: Extend never shortens (#34, 2)', () => {
   });
 });
 
-describe('the page: a kept endpoint warns in its last hour (#34, 17)', () => {
+describe('the page: a kept endpoint warns in its last hour', () => {
   it('says how long is left and when it ends, only in the last hour of a kept endpoint', () => {
     expect(expiryWarning(kept(42 * 60_000), NOW)).toMatch(/^Expires in 42 min: extend it, or its URL answers 404 from .+\.$/);
     expect(expiryWarning(kept(HOUR), NOW)).toMatch(/^Expires in 1 h: /);
@@ -43,7 +43,7 @@ describe('the page: a kept endpoint warns in its last hour (#34, 17)', () => {
   });
 });
 
-describe('the page: before applying, which rule counts start again (#34, 13)', () => {
+describe('the page: before applying, which rule counts start again', () => {
   it('names each counted rule, or says nothing when none counts', async () => {
     const { countsResetNote } = await import('../../client/src/rule-fields.js');
     expect(countsResetNote([])).toBeUndefined();

@@ -15,7 +15,7 @@ const base: OwnEndpoint = {
   maxBodyBytes: 65536,
 };
 
-describe('the page: a signed-in user\'s own endpoints from the server (issue 37)', () => {
+describe('the page: a signed-in user\'s own endpoints from the server', () => {
   it('shows a kept one with its time left, a live one as watched, and marks this tab\'s', () => {
     expect(ownListItem(base, undefined, NOW)).toEqual({ id: 'ada-stripe', name: 'ada-stripe', summary: 'Kept · expires in 1 h · yours on this server', current: false, expired: false });
     expect(ownListItem(base, 'ada-stripe', NOW).current).toBe(true);

@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import { startCluster, startSentinelSet, type ClusterSet, type SentinelSet } from './redis-topology.js';
+import { startCluster, startSentinelSet, type ClusterSet, type SentinelSet } from './redis-setups.js';
 
 /**
  * The Redis setups the contract and multi-instance suites run on besides one Redis: a

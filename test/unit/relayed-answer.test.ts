@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toRelayed } from '../../src/endpoints/local-answer.js';
+import { toRelayed } from '../../src/endpoints/relayed-answer.js';
 
 const answer = (headers: Array<[string, string]>) => toRelayed({ type: 'local-answer', seq: 1, status: 200, headers, body: '<p>hi</p>', bodyEncoding: 'utf8' });
 

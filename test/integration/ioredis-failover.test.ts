@@ -1,6 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startCluster, startSentinelSet, type RedisAddress } from '../helpers/redis-topology.js';
+import { startCluster, startSentinelSet, type RedisAddress } from '../helpers/redis-setups.js';
 
 /** Resolves when `condition()` holds; throws after `timeoutMs` (polls, for states with no event). */
 async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {

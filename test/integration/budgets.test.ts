@@ -10,7 +10,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 const MIB = 1024 * 1024;
 
 /** Issue #22: what no sender or reader may pin, and what no socket may dodge. */
-describe('bounds, round two', () => {
+describe('budgets: what one client or endpoint may hold', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

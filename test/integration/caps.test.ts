@@ -22,7 +22,7 @@ function openRaw(baseUrl: string, localAddress = '127.0.0.1'): Promise<{ socket:
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
 
-describe('bounds', () => {
+describe('caps on addresses, connections and sockets', () => {
   const cleanups: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

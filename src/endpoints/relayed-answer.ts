@@ -1,14 +1,12 @@
 /**
  * A local app's answer on its way from the responder (`hookwatch forward --respond`) to the
- * sender waiting on some instance (product decision 14). The responder's instance checks it and
+ * sender waiting on some instance. The responder's instance checks it and
  * drops the headers that may not be relayed (`toRelayed`), then publishes it on the bus; the
  * sender's instance reads it back (`relayedFrom`) and writes it.
  */
 import { isDeniedHeader } from '../shared/response-config.js';
-import type { LocalAnswerMessage } from '../shared/protocol.js';
+import { MAX_LOCAL_ANSWER_BODY_BYTES, type LocalAnswerMessage } from '../shared/protocol.js';
 
-/** The most of a local app's body relayed to its sender. */
-export const MAX_LOCAL_ANSWER_BODY_BYTES = 1024 * 1024;
 
 /** Headers about one connection (RFC 9110 section 7.6.1), never relayed. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authenticate', 'proxy-authorization']);

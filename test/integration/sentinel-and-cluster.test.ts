@@ -6,7 +6,7 @@ import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { testPrefix } from '../helpers/redis.js';
-import { hostPorts, startTopologies, type Topologies } from '../helpers/redis-topologies.js';
+import { hostPorts, startTopologies, type Topologies } from '../helpers/sentinel-and-cluster.js';
 
 /**
  * Several server processes past one Redis: on a Sentinel set (a primary, a replica, a sentinel)
@@ -150,7 +150,7 @@ describe('past one Redis', () => {
     expect((await client.requests(1, 10_000))[0]?.seq).toBe(acknowledged.length + 1);
   }, 90_000);
 
-  it('cluster: a capture while its endpoint\'s slot is half moved never runs with its keys split, so the move completes and nothing answered 2xx is lost or repeated (issue 32, defect 5)', async () => {
+  it('cluster: a capture while its endpoint\'s slot is half moved never runs with its keys split, so the move completes and nothing answered 2xx is lost or repeated', async () => {
     const prefix = testPrefix();
     const a = (await instances(1, { REDIS_CLUSTER_NODES: hostPorts(topologies.cluster.nodes), REDIS_PREFIX: prefix }))[0] as Instance;
     const { client, welcome } = await watch(a);

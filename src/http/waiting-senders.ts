@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { relayedFrom, type RelayedAnswer } from '../endpoints/local-answer.js';
+import { relayedFrom, type RelayedAnswer } from '../endpoints/relayed-answer.js';
 import type { Waits } from '../endpoints/waits.js';
 import { deadline } from '../shared/deadline.js';
 
@@ -9,7 +9,7 @@ import { deadline } from '../shared/deadline.js';
  * bytes of answers held until their sender has them (RESPOND_MAX_BYTES): past any of them, a
  * sender gets the configured answer at once. A wait ends when its sender hangs up.
  */
-export interface LocalAnswers {
+export interface WaitingSenders {
   /**
    * The local app's answer for request `seq`'s sender, or undefined: none within
    * RESPOND_TIMEOUT_MS, the responder let go, the answer could not be relayed, a bound is
@@ -21,7 +21,7 @@ export interface LocalAnswers {
   held(): { waiting: number; bytes: number };
 }
 
-export function createLocalAnswers(options: { waits: Waits; config: Config }): LocalAnswers {
+export function createWaitingSenders(options: { waits: Waits; config: Config }): WaitingSenders {
   const { waits, config } = options;
   let waiting = 0;
   let bytes = 0;
