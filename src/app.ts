@@ -12,7 +12,7 @@ import { createReadingBudget } from './capture/read-body.js';
 import type { Config } from './config.js';
 import { createEndpointService, type EndpointAudit, type EndpointService } from './endpoints/endpoint-service.js';
 import { errors } from './errors.js';
-import { refuseHandedOver } from './http/answers.js';
+import { refuseHandedOver } from './http/raw-errors.js';
 import { createClientErrorHandler } from './http/client-error.js';
 import { limitConnections } from './http/connection-limits.js';
 import { endpointsRoute } from './http/endpoints-route.js';
@@ -22,17 +22,17 @@ import { metricsRoute } from './http/metrics-route.js';
 import { disableBodyParsing } from './http/methods.js';
 import { openApiRoute } from './http/openapi-route.js';
 import { pageRoute } from './http/page-route.js';
-import { createPublicBase } from './http/public-base.js';
+import { createPublicBase } from './request/public-base.js';
 import { accessRoute } from './http/access-route.js';
-import { createAddressLimit, type CreateLimit } from './http/rate-limit.js';
+import { createAddressLimit, type CreateLimit } from './request/rate-limit.js';
 import { addReceiverRoutes, type CaptureUnrouted } from './http/receiver-route.js';
-import { createUnsentAnswers } from './http/unsent-answers.js';
+import { createUnsentReplies } from './http/unsent-replies.js';
 import { createHub, type Hub } from './live/hub.js';
 import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
-import { createWaitingSenders } from './http/waiting-senders.js';
+import { createWaitingSenders } from './answer/waiting-senders.js';
 import { createWaits } from './endpoints/waits.js';
 import type { Store } from './store/store.js';
 
@@ -80,7 +80,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   disableBodyParsing(app);
 
   const readingBudget = createReadingBudget(config.maxReadingBytes);
-  const unsentAnswers = createUnsentAnswers({ maxBytes: config.maxApiAnswerBytes, maxBytesPerAddress: config.maxApiAnswerBytesPerAddress });
+  const unsentReplies = createUnsentReplies({ maxBytes: config.maxApiAnswerBytes, maxBytesPerAddress: config.maxApiAnswerBytesPerAddress });
   // The gauges read their sources only when scraped, once everything below exists.
   const metrics = createMetrics({
     countEndpoints: () => store.countEndpoints(),
@@ -88,7 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     storeStats: () => store.stats(),
     readingBytes: () => readingBudget.held(),
     openConnections: () => openConnections(),
-    apiAnswerBytes: () => unsentAnswers.held(),
+    apiAnswerBytes: () => unsentReplies.held(),
   });
   const openConnections = limitConnections(
     app.server,
@@ -144,7 +144,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
-  await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentAnswers, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
+  await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentReplies, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
   const waitingSenders = createWaitingSenders({ waits, config });
   app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, waitingSenders }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });

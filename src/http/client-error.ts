@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { rawErrorAnswer } from './answers.js';
+import { rawErrorAnswer } from './raw-errors.js';
 
 /** Our error for each parser error code; anything else is BAD_REQUEST. */
 const BY_PARSER_CODE: Record<string, (maxHeaderBytes: number) => { code: string; message: string; statusCode: number }> = {

@@ -3,8 +3,8 @@ import type { Socket } from 'node:net';
 import proxyAddr from 'proxy-addr';
 import { errors } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { addressKey, PerAddressCount } from './address-key.js';
-import { rawErrorAnswer } from './answers.js';
+import { addressKey, PerAddressCount } from '../request/address-key.js';
+import { rawErrorAnswer } from './raw-errors.js';
 
 export interface ConnectionLimits {
   maxConnections: number;

@@ -8,12 +8,12 @@ import { toEndpointInfo } from '../endpoints/endpoint-records.js';
 import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-service.js';
 import { errors } from '../errors.js';
 import { deadline } from '../shared/deadline.js';
-import { closedSignal } from './closed-signal.js';
+import { closedSignal } from '../request/closed-signal.js';
 import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
-import { addressKey } from './address-key.js';
+import { addressKey } from '../request/address-key.js';
 import type { Waits } from '../endpoints/waits.js';
-import type { CreateLimit } from './rate-limit.js';
-import type { UnsentAnswers } from './unsent-answers.js';
+import type { CreateLimit } from '../request/rate-limit.js';
+import type { UnsentReplies } from './unsent-replies.js';
 
 export interface EndpointsRouteOptions {
   config: Config;
@@ -22,7 +22,7 @@ export interface EndpointsRouteOptions {
   /** Wakes long polls when a request is captured on any instance. */
   waits: Waits;
   readingBudget: ReadingBudget;
-  unsentAnswers: UnsentAnswers;
+  unsentReplies: UnsentReplies;
   /** KEPT_CREATES_PER_ADDRESS (per user for a signed-in one), shared with the live socket's `create` of a kept endpoint. */
   countCreate: CreateLimit;
   /** Who may call (ACCESS_MODE): every route here needs a signed-in user, but in open mode. */
@@ -74,7 +74,7 @@ const seqSchema = decimalParam(16, MAX_AFTER_SEQ).pipe(z.number().min(1));
  * is looked at, the body not read), and an endpoint's creator needs no key for it.
  */
 export async function endpointsRoute(app: FastifyInstance, options: EndpointsRouteOptions): Promise<void> {
-  const { config, store, service, waits, readingBudget, unsentAnswers, access } = options;
+  const { config, store, service, waits, readingBudget, unsentReplies, access } = options;
   /** The signed-in user of each call, found once by the hook below. */
   const users = new WeakMap<FastifyRequest, string>();
   const userOf = (request: FastifyRequest) => users.get(request);
@@ -110,7 +110,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   /** Counts an answer until its reader takes it; refused past either cap (unsent-answers.ts). */
   function holdUnsent(request: FastifyRequest, reply: FastifyReply, bytes: number): void {
-    const held = unsentAnswers.hold(reply.raw, addressKey(request.ip), bytes);
+    const held = unsentReplies.hold(reply.raw, addressKey(request.ip), bytes);
     if (held === 'address') {
       reply.header('retry-after', '1');
       throw errors.RATE_LIMITED(`(answers this address has not read yet pass ${config.maxApiAnswerBytesPerAddress} bytes)`, '1 s');

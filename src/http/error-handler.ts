@@ -3,8 +3,9 @@ import { SenderGoneError } from '../capture/read-body.js';
 import { errors, rejectionReasonOf, toErrorBody } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { StoreUnavailableError } from '../store/store.js';
-import { RESPONSE_SOURCE_HEADER } from './answers.js';
-import { receiverTarget, type CaptureUnrouted } from './receiver-route.js';
+import { RESPONSE_SOURCE_HEADER } from '../answer/receiver-headers.js';
+import { receiverTarget } from '../capture/target.js';
+import type { CaptureUnrouted } from './receiver-route.js';
 
 /**
  * Turns every error a route throws into the JSON error body of errors.ts, counted in the

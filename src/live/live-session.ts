@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { toEndpointInfo } from '../endpoints/endpoint-records.js';
 import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js';
 import { errors, rejectionReasonOf } from '../errors.js';
-import type { CreateLimit } from '../http/rate-limit.js';
+import type { CreateLimit } from '../request/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, type ClientMessage, type CreateMessage, type ReplayMessage } from '../shared/protocol.js';
 import { errorMessage, EXPIRED_MESSAGE, responderMessage, welcomeMessage } from '../shared/server-messages.js';

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors } from '../errors.js';
-import { refuseHandedOver } from '../http/answers.js';
+import { refuseHandedOver } from '../http/raw-errors.js';
 import { LIVE_PATH } from '../shared/protocol.js';
 
 /**

@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * Bytes of HTTP API answers written but not yet taken by their readers. An answer is handed to
+ * Bytes of HTTP API replies written but not yet taken by their readers. A reply is handed to
  * the socket whole; a client that asks and never reads leaves it in this process's memory until
  * the connection ends. Counting those bytes, in all and per client address, bounds what such
  * clients can hold, as MAX_SOCKET_BUFFER_BYTES bounds a watcher that stops reading.
  */
-export interface UnsentAnswers {
+export interface UnsentReplies {
   /**
    * Counts `bytes` for `addressKey` until `response` is flushed or its connection ends. Returns
    * 'ok', or which cap it would pass (nothing counted then).
@@ -16,7 +16,7 @@ export interface UnsentAnswers {
   held(): number;
 }
 
-export function createUnsentAnswers(limits: { maxBytes: number; maxBytesPerAddress: number }): UnsentAnswers {
+export function createUnsentReplies(limits: { maxBytes: number; maxBytesPerAddress: number }): UnsentReplies {
   let total = 0;
   const byAddress = new Map<string, number>();
   return {

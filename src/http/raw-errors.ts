@@ -1,24 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { RECEIVER_HEADERS } from '../answer/receiver-headers.js';
 import { toErrorBody } from '../errors.js';
 
-/** Says whether an answer came from the endpoint's configuration or from Hookwatch itself. */
-export const RESPONSE_SOURCE_HEADER = 'x-hookwatch-response';
-
-/**
- * On every answer from a receiver URL, configured or error (README, "Answers to senders"): nothing in it
- * may run script or load anything on our origin (CSP sandbox, nothing allowed, nosniff), and
- * browser-based senders may read it (CORS open).
- */
-export const RECEIVER_HEADERS = Object.freeze({
-  'content-security-policy': "sandbox; default-src 'none'",
-  'x-content-type-options': 'nosniff',
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': '*',
-  [RESPONSE_SOURCE_HEADER]: 'error',
-});
-
-/** The receiver's safety headers as raw header lines: these answers come from the parser, not a route. */
+/** The receiver's safety headers as raw header lines: these answers come from the parser, not a route (a sender may get one). */
 const HEADER_LINES = Object.entries(RECEIVER_HEADERS)
   .map(([name, value]) => `${name}: ${value}\r\n`)
   .join('');

@@ -5,7 +5,7 @@
  * store keeps that object until the configuration changes).
  */
 import type { FastifyRequest } from 'fastify';
-import { parseParams, subPathOf } from '../capture/to-record-json.js';
+import { parseParams, subPathOf } from '../shared/request-target.js';
 import { answerChoices, ONLY_DEFAULT, parseOrUndefined, type AnswerChoice, type AnswerRule, type RuleInput } from '../shared/answer-rules.js';
 import { cleanHeaderValue, escapeJsonContent, fillTemplate, parseTemplate, type Template } from '../shared/answer-template.js';
 import type { RecordedAnswer } from '../shared/captured-request.js';
