@@ -1,9 +1,10 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { chooseAnswer, evictAcrossEndpoints, nextSeq, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
+import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
+import { createSizedCache } from './sized-cache.js';
 import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
 import {
   MAX_LISTED_ENDPOINTS,
@@ -53,6 +54,14 @@ interface HeldRow extends HeldAnywhere {
   id: number;
 }
 
+/** What a capture needs of its endpoint's configuration, parsed once and cached (createSizedCache). */
+interface ParsedConfig {
+  response: ResponseConfig;
+  redact: boolean;
+  /** Answers each rule has given since the configuration was set (the `rule_counts` column): chooseAnswer counts in it. */
+  counts: Record<number, number>;
+}
+
 /**
  * Endpoints and their requests in a SQLite database (better-sqlite3), so kept
  * endpoints outlive a restart with nothing to install. Every method is one transaction, and the
@@ -74,11 +83,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   /** Bytes of every endpoint's response configuration on disk, against MAX_RESPONSE_CONFIG_BYTES. */
   let configBytes = 0;
   /**
-   * Each endpoint's configuration and redaction, parsed: a capture reads them here, not from a
-   * JSON column per request. Filled on first use, replaced by setResponse, dropped with the
-   * endpoint; as large as the configurations, which MAX_RESPONSE_CONFIG_BYTES bounds.
+   * Each endpoint's configuration, redaction and rule counts, parsed: a capture reads them here,
+   * not from JSON columns per request. Filled at an endpoint's first capture, refreshed by every
+   * change of them (setResponse, extendEndpoint), dropped with the endpoint and after a failed
+   * transaction; costs counted as responseConfigCost, at most MAX_RESPONSE_CONFIG_BYTES
+   * together, the oldest out first (an endpoint let go is parsed again at its next capture).
    */
-  const parsed = new Map<string, { response: ResponseConfig; redact: boolean }>();
+  const parsed = createSizedCache<ParsedConfig>(options.maxResponseConfigBytes);
   /** The counts as the database has them: at start, and after a transaction that failed part-way. */
   const loadHeld = () => {
     held.clear();
@@ -134,13 +145,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
   const toRecord = (id: string, row: EndpointRow): EndpointRecord => ({ ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response'>), id, response: JSON.parse(row.response) as ResponseConfig });
 
-  /** The endpoint's configuration and redaction, parsed once (the endpoint exists). */
-  const parsedConfig = (id: string): { response: ResponseConfig; redact: boolean } => {
+  /** The endpoint's configuration, redaction and rule counts, parsed once (the endpoint exists). */
+  const parsedConfig = (id: string): ParsedConfig => {
     let config = parsed.get(id);
     if (!config) {
       const row = sql.endpoint.get(id) as EndpointRow;
-      config = { response: JSON.parse(row.response) as ResponseConfig, redact: redactsSecrets(JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>) };
-      parsed.set(id, config);
+      const response = JSON.parse(row.response) as ResponseConfig;
+      const redact = redactsSecrets(JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>);
+      config = { response, redact, counts: JSON.parse(row.rule_counts) as Record<number, number> };
+      parsed.set(id, config, responseConfigCost(response));
     }
     return config;
   };
@@ -208,6 +221,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         if (!row || row.kind !== 'kept') return undefined;
         const record = { ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response' | 'id'>), expiresAt: new Date(deadlineMs).toISOString() };
         sql.extend.run(JSON.stringify(record), deadlineMs, id);
+        // The record changed: the next capture parses it again rather than trust what was derived from the old one.
+        parsed.delete(id);
         return { ...record, id, response: JSON.parse(row.response) as ResponseConfig };
       });
       if (extended?.expiresAt) await bus.publish(id, { data: extendedMessage(extended.expiresAt) });
@@ -312,8 +327,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         if (configBytes - before + bytes > options.maxResponseConfigBytes) return 'full';
         if (sql.setResponse.run(json, id, now()).changes === 0) return undefined;
         configBytes += bytes - before;
-        const cached = parsed.get(id);
-        if (cached) cached.response = response;
+        // The next capture parses the new configuration, with its counts started again (the statement reset them).
+        parsed.delete(id);
         return 'set';
       });
       if (set !== 'set') return set;
@@ -323,13 +338,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     async appendRequest(id, kind, recordFor, capturedAtMs) {
       const appended = inTransaction(() => {
-        const row = sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms' | 'last_seq' | 'rule_counts'> | undefined;
+        const row = sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms' | 'last_seq'> | undefined;
         if (!row || row.deadline_ms <= now() || row.kind !== kind) return undefined;
-        const { response, redact } = parsedConfig(id);
+        const { response, redact, counts } = parsedConfig(id);
         // Built before the seq is taken: a record that throws leaves no hole in the numbering.
         const draft = recordFor(response, redact);
         const seq = nextSeq(row.last_seq);
-        const counts = draft.choices.length > 1 ? (JSON.parse(row.rule_counts) as Record<number, number>) : {};
         const choice = chooseAnswer(draft.choices, counts);
         if (draft.choices[choice]?.times) sql.setRuleCounts.run(JSON.stringify(counts), id);
         const message = toRequestMessage(draft.json, draft.answers[choice] as string, seq);
@@ -426,8 +440,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 function prepareStatements(db: SqliteDatabase) {
   return {
     endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?'),
-    // A capture's read: the configuration comes from the parsed cache.
-    appendRow: db.prepare('SELECT kind, deadline_ms, last_seq, rule_counts FROM endpoints WHERE id = ?'),
+    // A capture's read: the configuration and rule counts come from the parsed cache.
+    appendRow: db.prepare('SELECT kind, deadline_ms, last_seq FROM endpoints WHERE id = ?'),
     configBytes: db.prepare('SELECT SUM(length(CAST(response AS BLOB))) AS bytes FROM endpoints'),
     configBytesOf: db.prepare('SELECT length(CAST(response AS BLOB)) AS bytes FROM endpoints WHERE id = ?'),
     insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
