@@ -369,7 +369,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async findEndpointKind(id) {
-      return reading(() => aliveRow(id)?.kind);
+      // Asked before every capture: only the two columns it needs, not the record and configuration.
+      const row = reading(() => sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms'> | undefined);
+      return row && row.deadline_ms > now() ? row.kind : undefined;
     },
 
     async deleteEndpoint(id) {
@@ -560,7 +562,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 function prepareStatements(db: SqliteDatabase) {
   return {
     endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?'),
-    // A capture's read: the configuration and rule counts come from the parsed cache.
+    // A capture's read (and findEndpointKind's): the configuration and rule counts come from the parsed cache.
     appendRow: db.prepare('SELECT kind, deadline_ms, last_seq FROM endpoints WHERE id = ?'),
     configBytes: db.prepare('SELECT SUM(length(CAST(response AS BLOB))) AS bytes FROM endpoints'),
     configBytesOf: db.prepare('SELECT length(CAST(response AS BLOB)) AS bytes FROM endpoints WHERE id = ?'),
