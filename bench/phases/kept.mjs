@@ -52,7 +52,8 @@ async function captureRounds(config, dataDir) {
  * @param {string} dataDir
  */
 async function restartRound(dataDir) {
-  const env = { KEPT_CREATES_PER_ADDRESS: '0', RATE_LIMIT_PER_ENDPOINT: '0', RATE_LIMIT_PER_ADDRESS: '0', DATA_DIR: dataDir };
+  // 200 kept endpoints from one address: past the default MAX_KEPT_PER_ADDRESS (20).
+  const env = { KEPT_CREATES_PER_ADDRESS: '0', MAX_KEPT_PER_ADDRESS: '250', RATE_LIMIT_PER_ENDPOINT: '0', RATE_LIMIT_PER_ADDRESS: '0', DATA_DIR: dataDir };
   const filling = await startServer('hookwatch', env);
   const urls = [];
   for (let i = 0; i < 200; i++) urls.push(await keptUrl(filling));

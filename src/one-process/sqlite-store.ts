@@ -1,9 +1,10 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
-import { chooseAnswer, evictAcrossEndpoints, nextSeq, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
+import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
+import { createSizedCache } from './sized-cache.js';
 import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
 import {
   MAX_LISTED_ENDPOINTS,
@@ -11,8 +12,10 @@ import {
   StoreUnavailableError,
   toRequestMessage,
   withAnswer,
+  type Appended,
   type EndpointKind,
   type EndpointRecord,
+  type RecordBuilder,
   type Store,
   type StoreLimits,
   type StoredRequest,
@@ -31,6 +34,11 @@ export interface SqliteStoreOptions extends StoreLimits {
 
 /** Endpoints swept per call, so a sweep never holds the event loop long. */
 const SWEEP_BATCH = 500;
+/**
+ * Captures committed in one transaction at most: a larger burst goes in several, one per turn of
+ * the event loop, so a commit holds the loop a few milliseconds at most (docs/performance.md).
+ */
+export const MAX_CAPTURES_PER_COMMIT = 256;
 
 interface EndpointRow {
   kind: EndpointKind;
@@ -53,14 +61,57 @@ interface HeldRow extends HeldAnywhere {
   id: number;
 }
 
+/** What a capture needs of its endpoint's configuration, parsed once and cached (createSizedCache). */
+interface ParsedConfig {
+  response: ResponseConfig;
+  redact: boolean;
+  /** Answers each rule has given since the configuration was set (the `rule_counts` column): chooseAnswer counts in it. */
+  counts: Record<number, number>;
+}
+
+/** A capture waiting for its turn's commit. */
+interface QueuedCapture {
+  id: string;
+  kind: EndpointKind;
+  recordFor: RecordBuilder;
+  capturedAtMs: number;
+  resolve: (appended: Appended | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What a commit knows of an endpoint it stores into: read at its first capture, written back once at its end. */
+interface BatchEndpoint {
+  kind: EndpointKind;
+  lastSeq: number;
+  config: ParsedConfig;
+  /** A capture took a seq: `last_seq` is written at the end. */
+  grew: boolean;
+  /** A rule with `times` answered: `rule_counts` is written at the end. */
+  counted: boolean;
+}
+
+/** A capture as its commit stored it, announced once the commit is done. */
+interface StoredCapture {
+  seq: number;
+  message: Buffer;
+  response: ResponseConfig;
+  choice: number;
+  evictedThrough: Array<[string, number]>;
+}
+
+/** What became of one capture in a commit: stored, no such endpoint (undefined), or its own failure (its record threw) that stored nothing of it. */
+type CaptureOutcome = StoredCapture | undefined | { failed: unknown };
+
 /**
  * Endpoints and their requests in a SQLite database (better-sqlite3), so kept
  * endpoints outlive a restart with nothing to install. Every method is one transaction, and the
  * process holds the database alone (sqlite-database.ts), so the byte counts it keeps in memory
  * (loaded at start) stay true. Calls are synchronous: each is a few indexed statements on a WAL
- * database (docs/performance.md measures a capture). Leases and watcher counts of live endpoints
- * are held in memory: they describe this process, and die with it. A failed statement (disk full,
- * read-only, I/O error) surfaces as StoreUnavailableError: 503 STORE_UNAVAILABLE.
+ * database (docs/performance.md measures a capture), except captures, which are committed
+ * together: those of one turn of the event loop in one transaction (group commit, see
+ * `appendRequest`), each caller answered once it committed. Leases and watcher counts of live
+ * endpoints are held in memory: they describe this process, and die with it. A failed statement
+ * (disk full, read-only, I/O error) surfaces as StoreUnavailableError: 503 STORE_UNAVAILABLE.
  */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const { db, bus } = options;
@@ -74,11 +125,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   /** Bytes of every endpoint's response configuration on disk, against MAX_RESPONSE_CONFIG_BYTES. */
   let configBytes = 0;
   /**
-   * Each endpoint's configuration and redaction, parsed: a capture reads them here, not from a
-   * JSON column per request. Filled on first use, replaced by setResponse, dropped with the
-   * endpoint; as large as the configurations, which MAX_RESPONSE_CONFIG_BYTES bounds.
+   * Each endpoint's configuration, redaction and rule counts, parsed: a capture reads them here,
+   * not from JSON columns per request. Filled at an endpoint's first capture, refreshed by every
+   * change of them (setResponse, extendEndpoint), dropped with the endpoint and after a failed
+   * transaction; costs counted as responseConfigCost, at most MAX_RESPONSE_CONFIG_BYTES
+   * together, the oldest out first (an endpoint let go is parsed again at its next capture).
    */
-  const parsed = new Map<string, { response: ResponseConfig; redact: boolean }>();
+  const parsed = createSizedCache<ParsedConfig>(options.maxResponseConfigBytes);
   /** The counts as the database has them: at start, and after a transaction that failed part-way. */
   const loadHeld = () => {
     held.clear();
@@ -134,13 +187,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
   const toRecord = (id: string, row: EndpointRow): EndpointRecord => ({ ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response'>), id, response: JSON.parse(row.response) as ResponseConfig });
 
-  /** The endpoint's configuration and redaction, parsed once (the endpoint exists). */
-  const parsedConfig = (id: string): { response: ResponseConfig; redact: boolean } => {
+  /** The endpoint's configuration, redaction and rule counts, parsed once (the endpoint exists). */
+  const parsedConfig = (id: string): ParsedConfig => {
     let config = parsed.get(id);
     if (!config) {
       const row = sql.endpoint.get(id) as EndpointRow;
-      config = { response: JSON.parse(row.response) as ResponseConfig, redact: redactsSecrets(JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>) };
-      parsed.set(id, config);
+      const response = JSON.parse(row.response) as ResponseConfig;
+      const redact = redactsSecrets(JSON.parse(row.record) as Pick<EndpointRecord, 'kind' | 'redact'>);
+      config = { response, redact, counts: JSON.parse(row.rule_counts) as Record<number, number> };
+      parsed.set(id, config, responseConfigCost(response));
     }
     return config;
   };
@@ -187,6 +242,96 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return trim.evictedThroughSeq === undefined ? eviction.evictedThrough : [[id, trim.evictedThroughSeq], ...eviction.evictedThrough];
   };
 
+  /** The endpoint a commit stores into, read at its first capture there; null when there is none alive. */
+  const batchEndpoint = (id: string, endpoints: Map<string, BatchEndpoint | null>): BatchEndpoint | null => {
+    let endpoint = endpoints.get(id);
+    if (endpoint === undefined) {
+      const row = sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms' | 'last_seq'> | undefined;
+      endpoint = row && row.deadline_ms > now() ? { kind: row.kind, lastSeq: row.last_seq, config: parsedConfig(id), grew: false, counted: false } : null;
+      endpoints.set(id, endpoint);
+    }
+    return endpoint;
+  };
+
+  /**
+   * One capture within its commit. Its draft is built before anything of it is written, so a
+   * record that throws fails that capture alone: nothing of it is stored, its seq is not taken,
+   * and the others of the commit go on. A failing statement throws out of the commit, which
+   * fails every capture in it.
+   */
+  const storeCapture = (capture: QueuedCapture, endpoints: Map<string, BatchEndpoint | null>): CaptureOutcome => {
+    const endpoint = batchEndpoint(capture.id, endpoints);
+    if (!endpoint || endpoint.kind !== capture.kind) return undefined;
+    const { response, redact, counts } = endpoint.config;
+    let draft;
+    try {
+      draft = capture.recordFor(response, redact);
+    } catch (error) {
+      return { failed: error };
+    }
+    const seq = nextSeq(endpoint.lastSeq);
+    const choice = chooseAnswer(draft.choices, counts);
+    if (draft.choices[choice]?.times) endpoint.counted = true;
+    const message = toRequestMessage(draft.json, draft.answers[choice] as string, seq);
+    const cost = storedCost(message, undefined);
+    sql.insertRequest.run(capture.id, seq, cost, message);
+    endpoint.lastSeq = seq;
+    endpoint.grew = true;
+    account(capture.id, 1, cost);
+    return { seq, message, response, choice, evictedThrough: keepBudgets(capture.id) };
+  };
+
+  /** The captures of one commit, in arrival order (so their seqs follow it), and each endpoint's counters written once. */
+  const storeCaptures = (batch: QueuedCapture[]): CaptureOutcome[] => {
+    const endpoints = new Map<string, BatchEndpoint | null>();
+    const outcomes = batch.map((capture) => storeCapture(capture, endpoints));
+    for (const [id, endpoint] of endpoints) {
+      if (endpoint?.grew) sql.setLastSeq.run(endpoint.lastSeq, id);
+      if (endpoint?.counted) sql.setRuleCounts.run(JSON.stringify(endpoint.config.counts), id);
+    }
+    return outcomes;
+  };
+
+  /** Announces a committed capture (the request, then what left to make room) and answers its caller once the request is announced. */
+  const announce = (capture: QueuedCapture, outcome: CaptureOutcome) => {
+    if (outcome === undefined) return capture.resolve(undefined);
+    if ('failed' in outcome) return capture.reject(outcome.failed);
+    const { seq, message, response, choice, evictedThrough } = outcome;
+    const published = bus.publish(capture.id, { seq, data: message, capturedAtMs: capture.capturedAtMs });
+    for (const [endpointId, throughSeq] of evictedThrough) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
+    published.then(() => capture.resolve({ seq, response, choice, responder: responders.holder(capture.id) !== undefined }), capture.reject);
+  };
+
+  /**
+   * Group commit: captures wait in `queued` for the end of the event loop's turn (setImmediate
+   * runs once the turn's I/O callbacks, and the captures they started, have run), then up to
+   * MAX_CAPTURES_PER_COMMIT of them commit in one transaction, and the rest in the next turn.
+   * A lone capture waits only for the rest of its turn. If the transaction fails, nothing of
+   * it is stored and every capture in it gets the error (a sender is never answered for a
+   * request that was not committed).
+   */
+  let queued: QueuedCapture[] = [];
+  let commitScheduled = false;
+  const scheduleCommit = () => {
+    if (commitScheduled) return;
+    commitScheduled = true;
+    setImmediate(commitQueued);
+  };
+  const commitQueued = () => {
+    commitScheduled = false;
+    const batch = queued.length <= MAX_CAPTURES_PER_COMMIT ? queued : queued.slice(0, MAX_CAPTURES_PER_COMMIT);
+    queued = batch === queued ? [] : queued.slice(MAX_CAPTURES_PER_COMMIT);
+    if (queued.length > 0) scheduleCommit();
+    let outcomes: CaptureOutcome[];
+    try {
+      outcomes = inTransaction(() => storeCaptures(batch));
+    } catch (error) {
+      for (const capture of batch) capture.reject(error);
+      return;
+    }
+    batch.forEach((capture, at) => announce(capture, outcomes[at]));
+  };
+
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
       const { response, id, ...rest } = endpoint;
@@ -208,6 +353,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         if (!row || row.kind !== 'kept') return undefined;
         const record = { ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response' | 'id'>), expiresAt: new Date(deadlineMs).toISOString() };
         sql.extend.run(JSON.stringify(record), deadlineMs, id);
+        // The record changed: the next capture parses it again rather than trust what was derived from the old one.
+        parsed.delete(id);
         return { ...record, id, response: JSON.parse(row.response) as ResponseConfig };
       });
       if (extended?.expiresAt) await bus.publish(id, { data: extendedMessage(extended.expiresAt) });
@@ -222,7 +369,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async findEndpointKind(id) {
-      return reading(() => aliveRow(id)?.kind);
+      // Asked before every capture: only the two columns it needs, not the record and configuration.
+      const row = reading(() => sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms'> | undefined);
+      return row && row.deadline_ms > now() ? row.kind : undefined;
     },
 
     async deleteEndpoint(id) {
@@ -312,8 +461,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         if (configBytes - before + bytes > options.maxResponseConfigBytes) return 'full';
         if (sql.setResponse.run(json, id, now()).changes === 0) return undefined;
         configBytes += bytes - before;
-        const cached = parsed.get(id);
-        if (cached) cached.response = response;
+        // The next capture parses the new configuration, with its counts started again (the statement reset them).
+        parsed.delete(id);
         return 'set';
       });
       if (set !== 'set') return set;
@@ -321,29 +470,16 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return 'set';
     },
 
-    async appendRequest(id, kind, recordFor, capturedAtMs) {
-      const appended = inTransaction(() => {
-        const row = sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms' | 'last_seq' | 'rule_counts'> | undefined;
-        if (!row || row.deadline_ms <= now() || row.kind !== kind) return undefined;
-        const { response, redact } = parsedConfig(id);
-        // Built before the seq is taken: a record that throws leaves no hole in the numbering.
-        const draft = recordFor(response, redact);
-        const seq = nextSeq(row.last_seq);
-        const counts = draft.choices.length > 1 ? (JSON.parse(row.rule_counts) as Record<number, number>) : {};
-        const choice = chooseAnswer(draft.choices, counts);
-        if (draft.choices[choice]?.times) sql.setRuleCounts.run(JSON.stringify(counts), id);
-        const message = toRequestMessage(draft.json, draft.answers[choice] as string, seq);
-        const cost = storedCost(message, undefined);
-        sql.insertRequest.run(id, seq, cost, message);
-        sql.setLastSeq.run(seq, id);
-        account(id, 1, cost);
-        return { seq, message, response, choice, evictedThrough: keepBudgets(id) };
+    /**
+     * Queued for the turn's group commit (above): answered once the transaction holding it
+     * committed and the request was announced. `giveUpAtMs` is not needed: a commit waits at
+     * most for the captures queued before it, never for a network.
+     */
+    appendRequest(id, kind, recordFor, capturedAtMs) {
+      return new Promise<Appended | undefined>((resolve, reject) => {
+        queued.push({ id, kind, recordFor, capturedAtMs, resolve, reject });
+        scheduleCommit();
       });
-      if (!appended) return undefined;
-      // Announced in the order they happened: the request, then what left to make room.
-      await bus.publish(id, { seq: appended.seq, data: appended.message, capturedAtMs });
-      for (const [endpointId, throughSeq] of appended.evictedThrough) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
-      return { seq: appended.seq, response: appended.response, choice: appended.choice, responder: responders.holder(id) !== undefined };
     },
 
     async setAnswer(id, seq, answerJson) {
@@ -426,8 +562,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 function prepareStatements(db: SqliteDatabase) {
   return {
     endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?'),
-    // A capture's read: the configuration comes from the parsed cache.
-    appendRow: db.prepare('SELECT kind, deadline_ms, last_seq, rule_counts FROM endpoints WHERE id = ?'),
+    // A capture's read (and findEndpointKind's): the configuration and rule counts come from the parsed cache.
+    appendRow: db.prepare('SELECT kind, deadline_ms, last_seq FROM endpoints WHERE id = ?'),
     configBytes: db.prepare('SELECT SUM(length(CAST(response AS BLOB))) AS bytes FROM endpoints'),
     configBytesOf: db.prepare('SELECT length(CAST(response AS BLOB)) AS bytes FROM endpoints WHERE id = ?'),
     insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
