@@ -32,7 +32,7 @@ import { liveRoute } from './live/live-route.js';
 import { liveUpgrades } from './live/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
-import { createWaitingSenders } from './answer/waiting-senders.js';
+import { createWaitingSenders } from './answers/waiting-senders.js';
 import { createWaits } from './endpoints/waits.js';
 import type { Store } from './store/store.js';
 

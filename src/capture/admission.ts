@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RECEIVER_HEADERS } from '../answer/receiver-headers.js';
+import { RECEIVER_HEADERS } from '../answers/receiver-headers.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey } from '../request/address-key.js';

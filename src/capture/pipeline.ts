@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { pause, sendConfigured } from '../answer/configured.js';
-import { RECEIVER_HEADERS } from '../answer/receiver-headers.js';
-import { relayLocal } from '../answer/relay-local.js';
-import type { WaitingSenders } from '../answer/waiting-senders.js';
+import { pause, sendConfigured } from '../answers/configured.js';
+import { RECEIVER_HEADERS } from '../answers/receiver-headers.js';
+import { relayLocal } from '../answers/relay-local.js';
+import type { WaitingSenders } from '../answers/waiting-senders.js';
 import { addressKey } from '../request/address-key.js';
 import { closedSignal } from '../request/closed-signal.js';
 import type { EndpointKind, Store } from '../store/store.js';
@@ -13,7 +13,7 @@ import type { createTake } from './take.js';
  *   target.ts     which endpoint a receiver URL names
  *   admission.ts  its rate limits, and the start of its one deadline on the store
  *   take.ts       the endpoint checked, the body read, the record built and stored, the answer chosen
- *   then the answer (src/answer/): the local app's, when a responder holds the endpoint and
+ *   then the answer (src/answers/): the local app's, when a responder holds the endpoint and
  *   answers in time, else the configured one after its delay.
  * Every answer from a receiver URL carries RECEIVER_HEADERS: a configured or relayed answer has
  * them in its header lines, and an error gets them on its way to the error handler.

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { answerOf, choicesFor, recordedAnswers, requestRuleInput, type Answer } from '../answer/rule-answers.js';
+import { answerOf, choicesFor, recordedAnswers, requestRuleInput, type Answer } from '../answers/rule-answers.js';
 import type { Config } from '../config.js';
 import { maxBodyBytesFor } from '../endpoints/endpoint-records.js';
 import { errors } from '../errors.js';

@@ -3,7 +3,7 @@ import { SenderGoneError } from '../capture/read-body.js';
 import { errors, rejectionReasonOf, toErrorBody } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { StoreUnavailableError } from '../store/store.js';
-import { RESPONSE_SOURCE_HEADER } from '../answer/receiver-headers.js';
+import { RESPONSE_SOURCE_HEADER } from '../answers/receiver-headers.js';
 import { receiverTarget } from '../capture/target.js';
 import type { CaptureUnrouted } from './receiver-route.js';
 

@@ -16,7 +16,7 @@ import {
   RESPONSE_CONTENT_TYPES,
 } from '../shared/response-limits.js';
 import type { EndpointKind } from '../store/store.js';
-import { RESPONSE_SOURCE_HEADER } from '../answer/receiver-headers.js';
+import { RESPONSE_SOURCE_HEADER } from '../answers/receiver-headers.js';
 import { MAX_WAIT_MS } from './endpoints-route.js';
 
 /**

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { RECEIVER_HEADERS } from '../answer/receiver-headers.js';
+import { RECEIVER_HEADERS } from '../answers/receiver-headers.js';
 import { toErrorBody } from '../errors.js';
 
 /** The receiver's safety headers as raw header lines: these answers come from the parser, not a route (a sender may get one). */

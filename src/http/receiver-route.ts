@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
-import { RECEIVER_HEADERS } from '../answer/receiver-headers.js';
-import type { WaitingSenders } from '../answer/waiting-senders.js';
+import { RECEIVER_HEADERS } from '../answers/receiver-headers.js';
+import type { WaitingSenders } from '../answers/waiting-senders.js';
 import { createAdmission } from '../capture/admission.js';
 import { createCapture } from '../capture/pipeline.js';
 import type { ReadingBudget } from '../capture/read-body.js';
