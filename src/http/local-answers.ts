@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import { relayedFrom, type RelayedAnswer } from '../endpoints/local-answer.js';
 import type { Hub } from '../live/hub.js';
 import { deadline } from '../shared/deadline.js';
@@ -21,8 +20,15 @@ export interface LocalAnswers {
   held(): { waiting: number; bytes: number };
 }
 
-export function createLocalAnswers(options: { hub: Hub; config: Config }): LocalAnswers {
-  const { hub, config } = options;
+/** The bounds above, from the settings of those names. */
+export interface LocalAnswerBounds {
+  timeoutMs: number;
+  maxWaiting: number;
+  maxWaitingPerAddress: number;
+  maxBytes: number;
+}
+
+export function createLocalAnswers(hub: Hub, bounds: LocalAnswerBounds): LocalAnswers {
   let waiting = 0;
   let bytes = 0;
   const waitingByAddress = new Map<string, number>();
@@ -31,10 +37,10 @@ export function createLocalAnswers(options: { hub: Hub; config: Config }): Local
     async wait(endpointId, seq, addressKey, stops) {
       const stopped = () => stops.some((stop) => stop.aborted);
       const fromAddress = waitingByAddress.get(addressKey) ?? 0;
-      if (stopped() || waiting >= config.respondMaxWaiting || fromAddress >= config.respondMaxWaitingPerAddress) return undefined;
+      if (stopped() || waiting >= bounds.maxWaiting || fromAddress >= bounds.maxWaitingPerAddress) return undefined;
       waiting++;
       waitingByAddress.set(addressKey, fromAddress + 1);
-      const timeout = deadline(config.respondTimeoutMs, ...stops);
+      const timeout = deadline(bounds.timeoutMs, ...stops);
       let data;
       try {
         data = await hub.waitForLocalAnswer(endpointId, seq, timeout.signal);
@@ -46,7 +52,7 @@ export function createLocalAnswers(options: { hub: Hub; config: Config }): Local
         else waitingByAddress.delete(addressKey);
       }
       // Empty: the responder's answer could not be relayed (endpoint-service.ts, NO_LOCAL_ANSWER).
-      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > config.respondMaxBytes) return undefined;
+      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > bounds.maxBytes) return undefined;
       const answer = relayedFrom(data);
       const cost = data.length + answer.bytes.length;
       bytes += cost;

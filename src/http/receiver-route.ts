@@ -6,7 +6,7 @@ import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import { maxBodyBytesFor } from '../endpoints/endpoint-records.js';
 import { maxRecordBytes } from '../capture/record-bounds.js';
 import { createUtcTimeFormatter } from '../capture/utc-time.js';
-import type { Config } from '../config.js';
+import { usesRedis, type Config } from '../config.js';
 import { errors } from '../errors.js';
 import { RECEIVER_PREFIXES } from '../shared/protocol.js';
 import { deadline } from '../shared/deadline.js';
@@ -24,7 +24,7 @@ import { RECEIVER_METHODS } from './methods.js';
 import { closedSignal, isClosed } from './closed-signal.js';
 
 export interface ReceiverRouteOptions {
-  config: Config;
+  config: Pick<Config, 'requestLimits' | 'endpointLimits' | 'clientLimits' | 'endpoints' | 'redis'>;
   store: Store;
   metrics: Metrics;
   readingBudget: ReadingBudget;
@@ -55,24 +55,24 @@ const CAPACITY_RETRY_AFTER_SECONDS = 1;
 export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOptions): CaptureUnrouted {
   const { config, store, metrics, readingBudget, closing, localAnswers } = options;
   // Only a store over the network can stall; in memory and on SQLite a step costs no timer.
-  const mayStall = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
+  const mayStall = usesRedis(config.redis);
   const beforeDeadline = <T>(step: Promise<T>, giveUpAtMs: number): Promise<T> => (mayStall ? raceDeadline(step, giveUpAtMs) : step);
   // Kept endpoints keep less of each body (KEPT_MAX_BODY_BYTES), and redact secrets.
   const perKind = Object.fromEntries(
     (['live', 'kept'] as const).map((kind) => {
-      const maxBodyBytes = maxBodyBytesFor(config, kind);
-      return [kind, { limits: { maxBodyBytes, readLimitBytes: config.readLimitBytes }, maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.maxHeaderBytes }) }];
+      const maxBodyBytes = maxBodyBytesFor(config.requestLimits, kind);
+      return [kind, { limits: { maxBodyBytes, readLimitBytes: config.requestLimits.readLimitBytes }, maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.requestLimits.maxHeaderBytes }) }];
     }),
   ) as Record<EndpointKind, { limits: { maxBodyBytes: number; readLimitBytes: number }; maxRecord: number }>;
-  const redactAlso = new Set(config.redactHeaders);
-  const captureOptions = { maxJsonDepth: config.maxJsonDepth, formatTime: createUtcTimeFormatter() };
+  const redactAlso = new Set(config.endpoints.redactHeaders);
+  const captureOptions = { maxJsonDepth: config.requestLimits.maxJsonDepth, formatTime: createUtcTimeFormatter() };
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
 
-  const windowMs = config.rateLimitWindowMs;
+  const windowMs = config.clientLimits.rateLimitWindowMs;
   const limits = [
-    config.rateLimitPerAddress > 0 && { max: config.rateLimitPerAddress, windowMs, key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}` },
-    config.rateLimitPerEndpoint > 0 && { max: config.rateLimitPerEndpoint, windowMs, key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}` },
+    config.clientLimits.rateLimitPerAddress > 0 && { max: config.clientLimits.rateLimitPerAddress, windowMs, key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}` },
+    config.endpointLimits.rateLimitPerEndpoint > 0 && { max: config.endpointLimits.rateLimitPerEndpoint, windowMs, key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}` },
   ].filter((limit) => limit !== false);
   const limited = createLimits(app, limits);
   const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
@@ -84,7 +84,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     if (!mayStall) return limited(request, reply, receiverHeaders);
     const arrivedAtMs = Date.now();
     arrivals.set(request.raw, arrivedAtMs);
-    return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redisCommandTimeoutMs);
+    return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redis.redisCommandTimeoutMs);
   };
 
   /**
@@ -126,7 +126,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
    */
   const take = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
     const receivedAtMs = Date.now();
-    const giveUpAtMs = (arrivals.get(request.raw) ?? receivedAtMs) + config.redisCommandTimeoutMs;
+    const giveUpAtMs = (arrivals.get(request.raw) ?? receivedAtMs) + config.redis.redisCommandTimeoutMs;
     // Decide before reading: an unknown id costs a lookup, never a body.
     if ((await beforeDeadline(store.findEndpointKind(endpointId), giveUpAtMs)) !== kind) {
       reply.header('connection', 'close');
@@ -203,7 +203,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     if (body.overLimit) {
       // The rest of the body was never read: close the connection rather than drain it.
       reply.header('connection', 'close');
-      throw errors.BODY_TOO_LARGE(config.readLimitBytes);
+      throw errors.BODY_TOO_LARGE(config.requestLimits.readLimitBytes);
     }
     // Placeholders are filled in now, while the body is here: the answer is all a wait keeps.
     const choice = choices[appended.choice] ?? DEFAULT_CHOICE;
