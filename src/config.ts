@@ -51,7 +51,8 @@ const publicUrl = z
 
 /**
  * A setting: its env var (and flag, same words), its type, range and default, and its line in
- * the README's settings table.
+ * the README's settings table, which `npm run docs:settings` writes from these (a test fails
+ * when the README is out of date).
  */
 interface Setting {
   env: string;
@@ -107,7 +108,7 @@ const access = {
   accessMode: {
     env: 'ACCESS_MODE',
     schema: z.enum(['open', 'token', 'proxy'], { error: 'expected open, token or proxy' }).default('open'),
-    doc: 'Who may create, watch and configure endpoints: `open` (anyone), `token` (a token from `ACCESS_TOKENS`/`ACCESS_TOKENS_FILE`), `proxy` (the user in `ACCESS_USER_HEADER` from a `TRUST_PROXY` address). Receiver URLs stay public in every mode. See [A private instance](#a-private-instance-who-may-create-and-watch).',
+    doc: 'Who may create, watch and configure endpoints: `open` (anyone), `token` (a token from `ACCESS_TOKENS`/`ACCESS_TOKENS_FILE`), `proxy` (the user in `ACCESS_USER_HEADER` from a `TRUST_PROXY` address). See [A private instance](#a-private-instance-who-may-create-and-watch).',
   },
   accessTokens: {
     env: 'ACCESS_TOKENS',
@@ -322,11 +323,7 @@ const endpointLimits = {
   },
 } as const satisfies Record<string, Setting>;
 
-/**
- * What one client may do: per client address (IPv6 by /64), or per signed-in user (token or
- * proxy mode) where a user is known. A proxy trusted by TRUST_PROXY counts each client it
- * carries by X-Forwarded-For.
- */
+/** What one client address or signed-in user may do. */
 const clientLimits = {
   rateLimitWindowMs: {
     env: 'RATE_LIMIT_WINDOW_MS',
@@ -462,16 +459,20 @@ const processLimits = {
  * settings table, in this order (after `startHere`).
  */
 export const groups = {
-  server: { title: 'Listening and reaching the service', settings: server },
-  access: { title: 'Who may create and watch', settings: access },
-  storage: { title: 'Storage without Redis', settings: storage },
-  redis: { title: 'Redis: several instances', settings: redis },
-  endpoints: { title: 'Endpoint lifetimes and options', settings: endpoints },
-  requestLimits: { title: 'Limits on one request', settings: requestLimits },
-  endpointLimits: { title: 'Limits on one endpoint', settings: endpointLimits },
-  clientLimits: { title: 'Limits on one client address or user', settings: clientLimits },
-  socketLimits: { title: 'Limits on one live socket', settings: socketLimits },
-  processLimits: { title: 'Limits on the whole process', settings: processLimits },
+  server: { title: 'Listening and reaching the service', about: 'Where the service listens, how senders and browsers reach it, and what it logs.', settings: server },
+  access: { title: 'Who may create and watch', about: 'A private instance: who may create, watch and configure endpoints. Receiver URLs stay public in every mode.', settings: access },
+  storage: { title: 'Storage without Redis', about: 'One process keeps live endpoints in memory and kept ones in an SQLite file.', settings: storage },
+  redis: { title: 'Redis: several instances', about: 'Set one way to reach Redis and every instance shares endpoints, requests and limits; see [docs/deploy.md](docs/deploy.md#several-instances).', settings: redis },
+  endpoints: { title: 'Endpoint lifetimes and options', about: 'How long endpoints live, and what the creator of a kept one may choose.', settings: endpoints },
+  requestLimits: { title: 'Limits on one request', about: 'Its size, its head, its timing, and how long its sender may wait.', settings: requestLimits },
+  endpointLimits: { title: 'Limits on one endpoint', about: 'What one endpoint may hold and receive.', settings: endpointLimits },
+  clientLimits: {
+    title: 'Limits on one client',
+    about: 'Per client address (IPv6 by /64), or per signed-in user where the access mode knows one. A proxy trusted by `TRUST_PROXY` counts each client it carries by `X-Forwarded-For`.',
+    settings: clientLimits,
+  },
+  socketLimits: { title: 'Limits on one live socket', about: 'What one watcher may cost and send.', settings: socketLimits },
+  processLimits: { title: 'Limits on the whole process', about: 'Budgets and caps on everything one instance holds at once.', settings: processLimits },
 } as const;
 
 /**

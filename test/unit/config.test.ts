@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { maxRecordBytes } from '../../src/capture/record-bounds.js';
-import { ConfigError, groups, loadConfig, settings, toFlag, type Config, type SettingValues } from '../../src/config.js';
+import { ConfigError, groups, loadConfig, settings, type Config, type SettingValues } from '../../src/config.js';
 
 const MIB = 1024 * 1024;
 
@@ -92,14 +91,6 @@ describe('config', () => {
     const config = loadConfig({}, []);
     expect(Object.keys(config)).toEqual(Object.keys(groups));
     for (const [name, group] of Object.entries(groups)) expect(Object.keys(config[name as keyof Config])).toEqual(Object.keys(group.settings));
-  });
-
-  it('is documented setting by setting in the README', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const setting of Object.values(settings)) {
-      expect(readme).toContain(`\`${setting.env}\``);
-      expect(readme).toContain(`\`--${toFlag(setting.env)}\``);
-    }
   });
 
   describe('a default that depends on another setting follows it', () => {
