@@ -79,8 +79,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.server.maxHeadersCount = 0;
   disableBodyParsing(app);
 
-  const readingBudget = createReadingBudget(config.maxReadingBytes);
-  const unsentReplies = createUnsentReplies({ maxBytes: config.maxApiAnswerBytes, maxBytesPerAddress: config.maxApiAnswerBytesPerAddress });
+  const readingBudget = createReadingBudget(config.processLimits.maxReadingBytes);
+  const unsentReplies = createUnsentReplies({ maxBytes: config.processLimits.maxApiAnswerBytes, maxBytesPerAddress: config.clientLimits.maxApiAnswerBytesPerAddress });
   // The gauges read their sources only when scraped, once everything below exists.
   const metrics = createMetrics({
     countEndpoints: () => store.countEndpoints(),
@@ -92,37 +92,37 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const openConnections = limitConnections(
     app.server,
-    { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress, tls: deps.tls !== undefined, trustProxy: config.trustProxy },
+    { maxConnections: config.processLimits.maxConnections, maxConnectionsPerAddress: config.clientLimits.maxConnectionsPerAddress, tls: deps.tls !== undefined, trustProxy: config.server.trustProxy },
     metrics,
   );
   const hub = createHub({
     store,
     bus,
     instanceId: deps.instanceId ?? nanoid(),
-    leaseMs: config.leaseMs,
-    graceMs: config.graceMs,
-    maxWatchersPerEndpoint: config.maxWatchersPerEndpoint,
+    leaseMs: config.endpoints.leaseMs,
+    graceMs: config.endpoints.graceMs,
+    maxWatchersPerEndpoint: config.endpointLimits.maxWatchersPerEndpoint,
     log: app.log,
     onDelivered: (capturedAtMs) => metrics.deliveryLagSeconds.observe((Date.now() - capturedAtMs) / 1000),
   });
   app.decorate('hub', hub);
   const waits = createWaits(hub, bus);
   app.addHook('onClose', async () => hub.close());
-  const access = createAccess(config);
-  if (config.accessMode === 'proxy' && config.trustProxy === true) {
+  const access = createAccess(config.access, config.server.trustProxy);
+  if (config.access.accessMode === 'proxy' && config.server.trustProxy === true) {
     // Every peer is then believed, so anyone who reaches this port directly can name any user.
     app.log.warn('ACCESS_MODE=proxy with TRUST_PROXY=true believes the user header from every address: list the sign-in proxy\'s addresses instead, unless only the proxy can reach this port');
   }
   app.decorate('reloadAccess', () => access.reload());
   // Who created or deleted what: the user, never a key, a token or a body.
   const audit: EndpointAudit = (event, endpoint, user) => {
-    if (event === 'created') metrics.endpointsCreated.inc({ kind: endpoint.kind, mode: config.accessMode });
+    if (event === 'created') metrics.endpointsCreated.inc({ kind: endpoint.kind, mode: config.access.accessMode });
     app.log.info({ endpointId: endpoint.id, kind: endpoint.kind, ...(user === undefined ? {} : { user }) }, `endpoint ${event}`);
   };
   const service = createEndpointService({ store, bus, config, audit });
 
   const { sendError, handleError } = createErrorHandler(metrics);
-  const onClientError = createClientErrorHandler({ maxHeaderBytes: config.maxHeaderBytes, metrics, log: app.log });
+  const onClientError = createClientErrorHandler({ maxHeaderBytes: config.requestLimits.maxHeaderBytes, metrics, log: app.log });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => sendError(errors.NOT_FOUND(), request, reply));
   answerOddRequests(app, metrics);
@@ -130,11 +130,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // With Redis the limits are counted there, so every instance enforces the same ones.
   await app.register(fastifyRateLimit, {
     global: false,
-    ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redisPrefix}rl:`, skipOnError: true } : {}),
+    ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redis.redisPrefix}rl:`, skipOnError: true } : {}),
   });
   // One count for every way to make a kept endpoint: the API and the live socket's `create`.
-  const countCreate = createCountCreate(app, config);
-  sweepExpired(app, store, config.cleanupIntervalMs);
+  const countCreate = createCountCreate(app, config.clientLimits);
+  sweepExpired(app, store, config.storage.cleanupIntervalMs);
   // Aborted on close, so answers waiting out a configured delay go at once.
   const closing = new AbortController();
   app.addHook('onClose', async () => closing.abort());
@@ -144,30 +144,35 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
-  await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentReplies, countCreate, access, publicBaseFor: createPublicBase(config.publicUrl) });
-  const waitingSenders = createWaitingSenders({ waits, config });
+  await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentReplies, countCreate, access, publicBaseFor: createPublicBase(config.server.publicUrl) });
+  const waitingSenders = createWaitingSenders(waits, {
+    timeoutMs: config.requestLimits.respondTimeoutMs,
+    maxWaiting: config.processLimits.respondMaxWaiting,
+    maxWaitingPerAddress: config.clientLimits.respondMaxWaitingPerAddress,
+    maxBytes: config.processLimits.respondMaxBytes,
+  });
   app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, waitingSenders }));
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }
 
 /** The Fastify instance with the HTTP server's bounds; `onClientError` answers what Node's parser rejects. */
-function createFastify(config: Config, deps: AppDeps, onClientError: (error: NodeJS.ErrnoException, socket: Socket) => void): FastifyInstance {
+function createFastify(config: Pick<Config, 'server' | 'requestLimits'>, deps: AppDeps, onClientError: (error: NodeJS.ErrnoException, socket: Socket) => void): FastifyInstance {
   const httpOptions = {
-    maxHeaderSize: config.maxHeaderBytes,
+    maxHeaderSize: config.requestLimits.maxHeaderBytes,
     // The head must arrive within headersTimeout from the connection's start, which also gives
     // a new connection a short time to send its first bytes. Node enforces these only every
     // connectionsCheckingInterval (default 30 s).
-    headersTimeout: config.headersTimeoutMs,
-    connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    headersTimeout: config.requestLimits.headersTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, config.requestLimits.headersTimeoutMs),
   };
   return Fastify({
-    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.logLevel } }),
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: { level: config.server.logLevel } }),
     ...(deps.tls ? { https: { ...httpOptions, cert: deps.tls.cert, key: deps.tls.key } } : { http: httpOptions }),
-    trustProxy: config.trustProxy,
+    trustProxy: config.server.trustProxy,
     // Slowloris bounds: the whole request within requestTimeout, idle keep-alive closed after idleTimeoutMs.
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.idleTimeoutMs,
+    requestTimeout: config.requestLimits.requestTimeoutMs,
+    keepAliveTimeout: config.requestLimits.idleTimeoutMs,
     // Called only once listening, when the handler exists.
     clientErrorHandler: onClientError,
     // Errors the router raises before any route: answered in our format, and a receiver URL the
@@ -185,10 +190,10 @@ function createFastify(config: Config, deps: AppDeps, onClientError: (error: Nod
  * user instead (KEPT_CREATES_PER_USER), whatever address they come from: users behind one
  * office address do not share a count, and one user cannot spread over many addresses.
  */
-function createCountCreate(app: FastifyInstance, config: Config): CreateLimit {
-  const window = { windowMs: config.rateLimitWindowMs, what: 'new endpoints' };
-  const byAddress = config.keptCreatesPerAddress > 0 ? createAddressLimit(app, { name: 'endpoint-create', max: config.keptCreatesPerAddress, ...window }) : undefined;
-  const byUser = config.keptCreatesPerUser > 0 ? createAddressLimit(app, { name: 'user-create', max: config.keptCreatesPerUser, ...window }) : undefined;
+function createCountCreate(app: FastifyInstance, limits: Config['clientLimits']): CreateLimit {
+  const window = { windowMs: limits.rateLimitWindowMs, what: 'new endpoints' };
+  const byAddress = limits.keptCreatesPerAddress > 0 ? createAddressLimit(app, { name: 'endpoint-create', max: limits.keptCreatesPerAddress, ...window }) : undefined;
+  const byUser = limits.keptCreatesPerUser > 0 ? createAddressLimit(app, { name: 'user-create', max: limits.keptCreatesPerUser, ...window }) : undefined;
   return async ({ address, user }) => (user === undefined ? byAddress?.(address) : byUser?.(user));
 }
 

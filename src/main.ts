@@ -5,13 +5,13 @@ import pino from 'pino';
 import { AccessTokensError } from './access/access.js';
 import { buildApp, type AppDeps } from './app.js';
 import { createMemoryBus } from './one-process/memory-bus.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, usesRedis, type Config } from './config.js';
 import { createMemoryStore } from './one-process/memory-store.js';
 import { createStoreByKind } from './one-process/store-by-kind.js';
 import { DatabaseOpenError, openDatabase } from './one-process/sqlite-database.js';
 import { createSqliteStore } from './one-process/sqlite-store.js';
 import { onRedis } from './redis/clients.js';
-import { storeLimits } from './store/store.js';
+import { storeLimits, type StoreLimits } from './store/store.js';
 
 /** How long shutdown may take before the process exits anyway. */
 const SHUTDOWN_DELAY_MS = 10_000;
@@ -26,13 +26,13 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  const log = pino({ level: config.logLevel });
+  const { server } = config;
+  const log = pino({ level: server.logLevel });
   let stores: { deps: AppDeps; close: () => Promise<void> };
   try {
-    const redisWay = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
     // One name for this process: its leases on watched endpoints and its captures' idempotency keys.
     const instanceId = nanoid(10);
-    stores = redisWay ? onRedis(config, log, instanceId) : oneProcess(config, instanceId);
+    stores = usesRedis(config.redis) ? onRedis(config.redis, storeLimits(config), log, instanceId) : oneProcess(config.storage, storeLimits(config), instanceId);
   } catch (error) {
     if (!(error instanceof DatabaseOpenError)) throw error;
     process.stderr.write(`hookwatch: ${error.message}\n`);
@@ -40,8 +40,8 @@ async function main(): Promise<void> {
   }
   const { deps, close } = stores;
   const tls =
-    config.tlsCertFile !== undefined && config.tlsKeyFile !== undefined
-      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+    server.tlsCertFile !== undefined && server.tlsKeyFile !== undefined
+      ? { cert: readFileSync(server.tlsCertFile), key: readFileSync(server.tlsKeyFile) }
       : undefined;
   let app: Awaited<ReturnType<typeof buildApp>>;
   try {
@@ -69,19 +69,19 @@ async function main(): Promise<void> {
     await close();
   });
 
-  await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: server.host, port: server.port });
 }
 
 /**
  * One process without Redis: live endpoints in memory; kept ones in the SQLite file under
  * DATA_DIR, so they outlive a restart (DATA_DIR=none: in memory too).
  */
-function oneProcess(config: Config, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
+function oneProcess(storage: Config['storage'], limits: StoreLimits, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
   const bus = createMemoryBus();
-  const live = createMemoryStore({ ...storeLimits(config), bus });
-  if (config.dataDir === 'none') return { deps: { store: live, bus, instanceId }, close: async () => undefined };
-  const db = openDatabase(config.dataDir);
-  const kept = createSqliteStore({ ...storeLimits(config), maxDiskBytes: config.maxDiskBytes, db, bus });
+  const live = createMemoryStore({ ...limits, bus });
+  if (storage.dataDir === 'none') return { deps: { store: live, bus, instanceId }, close: async () => undefined };
+  const db = openDatabase(storage.dataDir);
+  const kept = createSqliteStore({ ...limits, maxDiskBytes: storage.maxDiskBytes, db, bus });
   return { deps: { store: createStoreByKind({ live, kept }), bus, instanceId }, close: async () => void db.close() };
 }
 

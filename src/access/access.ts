@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { parseAccessTokens, userOfToken, type AccessToken } from './access-tokens.js';
 
-export type AccessMode = Config['accessMode'];
+export type AccessMode = Config['access']['accessMode'];
 
 /** The header a client sends its access token in (ACCESS_MODE=token); the watch key keeps `Authorization: Bearer`. */
 export const TOKEN_HEADER = 'x-hookwatch-token';
@@ -55,7 +55,8 @@ export interface Access {
   reload(): number;
 }
 
-export function createAccess(config: Config): Access {
+/** `trustProxy`: the addresses whose user header is believed (TRUST_PROXY). */
+export function createAccess(config: Config['access'], trustProxy: Config['server']['trustProxy']): Access {
   const mode = config.accessMode;
   const fixed = config.accessTokens ?? [];
   const readFile = (): AccessToken[] => {
@@ -76,7 +77,7 @@ export function createAccess(config: Config): Access {
   let tokens: readonly AccessToken[] = mode === 'token' ? [...fixed, ...readFile()] : [];
   let generation = 0;
   if (mode === 'token' && tokens.length === 0) throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile ?? ''} holds no tokens, and ACCESS_TOKENS gives none: nobody could sign in`);
-  const trusted = typeof config.trustProxy === 'boolean' ? () => config.trustProxy === true : proxyAddr.compile(config.trustProxy);
+  const trusted = typeof trustProxy === 'boolean' ? () => trustProxy : proxyAddr.compile(trustProxy);
   const refusal = () => errors.UNAUTHORIZED(mode === 'proxy' ? 'no signed-in user came with this request from the sign-in proxy' : NO_TOKEN);
   const tokenUser = (token: string | undefined) => (token === undefined || token.length > 1024 ? undefined : userOfToken(tokens, token));
 

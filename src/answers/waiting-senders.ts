@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import { relayedFrom, type RelayedAnswer } from '../endpoints/relayed-answer.js';
 import type { Waits } from '../endpoints/waits.js';
 import { deadline } from '../shared/deadline.js';
@@ -21,8 +20,15 @@ export interface WaitingSenders {
   held(): { waiting: number; bytes: number };
 }
 
-export function createWaitingSenders(options: { waits: Waits; config: Config }): WaitingSenders {
-  const { waits, config } = options;
+/** The bounds above, from the settings of those names. */
+export interface WaitingSenderBounds {
+  timeoutMs: number;
+  maxWaiting: number;
+  maxWaitingPerAddress: number;
+  maxBytes: number;
+}
+
+export function createWaitingSenders(waits: Waits, bounds: WaitingSenderBounds): WaitingSenders {
   let waiting = 0;
   let bytes = 0;
   const waitingByAddress = new Map<string, number>();
@@ -31,10 +37,10 @@ export function createWaitingSenders(options: { waits: Waits; config: Config }):
     async wait(endpointId, seq, addressKey, stops) {
       const stopped = () => stops.some((stop) => stop.aborted);
       const fromAddress = waitingByAddress.get(addressKey) ?? 0;
-      if (stopped() || waiting >= config.respondMaxWaiting || fromAddress >= config.respondMaxWaitingPerAddress) return undefined;
+      if (stopped() || waiting >= bounds.maxWaiting || fromAddress >= bounds.maxWaitingPerAddress) return undefined;
       waiting++;
       waitingByAddress.set(addressKey, fromAddress + 1);
-      const timeout = deadline(config.respondTimeoutMs, ...stops);
+      const timeout = deadline(bounds.timeoutMs, ...stops);
       let data;
       try {
         data = await waits.forLocalAnswer(endpointId, seq, timeout.signal);
@@ -46,7 +52,7 @@ export function createWaitingSenders(options: { waits: Waits; config: Config }):
         else waitingByAddress.delete(addressKey);
       }
       // Empty: the responder's answer could not be relayed (endpoint-service.ts, NO_LOCAL_ANSWER).
-      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > config.respondMaxBytes) return undefined;
+      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > bounds.maxBytes) return undefined;
       const answer = relayedFrom(data);
       const cost = data.length + answer.bytes.length;
       bytes += cost;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RECEIVER_HEADERS } from '../answers/receiver-headers.js';
-import type { Config } from '../config.js';
+import { usesRedis, type Config } from '../config.js';
 import { errors } from '../errors.js';
 import { addressKey } from '../request/address-key.js';
 import { createLimits } from '../request/rate-limit.js';
@@ -25,13 +25,13 @@ export interface Admission {
   beforeDeadline<T>(step: Promise<T>, giveUpAtMs: number): Promise<T>;
 }
 
-export function createAdmission(app: FastifyInstance, config: Config): Admission {
-  const mayStall = config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined;
+export function createAdmission(app: FastifyInstance, config: Pick<Config, 'clientLimits' | 'endpointLimits' | 'redis'>): Admission {
+  const mayStall = usesRedis(config.redis);
   const beforeDeadline = <T>(step: Promise<T>, giveUpAtMs: number): Promise<T> => (mayStall ? raceDeadline(step, giveUpAtMs) : step);
-  const windowMs = config.rateLimitWindowMs;
+  const windowMs = config.clientLimits.rateLimitWindowMs;
   const limits = [
-    config.rateLimitPerAddress > 0 && { max: config.rateLimitPerAddress, windowMs, key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}` },
-    config.rateLimitPerEndpoint > 0 && { max: config.rateLimitPerEndpoint, windowMs, key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}` },
+    config.clientLimits.rateLimitPerAddress > 0 && { max: config.clientLimits.rateLimitPerAddress, windowMs, key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}` },
+    config.endpointLimits.rateLimitPerEndpoint > 0 && { max: config.endpointLimits.rateLimitPerEndpoint, windowMs, key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}` },
   ].filter((limit) => limit !== false);
   const limited = createLimits(app, limits);
   const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
@@ -43,9 +43,9 @@ export function createAdmission(app: FastifyInstance, config: Config): Admission
       if (!mayStall) return limited(request, reply, receiverHeaders);
       const arrivedAtMs = Date.now();
       arrivals.set(request.raw, arrivedAtMs);
-      return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redisCommandTimeoutMs);
+      return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redis.redisCommandTimeoutMs);
     },
-    giveUpAt: (request, receivedAtMs) => (arrivals.get(request.raw) ?? receivedAtMs) + config.redisCommandTimeoutMs,
+    giveUpAt: (request, receivedAtMs) => (arrivals.get(request.raw) ?? receivedAtMs) + config.redis.redisCommandTimeoutMs,
     beforeDeadline,
   };
 }

@@ -33,7 +33,7 @@ export interface Taken {
 }
 
 interface TakeDeps {
-  config: Config;
+  config: Pick<Config, 'requestLimits' | 'endpoints'>;
   store: Store;
   metrics: Metrics;
   readingBudget: ReadingBudget;
@@ -52,12 +52,12 @@ export function createTake({ config, store, metrics, readingBudget, admission, d
   // Kept endpoints keep less of each body (KEPT_MAX_BODY_BYTES), and redact secrets.
   const perKind = Object.fromEntries(
     (['live', 'kept'] as const).map((kind) => {
-      const maxBodyBytes = maxBodyBytesFor(config, kind);
-      return [kind, { limits: { maxBodyBytes, readLimitBytes: config.readLimitBytes }, maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.maxHeaderBytes }) }];
+      const maxBodyBytes = maxBodyBytesFor(config.requestLimits, kind);
+      return [kind, { limits: { maxBodyBytes, readLimitBytes: config.requestLimits.readLimitBytes }, maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.requestLimits.maxHeaderBytes }) }];
     }),
   ) as Record<EndpointKind, { limits: { maxBodyBytes: number; readLimitBytes: number }; maxRecord: number }>;
-  const redactAlso = new Set(config.redactHeaders);
-  const captureOptions = { maxJsonDepth: config.maxJsonDepth, formatTime: createUtcTimeFormatter() };
+  const redactAlso = new Set(config.endpoints.redactHeaders);
+  const captureOptions = { maxJsonDepth: config.requestLimits.maxJsonDepth, formatTime: createUtcTimeFormatter() };
 
   return async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string): Promise<Taken | undefined> => {
     const receivedAtMs = Date.now();
@@ -138,7 +138,7 @@ export function createTake({ config, store, metrics, readingBudget, admission, d
     if (body.overLimit) {
       // The rest of the body was never read: close the connection rather than drain it.
       reply.header('connection', 'close');
-      throw errors.BODY_TOO_LARGE(config.readLimitBytes);
+      throw errors.BODY_TOO_LARGE(config.requestLimits.readLimitBytes);
     }
     // Placeholders are filled in now, while the body is here: the answer is all a wait keeps.
     const choice = choices[appended.choice] ?? DEFAULT_CHOICE;

@@ -40,13 +40,13 @@ export interface CreateOptions {
  */
 export async function createEndpoint(
   store: Store,
-  config: Config,
+  config: Pick<Config, 'endpoints' | 'processLimits'>,
   options: CreateOptions,
   nowMs = Date.now(),
 ): Promise<{ endpoint: EndpointRecord; key: string } | 'taken' | 'full'> {
   const { kind } = options;
   const key = newWatchKey();
-  const deadlineMs = kind === 'kept' ? nowMs + (options.ttlMs ?? config.keptTtlMs) : nowMs + config.leaseMs + config.graceMs;
+  const deadlineMs = kind === 'kept' ? nowMs + (options.ttlMs ?? config.endpoints.keptTtlMs) : nowMs + config.endpoints.leaseMs + config.endpoints.graceMs;
   const endpoint: EndpointRecord = {
     id: options.name ?? newEndpointId(),
     kind,
@@ -57,18 +57,21 @@ export async function createEndpoint(
     ...(options.creator === undefined ? {} : { creator: options.creator }),
     response: DEFAULT_RESPONSE,
   };
-  const maxEndpoints = kind === 'kept' ? config.maxKeptEndpoints : config.maxEndpoints;
+  const maxEndpoints = kind === 'kept' ? config.processLimits.maxKeptEndpoints : config.processLimits.maxEndpoints;
   const created = await store.createEndpoint(endpoint, { maxEndpoints, deadlineMs });
   return created === 'created' ? { endpoint, key } : created;
 }
 
 /** Bytes of each request's body an endpoint of this kind keeps. */
-export function maxBodyBytesFor(config: Config, kind: EndpointKind): number {
-  return kind === 'kept' ? config.keptMaxBodyBytes : config.maxBodyBytes;
+export function maxBodyBytesFor(limits: Config['requestLimits'], kind: EndpointKind): number {
+  return kind === 'kept' ? limits.keptMaxBodyBytes : limits.maxBodyBytes;
 }
 
+/** What an endpoint's description tells its owner about the server's limits. */
+export type EndpointInfoSettings = Pick<Config, 'endpoints' | 'endpointLimits' | 'requestLimits'>;
+
 /** The endpoint as its owner sees it; `publicBase` is where senders reach this server (`https://host`). */
-export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase: string, config: Config): EndpointInfo {
+export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase: string, config: EndpointInfoSettings): EndpointInfo {
   return {
     id: endpoint.id,
     url: `${publicBase}${RECEIVER_PREFIXES[endpoint.kind]}${endpoint.id}`,
@@ -77,10 +80,10 @@ export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase
     createdAt: endpoint.createdAt,
     ...(endpoint.expiresAt === undefined ? {} : { expiresAt: endpoint.expiresAt }),
     response: endpoint.response,
-    graceSeconds: config.graceMs / 1000,
-    maxRequests: config.requestsPerEndpoint,
-    requestsKept: config.requestsPerEndpoint,
-    maxBodyBytes: maxBodyBytesFor(config, endpoint.kind),
+    graceSeconds: config.endpoints.graceMs / 1000,
+    maxRequests: config.endpointLimits.requestsPerEndpoint,
+    requestsKept: config.endpointLimits.requestsPerEndpoint,
+    maxBodyBytes: maxBodyBytesFor(config.requestLimits, endpoint.kind),
     ...(endpoint.kind === 'kept' ? { redact: endpoint.redact !== false } : {}),
     ...(endpoint.responder === undefined ? {} : { responder: endpoint.responder }),
   };

@@ -103,23 +103,26 @@ export const NO_LOCAL_ANSWER = '';
 /** Told of every creation and deletion, for the log and the metrics: who (never a key, a token or a body). */
 export type EndpointAudit = (event: 'created' | 'deleted', endpoint: Pick<EndpointRecord, 'id' | 'kind'>, user: string | undefined) => void;
 
-export function createEndpointService(options: { store: Store; bus: Bus; config: Config; audit?: EndpointAudit }): EndpointService {
+/** The settings the service applies: lifetimes and options, and the caps on creating. */
+export type EndpointServiceSettings = Pick<Config, 'endpoints' | 'clientLimits' | 'processLimits'>;
+
+export function createEndpointService(options: { store: Store; bus: Bus; config: EndpointServiceSettings; audit?: EndpointAudit }): EndpointService {
   const { store, bus, config } = options;
   const audit = options.audit ?? (() => undefined);
-  const redactAlso = new Set(config.redactHeaders);
+  const redactAlso = new Set(config.endpoints.redactHeaders);
   // Built once: their limits come from the configuration, which does not change.
-  const createSchema = createSchemaFor(config);
-  const extendSchema = z.strictObject({ ttlMs: ttlMsFor(config) });
+  const createSchema = createSchemaFor(config.endpoints);
+  const extendSchema = z.strictObject({ ttlMs: ttlMsFor(config.endpoints) });
   const forwardedKept = createPerSecond(FORWARDED_KEPT_PER_SECOND);
 
   return {
     async create(input, creator, addressKey) {
-      const options = parseCreate(input, createSchema, config);
+      const options = parseCreate(input, createSchema, config.endpoints);
       if (typeof options === 'string') return refused(errors.INVALID_REQUEST(options));
       // A kept endpoint is held by its signed-in creator, else by the address that made it; each
       // holds a bounded number (an address recorded as an owner no user name can equal).
       const owner = creator ?? (options.kind === 'kept' && addressKey !== undefined ? addressOwner(addressKey) : undefined);
-      const cap = creator === undefined ? { max: config.maxKeptPerAddress, setting: 'MAX_KEPT_PER_ADDRESS' } : { max: config.maxKeptPerUser, setting: 'MAX_KEPT_PER_USER' };
+      const cap = creator === undefined ? { max: config.clientLimits.maxKeptPerAddress, setting: 'MAX_KEPT_PER_ADDRESS' } : { max: config.clientLimits.maxKeptPerUser, setting: 'MAX_KEPT_PER_USER' };
       // Counted before creating, so two creations at the same moment may pass the cap by one.
       if (owner !== undefined && options.kind === 'kept' && (await store.listEndpoints(owner)).filter((endpoint) => endpoint.kind === 'kept').length >= cap.max) {
         return refused(errors.TOO_MANY_KEPT(cap.max, cap.setting));
@@ -130,7 +133,7 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
         audit('created', created.endpoint, creator);
         return done(created);
       }
-      return refused(errors.AT_CAPACITY(options.kind === 'kept' ? `${config.maxKeptEndpoints} kept endpoints` : `${config.maxEndpoints} live endpoints`));
+      return refused(errors.AT_CAPACITY(options.kind === 'kept' ? `${config.processLimits.maxKeptEndpoints} kept endpoints` : `${config.processLimits.maxEndpoints} live endpoints`));
     },
 
     async extend(endpoint, input) {
@@ -155,7 +158,7 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       if (!parsed.ok) return refused(errors.INVALID_RESPONSE_CONFIG(parsed.message));
       const set = await store.setResponse(id, parsed.value);
       if (set === undefined) return notFound();
-      if (set === 'full') return refused(errors.AT_CAPACITY(`response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.maxResponseConfigBytes} bytes)`));
+      if (set === 'full') return refused(errors.AT_CAPACITY(`response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.processLimits.maxResponseConfigBytes} bytes)`));
       return done(parsed.value);
     },
 
@@ -291,14 +294,14 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set([
 /** A kept endpoint's chosen name: 3-64 of a-z, 0-9 and -, starting with a letter (its id, so its URL). */
 export const ENDPOINT_NAME = /^[a-z][a-z0-9-]{2,63}$/;
 
-const ttlMsFor = (config: Config) =>
+const ttlMsFor = (config: Config['endpoints']) =>
   z
     .number({ error: 'ttlMs must be a number of milliseconds' })
     .int('ttlMs must be a whole number of milliseconds')
     .min(60_000, 'ttlMs must be at least 60000 (a minute)')
     .max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
 
-const createSchemaFor = (config: Config) =>
+const createSchemaFor = (config: Config['endpoints']) =>
   z.strictObject({
     kind: z.enum(['live', 'kept'], { error: 'kind must be "live" or "kept"' }).default('live'),
     ttlMs: ttlMsFor(config).optional(),
@@ -317,7 +320,7 @@ function problemsOf(error: z.ZodError): string {
 }
 
 /** The creator's choices, checked against the schema and what this server allows; a string says what is wrong. */
-function parseCreate(input: unknown, schema: ReturnType<typeof createSchemaFor>, config: Config): CreateOptions | string {
+function parseCreate(input: unknown, schema: ReturnType<typeof createSchemaFor>, config: Config['endpoints']): CreateOptions | string {
   const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) return problemsOf(parsed.error);
   const options = parsed.data;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { MAX_AFTER_SEQ } from '../shared/protocol.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import type { Config } from '../config.js';
-import { toEndpointInfo } from '../endpoints/endpoint-records.js';
+import { toEndpointInfo, type EndpointInfoSettings } from '../endpoints/endpoint-records.js';
 import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-service.js';
 import { errors } from '../errors.js';
 import { deadline } from '../shared/deadline.js';
@@ -16,7 +16,7 @@ import type { CreateLimit } from '../request/rate-limit.js';
 import type { UnsentReplies } from './unsent-replies.js';
 
 export interface EndpointsRouteOptions {
-  config: Config;
+  config: EndpointInfoSettings & Pick<Config, 'clientLimits' | 'processLimits'>;
   store: Store;
   service: EndpointService;
   /** Wakes long polls when a request is captured on any instance. */
@@ -113,9 +113,9 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     const held = unsentReplies.hold(reply.raw, addressKey(request.ip), bytes);
     if (held === 'address') {
       reply.header('retry-after', '1');
-      throw errors.RATE_LIMITED(`(answers this address has not read yet pass ${config.maxApiAnswerBytesPerAddress} bytes)`, '1 s');
+      throw errors.RATE_LIMITED(`(answers this address has not read yet pass ${config.clientLimits.maxApiAnswerBytesPerAddress} bytes)`, '1 s');
     }
-    if (held === 'total') throw errors.AT_CAPACITY(`answers not read yet use all of MAX_API_ANSWER_BYTES (${config.maxApiAnswerBytes} bytes)`);
+    if (held === 'total') throw errors.AT_CAPACITY(`answers not read yet use all of MAX_API_ANSWER_BYTES (${config.processLimits.maxApiAnswerBytes} bytes)`);
   }
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -138,7 +138,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     const waitMs = waitMsSchema.safeParse(query.waitMs ?? '0');
     if (!waitMs.success) throw errors.INVALID_REQUEST(`waitMs must be a whole number from 0 to ${MAX_WAIT_MS}`);
     // Polling is watching: it keeps a live endpoint alive as a socket would.
-    if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], pollingHolder(endpoint.id), Date.now() + config.leaseMs, config.graceMs);
+    if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], pollingHolder(endpoint.id), Date.now() + config.endpoints.leaseMs, config.endpoints.graceMs);
     let since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
     // A client ahead of the endpoint (afterSeq past its last seq) is answered at once, to resume from the real one.
     if (since.log.requests.length === 0 && waitMs.data > 0 && afterSeq.data <= since.log.lastSeq) {

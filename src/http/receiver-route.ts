@@ -14,7 +14,7 @@ import type { Store } from '../store/store.js';
 import { RECEIVER_METHODS } from './methods.js';
 
 export interface ReceiverRouteOptions {
-  config: Config;
+  config: Pick<Config, 'requestLimits' | 'endpointLimits' | 'clientLimits' | 'endpoints' | 'redis'>;
   store: Store;
   metrics: Metrics;
   readingBudget: ReadingBudget;

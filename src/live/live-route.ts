@@ -16,7 +16,7 @@ import { LiveSession, type SessionContext } from './live-session.js';
 import { CloseCode, LIVE_PATH, SUBPROTOCOL } from '../shared/protocol.js';
 
 export interface LiveRouteOptions {
-  config: Config;
+  config: SessionContext['config'] & Pick<Config, 'server' | 'clientLimits'>;
   store: Store;
   service: EndpointService;
   hub: Hub;
@@ -31,7 +31,7 @@ export interface LiveRouteOptions {
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
   const { config, store, service, hub, metrics, countCreate, access } = options;
-  const configuredOrigins = new Set([...config.allowedOrigins, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : [])]);
+  const configuredOrigins = new Set([...config.server.allowedOrigins, ...(config.server.publicUrl ? [new URL(config.server.publicUrl).origin] : [])]);
 
   // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
   // configured ones) may open live sockets, so another site cannot drive a visitor's browser here.
@@ -43,11 +43,11 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   };
   // Open sockets per address: each holds at most one endpoint, so this also bounds the live
   // endpoints one address keeps alive. Counted from the handshake to the TCP close.
-  const openSockets = new PerAddressCount(config.maxLiveSocketsPerAddress);
+  const openSockets = new PerAddressCount(config.clientLimits.maxLiveSocketsPerAddress);
   const countOpenSocket: onRequestHookHandler = async (request) => {
     if (request.headers.upgrade === undefined) return;
     const key = addressKey(request.ip);
-    if (!openSockets.take(key)) throw errors.TOO_MANY_SOCKETS(config.maxLiveSocketsPerAddress);
+    if (!openSockets.take(key)) throw errors.TOO_MANY_SOCKETS(config.clientLimits.maxLiveSocketsPerAddress);
     request.raw.socket.once('close', () => openSockets.give(key));
   };
   const onRequest: onRequestHookHandler[] = [checkOrigin];
@@ -55,11 +55,11 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   // refused there (401), before it counts against anything. Token mode: the token comes in the
   // first message instead, never in the URL.
   if (access.mode === 'proxy') onRequest.push(async (request) => void access.userOf(request.raw));
-  if (config.liveConnectsPerAddress > 0) {
+  if (config.clientLimits.liveConnectsPerAddress > 0) {
     const limitConnects = createLimits(app, [
       {
-        max: config.liveConnectsPerAddress,
-        windowMs: config.rateLimitWindowMs,
+        max: config.clientLimits.liveConnectsPerAddress,
+        windowMs: config.clientLimits.rateLimitWindowMs,
         key: (request: FastifyRequest) => `live-connect:${addressKey(request.ip)}`,
         what: 'live sockets',
       },
@@ -82,7 +82,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
       // A withdrawn token (ACCESS_TOKENS_FILE reloaded) ends its sockets within a heartbeat.
       sessions.get(client)?.checkAccess();
     }
-  }, config.heartbeatMs);
+  }, config.socketLimits.heartbeatMs);
   heartbeat.unref();
   app.addHook('onClose', async () => clearInterval(heartbeat));
 
@@ -102,7 +102,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
       app.log.warn({ endpointId: watcher.endpointId }, 'slow watcher disconnected');
     },
   };
-  const publicBaseFor = createPublicBase(config.publicUrl);
+  const publicBaseFor = createPublicBase(config.server.publicUrl);
   // ws calls listeners with the socket as `this`; the session is looked up, not captured.
   const sessions = new WeakMap<WebSocket, LiveSession>();
   function onMessage(this: WebSocket, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) {

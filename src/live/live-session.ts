@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Access } from '../access/access.js';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.js';
-import { toEndpointInfo } from '../endpoints/endpoint-records.js';
+import { toEndpointInfo, type EndpointInfoSettings } from '../endpoints/endpoint-records.js';
 import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js';
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { CreateLimit } from '../request/rate-limit.js';
@@ -20,7 +20,7 @@ import { toFramed, Watcher, writeBounded } from './watcher.js';
 
 /** What every session shares: built once per app, not once per socket. */
 export interface SessionContext {
-  config: Config;
+  config: EndpointInfoSettings & Pick<Config, 'socketLimits'>;
   store: Store;
   service: EndpointService;
   hub: Hub;
@@ -121,7 +121,7 @@ export class LiveSession {
     proxyUser?: string,
   ) {
     this.user = proxyUser;
-    this.budget = new MessageBudget(context.config.liveMessagesPerSecond);
+    this.budget = new MessageBudget(context.config.socketLimits.liveMessagesPerSecond);
     this.state = { name: 'hello', timer: this.helloTimer() };
   }
 
@@ -223,7 +223,7 @@ export class LiveSession {
   /** Every reply goes through here: bounded like request delivery, so no reply can grow memory. */
   private send(data: string): void {
     if (this.state.name === 'watching') return this.state.watcher.send(data);
-    writeBounded(this.socket, toFramed(data).frame, this.context.config.maxSocketBufferBytes, () => this.socket.terminate());
+    writeBounded(this.socket, toFramed(data).frame, this.context.config.socketLimits.maxSocketBufferBytes, () => this.socket.terminate());
   }
 
   /** The one way a message is refused: counted, answered with its error, and the socket closed when asked. */
@@ -235,7 +235,7 @@ export class LiveSession {
   }
 
   private tooManyMessages(): void {
-    this.refuse(errors.TOO_MANY_MESSAGES(this.context.config.liveMessagesPerSecond), { close: CloseCode.TOO_MANY_MESSAGES });
+    this.refuse(errors.TOO_MANY_MESSAGES(this.context.config.socketLimits.liveMessagesPerSecond), { close: CloseCode.TOO_MANY_MESSAGES });
   }
 
   private badMessage(problem: string, forType: string | undefined): void {
@@ -315,7 +315,7 @@ export class LiveSession {
     if (this.state.name !== 'watching') return;
     const { endpoint, watcher } = this.state;
     const { config, service } = this.context;
-    this.state.replays ??= new ReplayRelay(watcher, endpoint.id, service, endpoint.kind === 'kept' ? config.keptMaxBodyBytes : config.maxBodyBytes);
+    this.state.replays ??= new ReplayRelay(watcher, endpoint.id, service, endpoint.kind === 'kept' ? config.requestLimits.keptMaxBodyBytes : config.requestLimits.maxBodyBytes);
     const problem = await this.state.replays.order(message);
     if (problem !== undefined) this.refuse(errors.BAD_MESSAGE(problem), { forType: 'replay' });
   }
@@ -383,14 +383,14 @@ export class LiveSession {
     const forgetCreated = () => (created ? store.deleteEndpoint(endpointId).catch(() => false) : undefined);
     if (this.isClosed()) return void (await forgetCreated());
 
-    const candidate = new Watcher(this.socket, endpointId, config.maxSocketBufferBytes, this.context.onSlowWatcher);
+    const candidate = new Watcher(this.socket, endpointId, config.socketLimits.maxSocketBufferBytes, this.context.onSlowWatcher);
     candidate.lastSeq = afterSeq;
     const attached = await hub.attach(endpointId, candidate);
     if (attached === 'gone') return this.expire();
     if (attached !== 'attached') {
       await forgetCreated();
       // 'failed': the bus or the store could not be reached; the client retries later.
-      if (attached === 'full') return this.refuse(errors.TOO_MANY_WATCHERS(config.maxWatchersPerEndpoint), { forType, close: CloseCode.AT_CAPACITY });
+      if (attached === 'full') return this.refuse(errors.TOO_MANY_WATCHERS(config.endpointLimits.maxWatchersPerEndpoint), { forType, close: CloseCode.AT_CAPACITY });
       return this.refuse(errors.STORE_UNAVAILABLE(), { forType, close: CloseCode.TRY_AGAIN_LATER });
     }
 

@@ -4,7 +4,7 @@ import type { AppDeps } from '../app.js';
 import { createRedisBus } from './bus.js';
 import type { Config } from '../config.js';
 import { createRedisStore } from './store.js';
-import { storeLimits } from '../store/store.js';
+import type { StoreLimits } from '../store/store.js';
 
 /**
  * Two connections: one for commands (the store, the bus's publishes, the rate limits) and one
@@ -16,7 +16,7 @@ import { storeLimits } from '../store/store.js';
  * STORE_UNAVAILABLE instead of waiting; the client keeps reconnecting in the background. The
  * process starts without Redis and reports not ready (/readyz) until it is there.
  */
-export function onRedis(config: Config, log: pino.Logger, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
+export function onRedis(config: Config['redis'], limits: StoreLimits, log: pino.Logger, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
   const watch = (client: Redis | Cluster, role: string) => {
     let down = false;
     client.on('error', (error: Error) => {
@@ -68,7 +68,7 @@ export function onRedis(config: Config, log: pino.Logger, instanceId: string): {
   const subscriber = connect('subscriber', true);
   const partitions = config.redisPartitions;
   const store = createRedisStore({
-    ...storeLimits(config),
+    ...limits,
     redis: commands,
     instanceId,
     prefix: config.redisPrefix,
@@ -88,7 +88,6 @@ export function onRedis(config: Config, log: pino.Logger, instanceId: string): {
     },
   };
 }
-
 
 /**
  * What a call fails with when its connection closed after it was written and before its reply:

@@ -1,3 +1,4 @@
+import type { Config } from '../config.js';
 import type { AnswerChoice } from '../shared/answer-rules.js';
 import { REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/response-config.js';
@@ -231,12 +232,13 @@ export interface StoreLimits {
   maxResponseConfigBytes: number;
 }
 
-export function storeLimits(config: StoreLimits): StoreLimits {
+/** A store's limits, from the per-endpoint and whole-process ones. */
+export function storeLimits(config: Pick<Config, 'endpointLimits' | 'processLimits'>): StoreLimits {
   return {
-    requestsPerEndpoint: config.requestsPerEndpoint,
-    maxStoredBytes: config.maxStoredBytes,
-    maxStoredBytesPerEndpoint: config.maxStoredBytesPerEndpoint,
-    maxResponseConfigBytes: config.maxResponseConfigBytes,
+    requestsPerEndpoint: config.endpointLimits.requestsPerEndpoint,
+    maxStoredBytes: config.processLimits.maxStoredBytes,
+    maxStoredBytesPerEndpoint: config.endpointLimits.maxStoredBytesPerEndpoint,
+    maxResponseConfigBytes: config.processLimits.maxResponseConfigBytes,
   };
 }
 

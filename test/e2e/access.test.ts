@@ -25,7 +25,7 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
   describe('ACCESS_MODE=token', () => {
     let server: TestServer;
     beforeAll(async () => {
-      server = await startServer({ accessMode: 'token', accessTokens: loadConfig({ ACCESS_TOKENS: `ada:${TOKEN}` }, []).accessTokens, logLevel: 'warn' });
+      server = await startServer({ accessMode: 'token', accessTokens: loadConfig({ ACCESS_TOKENS: `ada:${TOKEN}` }, []).access.accessTokens, logLevel: 'warn' });
     });
     afterAll(() => server?.close());
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import type { WebSocket } from 'ws';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
-import { defaultConfig, type Config } from '../../src/config.js';
+import { defaultConfig, type Config, type SettingValues } from '../../src/config.js';
 import { createEndpointService } from '../../src/endpoints/endpoint-service.js';
 import { createHub, type Hub } from '../../src/live/hub.js';
 import { LiveSession, type SessionContext } from '../../src/live/live-session.js';
@@ -58,12 +58,12 @@ export interface SessionRig {
 }
 
 /** The live session's world on the memory store and bus, with a store the test may wrap. */
-export function sessionRig(overrides: Partial<Config> = {}, wrapStore: (store: Store) => Store = (store) => store): SessionRig {
+export function sessionRig(overrides: Partial<SettingValues> = {}, wrapStore: (store: Store) => Store = (store) => store): SessionRig {
   const config = defaultConfig({ logLevel: 'silent', ...overrides });
   const bus = createMemoryBus();
   const store = wrapStore(createMemoryStore({ ...storeLimits(config), bus }));
   const log = pino({ level: 'silent' });
-  const hub = createHub({ store, bus, instanceId: 'test', leaseMs: config.leaseMs, graceMs: config.graceMs, maxWatchersPerEndpoint: config.maxWatchersPerEndpoint, log });
+  const hub = createHub({ store, bus, instanceId: 'test', leaseMs: config.endpoints.leaseMs, graceMs: config.endpoints.graceMs, maxWatchersPerEndpoint: config.endpointLimits.maxWatchersPerEndpoint, log });
   const metrics = createMetrics({
     countEndpoints: async () => 0,
     countWatchers: () => hub.watcherTotal(),

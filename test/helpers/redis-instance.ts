@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { nanoid } from 'nanoid';
-import { defaultConfig, type Config } from '../../src/config.js';
+import { defaultConfig, type SettingValues } from '../../src/config.js';
 import { onRedis } from '../../src/redis/clients.js';
+import { storeLimits } from '../../src/store/store.js';
 import { freePort } from './instances.js';
 import { connectRedis } from './redis.js';
 import { startServer, type TestServer } from './server.js';
@@ -16,7 +17,7 @@ import { startServer, type TestServer } from './server.js';
  * A Hookwatch instance in this process, on Redis with the connections main.ts makes
  * (redis/clients.ts): `overrides` names the Redis (`redisUrl`, …) and a prefix of the test's own.
  */
-export async function startOnRedis(overrides: Partial<Config>): Promise<TestServer & { warnings: () => string }> {
+export async function startOnRedis(overrides: Partial<SettingValues>): Promise<TestServer & { warnings: () => string }> {
   const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides });
   const lines: string[] = [];
   const sink = new Writable({
@@ -25,7 +26,7 @@ export async function startOnRedis(overrides: Partial<Config>): Promise<TestServ
       callback();
     },
   });
-  const { deps, close } = onRedis(config, pino({ level: 'warn' }, sink), nanoid(10));
+  const { deps, close } = onRedis(config.redis, storeLimits(config), pino({ level: 'warn' }, sink), nanoid(10));
   // As /readyz would: commands fail at once until the connection is up (no offline queue).
   const commands = deps.rateLimitRedis;
   if (commands && commands.status !== 'ready') await once(commands, 'ready');

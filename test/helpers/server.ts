@@ -4,7 +4,7 @@ import pino from 'pino';
 import { buildApp } from '../../src/app.js';
 import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
-import { defaultConfig, type Config } from '../../src/config.js';
+import { defaultConfig, type Config, type SettingValues } from '../../src/config.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 
@@ -24,7 +24,7 @@ export interface TestServer {
 
 /** A real server on an ephemeral port on 127.0.0.1, logging at trace into memory. */
 export async function startServer(
-  overrides: Partial<Config> = {},
+  overrides: Partial<SettingValues> = {},
   deps: { store?: Store; bus?: Bus; instanceId?: string; tls?: { cert: Buffer; key: Buffer } } = {},
 ): Promise<TestServer> {
   const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'trace', ...overrides });
@@ -35,11 +35,11 @@ export async function startServer(
       callback();
     },
   });
-  const logger = pino({ level: config.logLevel }, sink);
+  const logger = pino({ level: config.server.logLevel }, sink);
   const bus = deps.bus ?? createMemoryBus();
   const store = deps.store ?? createMemoryStore({ ...storeLimits(config), bus });
   const app = await buildApp(config, { store, bus, logger, ...(deps.instanceId ? { instanceId: deps.instanceId } : {}), ...(deps.tls ? { tls: deps.tls } : {}) });
-  await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: config.server.host, port: config.server.port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {

@@ -223,7 +223,7 @@ describe('ACCESS_TOKENS_FILE reloaded on SIGHUP, on a real server process', () =
 
 /** Tokens as loadConfig parses ACCESS_TOKENS. */
 function parseTokens(text: string) {
-  return loadConfig({ ACCESS_TOKENS: text }, []).accessTokens;
+  return loadConfig({ ACCESS_TOKENS: text }, []).access.accessTokens;
 }
 
 /** Resolves when the process's output matches, or fails after 10 s. */

@@ -15,7 +15,7 @@ describe('the CLI against ACCESS_MODE=token', () => {
   const env = { XDG_CONFIG_HOME: home, HOOKWATCH_TOKEN: '' };
   beforeAll(async () => {
     await ensureCliBuilt();
-    server = await startServer({ accessMode: 'token', accessTokens: loadConfig({ ACCESS_TOKENS: `ci:${TOKEN}` }, []).accessTokens });
+    server = await startServer({ accessMode: 'token', accessTokens: loadConfig({ ACCESS_TOKENS: `ci:${TOKEN}` }, []).access.accessTokens });
   }, 120_000);
   afterAll(async () => {
     await server.close();

@@ -19,8 +19,8 @@ const problems = (env: Record<string, string>): string => {
 describe('access settings', () => {
   it('defaults to open, with the user header lower-cased', () => {
     const config = loadConfig({ ACCESS_USER_HEADER: 'Remote-Email' }, []);
-    expect(config.accessMode).toBe('open');
-    expect(config.accessUserHeader).toBe('remote-email');
+    expect(config.access.accessMode).toBe('open');
+    expect(config.access.accessUserHeader).toBe('remote-email');
   });
 
   it('refuses a mode that has nothing to judge callers by, naming the settings', () => {
@@ -61,16 +61,17 @@ describe('access settings', () => {
 });
 
 describe('createAccess', () => {
+  const tokenAccess = (file: string) => createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }).access, false);
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-access-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('fails at start on a missing or empty token file, and keeps its tokens when a reload finds a bad one', () => {
     const file = join(dir, 'tokens');
-    expect(() => createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }))).toThrow(AccessTokensError);
+    expect(() => tokenAccess(file)).toThrow(AccessTokensError);
     writeFileSync(file, '# nobody yet\n');
-    expect(() => createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }))).toThrow(/nobody could sign in/);
+    expect(() => tokenAccess(file)).toThrow(/nobody could sign in/);
     writeFileSync(file, `alice:${TOKEN}\n`);
-    const access = createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }));
+    const access = tokenAccess(file);
     expect(access.userOfToken(TOKEN)).toBe('alice');
     writeFileSync(file, 'alice:short\n');
     expect(() => access.reload()).toThrow(/entry 1/);
@@ -83,11 +84,11 @@ describe('createAccess', () => {
   it('refuses a token file past 8 MiB without reading it', () => {
     const file = join(dir, 'huge');
     writeFileSync(file, Buffer.alloc(8 * 1024 * 1024 + 1, 'a'));
-    expect(() => createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }))).toThrow(/larger than 8388608 bytes/);
+    expect(() => tokenAccess(file)).toThrow(/larger than 8388608 bytes/);
   });
 
   it('believes the user header only from a trusted peer, once, and not when it holds control characters', () => {
-    const access = createAccess(defaultConfig({ accessMode: 'proxy', trustProxy: ['10.0.0.0/8'] }));
+    const access = createAccess(defaultConfig({ accessMode: 'proxy' }).access, ['10.0.0.0/8']);
     // As node:http hands them over: a repeated custom header joined into one value, every line kept in rawHeaders.
     const from = (remoteAddress: string, value: string | string[]) => ({
       headers: { 'x-forwarded-email': Array.isArray(value) ? value.join(', ') : value },

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { maxRecordBytes } from '../../src/capture/record-bounds.js';
-import { ConfigError, loadConfig, settings, toFlag, type Config } from '../../src/config.js';
+import { ConfigError, groups, loadConfig, settings, type Config, type SettingValues } from '../../src/config.js';
 
 const MIB = 1024 * 1024;
 
@@ -17,12 +16,17 @@ function problemsOf(env: Record<string, string>, argv: string[] = []): string[] 
   }
 }
 
-function largestRecord(config: Config): number {
+/** Every setting by its key, across the groups: the cross-setting rules span them. */
+function valuesOf(config: Config): SettingValues {
+  return Object.assign({}, ...Object.values(config)) as SettingValues;
+}
+
+function largestRecord(config: SettingValues): number {
   return maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
 }
 
 /** Every cross-setting rule loadConfig enforces, checked on a config that started. */
-function expectConsistent(config: Config): void {
+function expectConsistent(config: SettingValues): void {
   expect(config.maxBodyBytes).toBeLessThanOrEqual(config.readLimitBytes);
   expect(config.keptMaxBodyBytes).toBeLessThanOrEqual(config.readLimitBytes);
   expect(config.maxStoredBytesPerEndpoint).toBeLessThanOrEqual(config.maxStoredBytes);
@@ -34,23 +38,20 @@ function expectConsistent(config: Config): void {
 describe('config', () => {
   it('has documented defaults', () => {
     const config = loadConfig({}, []);
-    expect(config).toMatchObject({
-      port: 8080,
-      maxBodyBytes: 1024 * 1024,
-      readLimitBytes: 10 * 1024 * 1024,
-      requestsPerEndpoint: 50,
-      graceMs: 30_000,
-      trustProxy: false,
-    });
+    expect(config.server).toMatchObject({ port: 8080, trustProxy: false });
+    expect(config.requestLimits).toMatchObject({ maxBodyBytes: 1024 * 1024, readLimitBytes: 10 * 1024 * 1024 });
+    expect(config.endpointLimits.requestsPerEndpoint).toBe(50);
+    expect(config.endpoints.graceMs).toBe(30_000);
     expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.server)).toBe(true);
   });
 
   it('reads env, and flags win over env', () => {
     const config = loadConfig({ PORT: '9000', GRACE_MS: '0', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }, ['--port', '9100', '--public-url=https://hooks.example.com/']);
-    expect(config.port).toBe(9100);
-    expect(config.graceMs).toBe(0);
-    expect(config.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
-    expect(config.publicUrl).toBe('https://hooks.example.com');
+    expect(config.server.port).toBe(9100);
+    expect(config.endpoints.graceMs).toBe(0);
+    expect(config.server.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+    expect(config.server.publicUrl).toBe('https://hooks.example.com');
   });
 
   it('names every bad setting in one error', () => {
@@ -72,29 +73,29 @@ describe('config', () => {
 
   it('takes exactly one way to reach Redis, and host:port lists for sentinels and cluster nodes', () => {
     const sentinel = loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'hooks' }, []);
-    expect(sentinel.redisSentinels).toEqual([
+    expect(sentinel.redis.redisSentinels).toEqual([
       { host: '10.0.0.1', port: 26379 },
       { host: '::1', port: 26380 },
     ]);
-    expect(sentinel.redisPartitions).toBe(1);
-    expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b:7001' }, []).redisPartitions).toBe(48);
+    expect(sentinel.redis.redisPartitions).toBe(1);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b:7001' }, []).redis.redisPartitions).toBe(48);
     expect(() => loadConfig({ REDIS_URL: 'redis://x:6379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(/REDIS_URL and REDIS_CLUSTER_NODES are each a way to reach Redis: set exactly one/);
     expect(() => loadConfig({ REDIS_SENTINELS: 'a:26379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(/set exactly one/);
     expect(() => loadConfig({ REDIS_SENTINELS: 'just-a-host' }, [])).toThrow(/REDIS_SENTINELS.*host:port pairs/s);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:99999' }, [])).toThrow(/REDIS_CLUSTER_NODES/);
   });
 
-  it('is documented setting by setting in the README', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const setting of Object.values(settings)) {
-      expect(readme).toContain(`\`${setting.env}\``);
-      expect(readme).toContain(`\`--${toFlag(setting.env)}\``);
-    }
+  it('puts every setting in one group, and gives each group as its own slice', () => {
+    const grouped = Object.values(groups).flatMap((group) => Object.keys(group.settings));
+    expect(grouped.toSorted()).toEqual(Object.keys(settings).toSorted());
+    const config = loadConfig({}, []);
+    expect(Object.keys(config)).toEqual(Object.keys(groups));
+    for (const [name, group] of Object.entries(groups)) expect(Object.keys(config[name as keyof Config])).toEqual(Object.keys(group.settings));
   });
 
   describe('a default that depends on another setting follows it', () => {
     it('READ_LIMIT_BYTES alone lowers both stored body caps', () => {
-      const config = loadConfig({ READ_LIMIT_BYTES: '8192' }, []);
+      const config = valuesOf(loadConfig({ READ_LIMIT_BYTES: '8192' }, []));
       expect(config.readLimitBytes).toBe(8192);
       expect(config.keptMaxBodyBytes).toBeLessThanOrEqual(8192);
       expect(config.maxBodyBytes).toBeLessThanOrEqual(8192);
@@ -102,34 +103,34 @@ describe('config', () => {
     });
 
     it('REQUEST_TIMEOUT_MS alone lowers HEADERS_TIMEOUT_MS', () => {
-      const config = loadConfig({ REQUEST_TIMEOUT_MS: '1000' }, []);
+      const config = valuesOf(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }, []));
       expect(config.requestTimeoutMs).toBe(1000);
       expect(config.headersTimeoutMs).toBeLessThanOrEqual(1000);
     });
 
     it('HEADERS_TIMEOUT_MS alone raises REQUEST_TIMEOUT_MS', () => {
-      const config = loadConfig({}, ['--headers-timeout-ms', '120000']);
+      const config = valuesOf(loadConfig({}, ['--headers-timeout-ms', '120000']));
       expect(config.headersTimeoutMs).toBe(120_000);
       expect(config.requestTimeoutMs).toBeGreaterThanOrEqual(120_000);
     });
 
     it('MAX_BODY_BYTES or KEPT_MAX_BODY_BYTES alone raises the read limit and the budgets that must hold it', () => {
       for (const env of [{ MAX_BODY_BYTES: String(64 * MIB) }, { KEPT_MAX_BODY_BYTES: String(20 * MIB) }]) {
-        const config = loadConfig(env, []);
+        const config = valuesOf(loadConfig(env, []));
         expect(Math.max(config.maxBodyBytes, config.keptMaxBodyBytes)).toBe(Number(Object.values(env)[0]));
         expectConsistent(config);
       }
     });
 
     it('MAX_HEADER_BYTES alone raises the socket buffer', () => {
-      const config = loadConfig({ MAX_HEADER_BYTES: String(MIB) }, []);
+      const config = valuesOf(loadConfig({ MAX_HEADER_BYTES: String(MIB) }, []));
       expect(config.maxHeaderBytes).toBe(MIB);
       expectConsistent(config);
     });
 
     it('MAX_STORED_BYTES alone lowers the per-endpoint budget (and what one record may take)', () => {
       for (const bytes of [16 * MIB, 2 * MIB, MIB]) {
-        const config = loadConfig({ MAX_STORED_BYTES: String(bytes) }, []);
+        const config = valuesOf(loadConfig({ MAX_STORED_BYTES: String(bytes) }, []));
         expect(config.maxStoredBytes).toBe(bytes);
         expectConsistent(config);
       }
@@ -137,14 +138,14 @@ describe('config', () => {
 
     it('MAX_STORED_BYTES_PER_ENDPOINT alone raises the total budget, or lowers what one record may take', () => {
       for (const bytes of [512 * MIB, 2 * MIB]) {
-        const config = loadConfig({ MAX_STORED_BYTES_PER_ENDPOINT: String(bytes) }, []);
+        const config = valuesOf(loadConfig({ MAX_STORED_BYTES_PER_ENDPOINT: String(bytes) }, []));
         expect(config.maxStoredBytesPerEndpoint).toBe(bytes);
         expectConsistent(config);
       }
     });
 
     it('MAX_SOCKET_BUFFER_BYTES alone lowers what one record may take', () => {
-      const config = loadConfig({ MAX_SOCKET_BUFFER_BYTES: String(4 * MIB) }, []);
+      const config = valuesOf(loadConfig({ MAX_SOCKET_BUFFER_BYTES: String(4 * MIB) }, []));
       expect(config.maxSocketBufferBytes).toBe(4 * MIB);
       expectConsistent(config);
     });
