@@ -1,7 +1,7 @@
 // Who may use this instance (ACCESS_MODE, docs/deploy.md#who-may-create-and-watch). In token mode
 // the page asks for an access token once and keeps it in this browser (localStorage), sending it
 // as X-Hookwatch-Token over HTTP and as `token` in the socket's first message, never in a URL.
-import type { AccessAnswer } from '../../src/shared/protocol.js';
+import type { AccessAnswer } from '../../src/shared/schemas/endpoints-api.js';
 
 const TOKEN_KEY = 'hookwatch.accessToken';
 

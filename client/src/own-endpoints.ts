@@ -2,7 +2,7 @@
 // `GET /api/endpoints`), for "Your endpoints" to show beside this browser's own list, from any
 // browser the user signs in with. They come without keys: the server lets their creator open
 // them without one. Loaded when the list is first opened.
-import type { OwnEndpointsAnswer } from '../../src/shared/protocol.js';
+import type { OwnEndpointsAnswer } from '../../src/shared/schemas/endpoints-api.js';
 import { tokenHeaders } from './access.js';
 import type { EndpointListItem } from './endpoints-panel.js';
 import { formatSpan } from './lifetime.js';

@@ -1,5 +1,5 @@
 import { signedOut, tokenHeaders } from './access.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type EndpointInfo, type ForwardedMessage, type SetResponseMessage } from '../../src/shared/protocol.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-limits.js';
 import { createFields, type Credentials, type EndpointKind, type PageEndpoint } from './endpoint.js';

@@ -1,5 +1,5 @@
 import { tokenHeaders } from './access-token.js';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { bodyTextOf } from '../shared/body-text.js';
 import { deadline } from '../shared/deadline.js';
 import { emitTypes, inferFromBodies, TYPE_FORMATS, type TypeFormat } from '../shared/emit-types.js';

@@ -1,5 +1,5 @@
 import { tokenHeaders } from './access-token.js';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { compileGlob } from '../shared/glob.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, resolveShareLink, UsageError, type CommandContext } from './command.js';

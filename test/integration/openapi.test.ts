@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECEIVER_METHODS } from '../../src/http/methods.js';
 import { HTTP_METHODS, OPENAPI_PATH, openApiDocument, type JsonSchema, type OpenApiDocument, type PathItem } from '../../src/http/openapi.js';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
-import { parseResponseConfig } from '../../src/shared/response-config.js';
+import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
