@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
