@@ -111,9 +111,10 @@ export class PollingTransport implements Transport {
       if (log.expiresAt && log.expiresAt !== this.expiresAt) this.events.message({ type: 'extended', expiresAt: log.expiresAt });
     }
     if (log.expiresAt) this.expiresAt = log.expiresAt;
-    // Each forward result right after its request, as a joining socket's backlog brings them.
+    // Each forward result right after its request, as a joining socket's backlog brings them
+    // (none from an older instance behind the same address, whose answer has no `forwarded`).
     const forwarded = new Map<number, ForwardedMessage[]>();
-    for (const result of log.forwarded) forwarded.set(result.seq, [...(forwarded.get(result.seq) ?? []), result]);
+    for (const result of log.forwarded ?? []) forwarded.set(result.seq, [...(forwarded.get(result.seq) ?? []), result]);
     for (const request of log.requests) {
       this.events.message({ type: 'request', request });
       for (const result of forwarded.get(request.seq) ?? []) this.events.message(result);
