@@ -36,6 +36,17 @@ export default tseslint.config(
       ],
     },
   },
+  // The CLI is a program of its own, talking to the server over HTTP and the socket only: besides
+  // Node and its own modules it imports what the page does, src/shared.
+  {
+    files: ['src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./(?!shared/)', message: 'src/cli imports only src/shared (and its own modules): it is a client of the server, not part of it.' }] },
+      ],
+    },
+  },
   // The request log's rulebook is pure: no Node built-ins, no backend, no transport; it knows src/shared only.
   {
     files: ['src/log/**'],

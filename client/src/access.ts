@@ -1,7 +1,8 @@
 // Who may use this instance (ACCESS_MODE, docs/deploy.md#who-may-create-and-watch). In token mode
 // the page asks for an access token once and keeps it in this browser (localStorage), sending it
 // as X-Hookwatch-Token over HTTP and as `token` in the socket's first message, never in a URL.
-import type { AccessAnswer } from '../../src/shared/protocol.js';
+import { readAccess, type ApiContext } from '../../src/shared/api-client.js';
+import type { AccessAnswer } from '../../src/shared/schemas/endpoints-api.js';
 
 const TOKEN_KEY = 'hookwatch.accessToken';
 
@@ -20,9 +21,15 @@ export function accessToken(): string | undefined {
   return token;
 }
 
-/** The header a call to the endpoints API carries: none without a token. */
-export function tokenHeaders(): Record<string, string> {
-  return token === undefined ? {} : { 'x-hookwatch-token': token };
+/** How this page calls the endpoints API: on its own origin, with its token, and signed out when the token is refused. */
+export function pageApi(): ApiContext {
+  return {
+    origin: '',
+    accessToken: token,
+    onStatus: (status) => {
+      if (status === 401) signedOut();
+    },
+  };
 }
 
 /** Signs this page in with `value` and keeps it for the next visit (when localStorage may be written). */
@@ -47,12 +54,8 @@ export function dropToken(): void {
 
 /** How the server decides who may use it, and who `candidate` (else this page's token) signs in; undefined when it cannot be asked. */
 export async function askAccess(candidate = token): Promise<AccessAnswer | undefined> {
-  try {
-    const response = await fetch('/api/access', { cache: 'no-store', headers: candidate === undefined ? {} : { 'x-hookwatch-token': candidate } });
-    return response.ok ? ((await response.json()) as AccessAnswer) : undefined;
-  } catch {
-    return undefined;
-  }
+  const answer = await readAccess({ origin: '', accessToken: candidate });
+  return answer.ok ? answer.value : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 // What the reader can do with requests and the endpoint: copy, download, export, and the questions
 // asked before making a new URL or clearing the log.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { replayUrl, toCurl } from '../../src/shared/to-curl.js';
 import { confirmAction, copyText, download, toast } from './dom.js';
 import type { EndpointKind, PageEndpoint } from './endpoint.js';

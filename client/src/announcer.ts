@@ -1,5 +1,5 @@
 // News of arrivals: for screen readers, and in the tab's title while the tab is hidden.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { byId } from './dom.js';
 import { shortPath } from './format.js';
 

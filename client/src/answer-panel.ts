@@ -2,7 +2,7 @@
 // rule would answer it now. Kept up to date while the request is open: the local app's answer
 // comes after the request (`answered`), and the rules change whenever someone applies new ones.
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { answeredBy, wouldAnswer } from './answered-by.js';
 import { h } from './dom.js';
 

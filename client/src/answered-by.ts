@@ -1,7 +1,7 @@
 // Who answered a captured request's sender, and who would answer it now, in words; and the
 // short mark a list row carries. No DOM here: it is unit-tested.
 import { matchingRules, ruleInputOf, type AnswerRule } from '../../src/shared/answer-rules.js';
-import type { CapturedRequest, RecordedAnswer } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, RecordedAnswer } from '../../src/shared/schemas/captured-request.js';
 import { percent } from './rule-fields.js';
 
 /** `rule 2 “fail three times first”`: numbered from 1, as the form shows rules. */

@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { h } from './dom.js';
 import { bodyBytes, formatBytes, hexDump } from './format.js';
 import { parseExact } from './exact-json.js';

@@ -1,7 +1,7 @@
 // The detail's "Compare" section: the open request against the one before it or any other the
 // log holds, as a list of what changed (diff-requests.ts). Loaded with import() when a request is
 // opened, so the first load does not carry it. Captured text goes in as text only.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { diffRequests, type BodyDiff, type PairLine, type RequestDiff } from '../../src/shared/diff-requests.js';
 import { h } from './dom.js';
 import { localTime, shortPath } from './format.js';

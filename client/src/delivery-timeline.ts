@@ -1,7 +1,7 @@
 // The detail's "Delivery" section: the attempts of the open request's delivery (delivery-groups.ts),
 // each with the answer it got and what chose it, and the gap to the next beside the provider's
 // documented schedule. Loaded with import() when a request is opened.
-import type { CapturedRequest, RecordedAnswer } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, RecordedAnswer } from '../../src/shared/schemas/captured-request.js';
 import { groupDeliveries, type DeliveryGroup } from '../../src/shared/delivery-groups.js';
 import { h } from './dom.js';
 import { localDateTimeParts } from './format.js';

@@ -1,7 +1,7 @@
 // The detail pane: the selected request, rendered from the request log; on narrow screens it takes
 // the screen in place of the list.
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { AnswerPanel } from './answer-panel.js';
 import { answeredBy } from './answered-by.js';
 import { renderDetail, type DetailActions } from './detail.js';

@@ -1,4 +1,4 @@
-import type { CapturedRequest, MultipartPart, ParamMap } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, MultipartPart, ParamMap } from '../../src/shared/schemas/captured-request.js';
 import { REDACTED } from '../../src/shared/redact.js';
 import { replayUrl } from '../../src/shared/to-curl.js';
 import { bodySection, type BodyActions } from './body-view.js';

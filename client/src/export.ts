@@ -1,5 +1,5 @@
 import { replayUrl } from '../../src/shared/to-curl.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 
 /** Reason phrases for the statuses an answer can have (RFC 9110 and friends). */
 const STATUS_TEXT: Record<number, string> = {

@@ -1,4 +1,4 @@
-import type { CapturedRequest, ParamMap } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, ParamMap } from '../../src/shared/schemas/captured-request.js';
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

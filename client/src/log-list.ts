@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { answerMark as markOf } from './answered-by.js';
 import { h } from './dom.js';
 import { ago, formatBytes, localTime, shortPath, utc } from './format.js';

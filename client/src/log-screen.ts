@@ -1,7 +1,7 @@
 // The log side of the page: the request log, and the views that show it (the list, the detail,
 // the announcements), kept in step as messages arrive and the reader moves.
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
-import type { CapturedRequest, RecordedAnswer } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, RecordedAnswer } from '../../src/shared/schemas/captured-request.js';
 import type { ForwardedMessage, WelcomeMessage } from '../../src/shared/protocol.js';
 import { copy, copyCurl, copyJson, downloadBody, exportLog } from './actions.js';
 import { Announcer } from './announcer.js';

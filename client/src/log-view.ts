@@ -1,6 +1,6 @@
 // The list side of the page: the filter, the counts, the request list and its buttons, rendered
 // from the request log.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { byId, h, toast } from './dom.js';
 import { maxRequests, type PageEndpoint } from './endpoint.js';
 import { searchText } from './format.js';

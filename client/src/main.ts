@@ -2,8 +2,9 @@
 // drives the endpoint's actions. Captured content is only ever set as text. This module wires the
 // parts together: the connection (connection.ts), the log and its views (log-screen.ts), the
 // header (endpoint-bar.ts) and the answer form (response-form.ts).
+import { createEndpoint, deleteEndpoint as deleteOnServer, deleteRequest as deleteRequestOnServer, extendEndpoint } from '../../src/shared/api-client.js';
 import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
-import { askAccess, signedOut, tokenHeaders } from './access.js';
+import { askAccess, pageApi } from './access.js';
 import { confirmClear, confirmNewUrl, copy, copyCurl } from './actions.js';
 import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './connection.js';
 import { byId, confirmAction, toast } from './dom.js';
@@ -191,12 +192,12 @@ async function newUrl(ask: boolean): Promise<void> {
 
 /** `POST /api/endpoints` with the chosen lifetime, name and redaction; null when refused (the reason shown). */
 async function createKept(): Promise<EndpointInfo | null> {
-  const answer = await api('POST', '/api/endpoints', undefined, { kind: 'kept', ...bar.keptOptions(true) });
-  if (answer.status === 201) {
+  const answer = await createEndpoint(pageApi(), { kind: 'kept', ...bar.keptOptions(true) });
+  if (answer.ok) {
     bar.nameUsed();
-    return answer.body as EndpointInfo;
+    return answer.value;
   }
-  const error = (answer.body as { error?: { code: string; message: string } } | undefined)?.error;
+  const { error } = answer;
   const message = error?.message ?? (answer.status === 0 ? 'The server did not answer: no new URL was made.' : `The server answered ${answer.status}: no new URL was made.`);
   // The name's own trouble goes next to it; anything else is said once.
   if (error && (error.code === 'NAME_TAKEN' || /\bname\b/i.test(error.message))) bar.showNameError(message);
@@ -208,11 +209,10 @@ async function createKept(): Promise<EndpointInfo | null> {
 async function extend(ttlMs: number): Promise<void> {
   const current = endpoint;
   if (!current || current.kind !== 'kept') return;
-  const answer = await api('POST', `/api/endpoints/${encodeURIComponent(current.id)}/extend`, current.key, { ttlMs });
+  const answer = await extendEndpoint(pageApi(), current, ttlMs);
   if (endpoint !== current) return;
-  const error = (answer.body as { error?: { message: string } } | undefined)?.error;
-  if (answer.status === 200) extended((answer.body as { expiresAt: string }).expiresAt);
-  else toast(error?.message ?? `Not extended: the server answered ${answer.status || 'nothing'}`);
+  if (answer.ok) extended(answer.value.expiresAt);
+  else toast(answer.error?.message ?? `Not extended: the server answered ${answer.status || 'nothing'}`);
 }
 
 /** The endpoint's new expiry, from this tab's Extend or another's (the `extended` message). */
@@ -223,21 +223,6 @@ function extended(expiresAt: string): void {
   listUpdate(storage, endpoint.id, { expiresAt });
   bar.tick();
   toast(`Extended: expires in ${formatSpan(Date.parse(expiresAt) - Date.now())}`);
-}
-
-async function api(method: string, path: string, key: string | undefined, body: unknown): Promise<{ status: number; body: unknown }> {
-  try {
-    const response = await fetch(path, {
-      method,
-      headers: { 'content-type': 'application/json', ...tokenHeaders(), ...(key ? { authorization: `Bearer ${key}` } : {}) },
-      cache: 'no-store',
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (response.status === 401) signedOut();
-    return { status: response.status, body: await response.json().catch(() => undefined) };
-  } catch {
-    return { status: 0, body: undefined };
-  }
 }
 
 /** "Your endpoints": this browser's list, to reopen, forget or delete one; with a server-side user, the user's own from the server too. */
@@ -281,7 +266,7 @@ async function deleteEndpoint(id: string): Promise<boolean> {
   const requests = entry.id === endpoint?.id ? screen.log.received : entry.requests;
   const what = requests === 1 ? 'its 1 request' : `its ${requests} requests`;
   if (!(await confirmAction(`Delete ${entry.id}?`, `Its URL answers 404 from now on, and ${what} and its answer are deleted for everyone watching it. It cannot be undone.`, 'Delete endpoint'))) return false;
-  const answer = await api('DELETE', `/api/endpoints/${encodeURIComponent(entry.id)}`, entry.key, undefined);
+  const answer = await deleteOnServer(pageApi(), entry);
   // 404: gone already (expired, or deleted elsewhere): off the list all the same.
   if (answer.status === 204 || answer.status === 404) {
     listForget(storage, entry.id);
@@ -297,10 +282,9 @@ async function deleteRequest(seq: number): Promise<void> {
   const current = endpoint;
   if (!current) return;
   if (!(await confirmAction(`Delete request #${seq}?`, 'It is deleted on the server, for everyone watching this endpoint, with what forwarders reported for it. It cannot be undone.', 'Delete request'))) return;
-  const answer = await api('DELETE', `/api/endpoints/${encodeURIComponent(current.id)}/requests/${seq}`, current.key, undefined);
-  const code = (answer.body as { error?: { code: string } } | undefined)?.error?.code;
+  const answer = await deleteRequestOnServer(pageApi(), current, seq);
   // Not stored any more (trimmed, or deleted from another tab): off this list all the same.
-  if (answer.status === 204 || code === 'REQUEST_NOT_FOUND') {
+  if (answer.ok || answer.error?.code === 'REQUEST_NOT_FOUND') {
     screen.removed(seq);
     countRequests();
     toast(`Deleted request #${seq}`);

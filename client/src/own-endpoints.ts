@@ -2,8 +2,9 @@
 // `GET /api/endpoints`), for "Your endpoints" to show beside this browser's own list, from any
 // browser the user signs in with. They come without keys: the server lets their creator open
 // them without one. Loaded when the list is first opened.
-import type { OwnEndpointsAnswer } from '../../src/shared/protocol.js';
-import { tokenHeaders } from './access.js';
+import { listOwnEndpoints } from '../../src/shared/api-client.js';
+import type { OwnEndpointsAnswer } from '../../src/shared/schemas/endpoints-api.js';
+import { pageApi } from './access.js';
 import type { EndpointListItem } from './endpoints-panel.js';
 import { formatSpan } from './lifetime.js';
 
@@ -11,13 +12,9 @@ export type OwnEndpoint = OwnEndpointsAnswer['endpoints'][number];
 
 /** The user's living endpoints, oldest first; empty when the server has no users or cannot be asked. */
 export async function fetchOwnEndpoints(): Promise<OwnEndpoint[]> {
-  try {
-    const response = await fetch('/api/endpoints', { cache: 'no-store', headers: tokenHeaders() });
-    if (!response.ok) return [];
-    return ((await response.json()) as OwnEndpointsAnswer).endpoints;
-  } catch {
-    return [];
-  }
+  // A refusal leaves the list without them; it does not sign the page out.
+  const answer = await listOwnEndpoints({ ...pageApi(), onStatus: undefined });
+  return answer.ok ? answer.value.endpoints : [];
 }
 
 /** One as "Your endpoints" shows it. */

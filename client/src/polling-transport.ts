@@ -1,6 +1,7 @@
-import { signedOut, tokenHeaders } from './access.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
-import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type EndpointInfo, type ForwardedMessage, type SetResponseMessage } from '../../src/shared/protocol.js';
+import { pageApi } from './access.js';
+import { clearRequests, createEndpoint, pollRequests, setResponse, type ApiRefusal, type EndpointRef } from '../../src/shared/api-client.js';
+import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type ForwardedMessage, type SetResponseMessage } from '../../src/shared/protocol.js';
+import type { PollAnswer } from '../../src/shared/schemas/endpoints-api.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/response-limits.js';
 import { createFields, type Credentials, type EndpointKind, type PageEndpoint } from './endpoint.js';
 import { knownEndpoint } from './settings.js';
@@ -18,24 +19,6 @@ export interface PollingEvents extends TransportEvents {
   failed(): void;
   /** Requests after the newest one held were dropped before a poll could fetch them. */
   gap(): void;
-}
-
-/** What `GET /api/endpoints/<id>/requests` answers (docs/protocol.md, "The endpoints API"). */
-interface PollAnswer {
-  lastSeq: number;
-  clearedSeq: number;
-  gap: boolean;
-  /** The page was full: more requests wait, ask again at once. */
-  more?: boolean;
-  expiresAt: string | null;
-  /** The latest forward result of each request in `requests` that has one (absent from older servers). */
-  forwarded?: ForwardedMessage[];
-  requests: CapturedRequest[];
-}
-
-interface HttpAnswer {
-  status: number;
-  body: unknown;
 }
 
 type Outcome = 'ok' | 'more' | 'gone' | 'failed';
@@ -93,13 +76,13 @@ export class PollingTransport implements Transport {
   }
 
   private async create(): Promise<Outcome> {
-    const answer = await this.http('POST', '/api/endpoints', { kind: this.session.kind, ...createFields(this.session.kind, this.session.keptOptions) });
+    const answer = await createEndpoint(pageApi(), { kind: this.session.kind, ...createFields(this.session.kind, this.session.keptOptions) });
     if (this.closed) return 'failed';
-    if (answer.status !== 201) {
+    if (!answer.ok) {
       this.reportError(answer, 'create');
       return 'failed';
     }
-    const endpoint = answer.body as EndpointInfo;
+    const endpoint = answer.value;
     this.expiresAt = endpoint.expiresAt;
     this.events.answered();
     this.events.welcome({ type: 'welcome', endpoint, created: true, backlog: 0, clearedSeq: 0, lastSeq: 0, gap: false });
@@ -109,14 +92,14 @@ export class PollingTransport implements Transport {
   /** One poll: the requests after the newest one held, and the clears and losses since the last poll. */
   private async poll(): Promise<Outcome> {
     const credentials = this.session.credentials as Credentials;
-    const answer = await this.http('GET', `/api/endpoints/${encodeURIComponent(credentials.endpointId)}/requests?afterSeq=${this.session.lastSeq}`);
+    const answer = await pollRequests(pageApi(), this.endpointRef(), this.session.lastSeq);
     if (this.closed) return 'failed';
     if (answer.status === 404) {
       this.events.expired();
       return 'gone';
     }
-    if (answer.status !== 200) return 'failed';
-    const log = answer.body as PollAnswer;
+    if (!answer.ok) return 'failed';
+    const log = answer.value;
     this.events.answered();
     if (!this.session.welcomed) {
       const endpoint = endpointFor(credentials, log);
@@ -128,7 +111,8 @@ export class PollingTransport implements Transport {
       if (log.expiresAt && log.expiresAt !== this.expiresAt) this.events.message({ type: 'extended', expiresAt: log.expiresAt });
     }
     if (log.expiresAt) this.expiresAt = log.expiresAt;
-    // Each forward result right after its request, as a joining socket's backlog brings them.
+    // Each forward result right after its request, as a joining socket's backlog brings them
+    // (none from an older instance behind the same address, whose answer has no `forwarded`).
     const forwarded = new Map<number, ForwardedMessage[]>();
     for (const result of log.forwarded ?? []) forwarded.set(result.seq, [...(forwarded.get(result.seq) ?? []), result]);
     for (const request of log.requests) {
@@ -137,38 +121,39 @@ export class PollingTransport implements Transport {
       forwarded.delete(request.seq);
     }
     for (const results of forwarded.values()) for (const result of results) this.events.message(result);
-    return log.more === true ? 'more' : 'ok';
+    return log.more ? 'more' : 'ok';
   }
 
   private async change(message: SetResponseMessage | ClearMessage): Promise<void> {
-    const base = `/api/endpoints/${encodeURIComponent((this.session.credentials as Credentials).endpointId)}`;
-    const answer = message.type === 'clear' ? await this.http('DELETE', `${base}/requests`) : await this.http('PUT', `${base}/response`, message.response);
-    if (this.closed) return;
-    if (answer.status === 404) return this.events.expired();
-    if (answer.status !== 200) return this.reportError(answer, message.type);
-    if (message.type === 'clear') this.events.message({ type: 'cleared', clearedSeq: (answer.body as { clearedSeq: number }).clearedSeq });
-    else this.events.message({ type: 'response', response: (answer.body as Pick<SetResponseMessage, 'response'>).response });
+    if (message.type === 'clear') {
+      const answer = await clearRequests(pageApi(), this.endpointRef());
+      if (this.closed) return;
+      if (answer.ok) this.events.message({ type: 'cleared', clearedSeq: answer.value.clearedSeq });
+      else this.refused(answer, message.type);
+    } else {
+      const answer = await setResponse(pageApi(), this.endpointRef(), message.response);
+      if (this.closed) return;
+      if (answer.ok) this.events.message({ type: 'response', response: answer.value.response });
+      else this.refused(answer, message.type);
+    }
   }
 
-  private reportError(answer: HttpAnswer, what: string): void {
-    const error = (answer.body as { error?: { code: string; message: string } } | undefined)?.error;
+  /** A change that did not go through: the endpoint is gone, or the error is told. */
+  private refused(answer: ApiRefusal, what: string): void {
+    if (answer.status === 404) this.events.expired();
+    else this.reportError(answer, what);
+  }
+
+  private reportError(answer: ApiRefusal, what: string): void {
     // No answer at all (status 0): the caller retries; there is nothing more to say.
-    if (error) this.events.message({ type: 'error', error, for: what });
+    if (answer.error) this.events.message({ type: 'error', error: answer.error, for: what });
     else if (answer.status !== 0) this.events.message({ type: 'error', error: { code: 'HTTP', message: `The server answered ${answer.status}` }, for: what });
   }
 
-  private async http(method: string, path: string, body?: unknown): Promise<HttpAnswer> {
-    // No key: the signed-in creator opening its own endpoint (own-endpoints.ts).
-    const headers: Record<string, string> = { ...tokenHeaders() };
-    if (this.session.credentials?.key) headers.authorization = `Bearer ${this.session.credentials.key}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    try {
-      const response = await fetch(path, { method, headers, cache: 'no-store', ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-      if (response.status === 401) signedOut();
-      return { status: response.status, body: await response.json().catch(() => undefined) };
-    } catch {
-      return { status: 0, body: undefined };
-    }
+  /** The endpoint polled; no key: the signed-in creator opening its own endpoint (own-endpoints.ts). */
+  private endpointRef(): EndpointRef {
+    const { endpointId, key } = this.session.credentials as Credentials;
+    return { id: endpointId, key };
   }
 }
 

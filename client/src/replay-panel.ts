@@ -2,7 +2,7 @@
 // used. The edit form, the re-signing (the secret stays in this tab, decision 13: the signature is
 // computed here with WebCrypto and only the signed headers leave it) and the result beside the
 // original sender's answer.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { MAX_WS_MESSAGE_BYTES, type EditedRequest, type ReplayResultMessage } from '../../src/shared/protocol.js';
 import { detectProvider, PROVIDERS, signRequest, type HeaderChange, type Provider } from '../../src/shared/signatures/index.js';
 import { replayUrl, toCurl } from '../../src/shared/to-curl.js';

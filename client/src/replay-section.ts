@@ -1,6 +1,6 @@
 // The detail's "Replay" section: two buttons, and the panel (replay-panel.ts) loaded with import()
 // the first time one is used, so the first load does not carry it.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { h } from './dom.js';
 import type { Replays } from './replays.js';
 

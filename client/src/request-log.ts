@@ -1,6 +1,6 @@
 // The requests the page holds and where the reader is among them. No DOM here: the views render
 // from it, and it can be tested without a browser.
-import type { CapturedRequest, RecordedAnswer } from '../../src/shared/captured-request.js';
+import type { CapturedRequest, RecordedAnswer } from '../../src/shared/schemas/captured-request.js';
 import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { ForwardedResults } from './forwarded-results.js';
 

@@ -1,5 +1,5 @@
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
-import type { ResponseConfig } from '../../src/shared/response-config.js';
+import type { ResponseConfig } from '../../src/shared/schemas/response-config.js';
 import { DEFAULT_RESPONSE, MAX_RESPONSE_DELAY_MS, MAX_RESPONSE_HEADERS } from '../../src/shared/response-limits.js';
 import { answerErrors, formErrors, type AnswerField, type FieldError } from './answer-errors.js';
 import { byId } from './dom.js';

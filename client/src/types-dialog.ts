@@ -2,7 +2,7 @@
 // shows (all, or what the filter lets through), to copy or download (emit-types.ts). Loaded with
 // import() when asked for. The generated code is text in a <pre>, never markup.
 import { bodyTextOf } from '../../src/shared/body-text.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { emitTypes, inferFromBodies, type TypeFormat } from '../../src/shared/emit-types.js';
 import { MAX_JSON_DEPTH } from '../../src/shared/lossless-json.js';
 import { copyText, download, h, toast } from './dom.js';

@@ -1,7 +1,7 @@
 // The detail's "Verify signature" panel. The secret stays in this tab: it is used only for the
 // HMAC computed here with WebCrypto, kept in memory (or sessionStorage when the reader asks), and
 // never put into a message, a URL or the log.
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { detectProvider, PROVIDERS, verifySignature, type Provider, type Verdict, type VerdictReason } from '../../src/shared/signatures/index.js';
 import { h } from './dom.js';
 import { bodyBytes } from './format.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isClosed } from '../request/closed-signal.js';
-import type { RecordedAnswer } from '../shared/captured-request.js';
+import type { RecordedAnswer } from '../shared/schemas/captured-request.js';
 import type { Store } from '../store/store.js';
 import { RECEIVER_HEADERS, RESPONSE_SOURCE_HEADER } from './receiver-headers.js';
 import type { WaitingSenders } from './waiting-senders.js';

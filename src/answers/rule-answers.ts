@@ -8,8 +8,8 @@ import type { FastifyRequest } from 'fastify';
 import { parseParams, subPathOf } from '../shared/request-target.js';
 import { answerChoices, ONLY_DEFAULT, parseOrUndefined, type AnswerChoice, type AnswerRule, type RuleInput } from '../shared/answer-rules.js';
 import { cleanHeaderValue, escapeJsonContent, fillTemplate, parseTemplate, type Template } from '../shared/answer-template.js';
-import type { RecordedAnswer } from '../shared/captured-request.js';
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { RecordedAnswer } from '../shared/schemas/captured-request.js';
+import type { ResponseConfig } from '../shared/schemas/response-config.js';
 
 /** A header value filled in from placeholders is at most this long. */
 const MAX_FILLED_HEADER_CHARS = 8192;

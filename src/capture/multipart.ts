@@ -1,5 +1,5 @@
 import { Busboy } from '@fastify/busboy';
-import type { MultipartPart } from '../shared/captured-request.js';
+import type { MultipartPart } from '../shared/schemas/captured-request.js';
 import { MULTIPART_MAX_FIELD_TEXT_BYTES, MULTIPART_MAX_PARTS } from './record-bounds.js';
 
 /** True for a `multipart/form-data` content type (the only multipart kind browsers and webhooks send). */

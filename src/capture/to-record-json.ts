@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
-import type { MultipartPart, RecordedAnswer, RequestDraft } from '../shared/captured-request.js';
+import type { MultipartPart, RecordedAnswer, RequestDraft } from '../shared/schemas/captured-request.js';
 import { redactHeaders, redactTarget } from '../shared/redact.js';
 import { parseParams, subPathOf } from '../shared/request-target.js';
 

@@ -28,8 +28,3 @@ export function takeAccessToken(args: readonly string[], env: NodeJS.ProcessEnv)
   if (token !== undefined && !/^[\x21-\x7e]{1,1024}$/.test(token)) throw new UsageError('the access token must be 1-1024 printable characters without spaces');
   return { args: rest, token };
 }
-
-/** The header that carries the token over HTTP; none without a token. */
-export function tokenHeaders(token: string | undefined): Record<string, string> {
-  return token === undefined ? {} : { 'x-hookwatch-token': token };
-}

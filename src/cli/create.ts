@@ -1,6 +1,7 @@
-import { tokenHeaders } from './access-token.js';
 import type WebSocket from 'ws';
+import { createEndpoint } from '../shared/api-client.js';
 import { SUBPROTOCOL, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
+import type { CreateEndpoint } from '../shared/schemas/endpoints-api.js';
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { describeError } from './send-request.js';
 import { formatShareLink, liveUrlFor, parseServerBase, ShareLinkError } from './share-link.js';
@@ -52,10 +53,10 @@ export async function runCreate(args: string[], context: CommandContext): Promis
     return 0;
   }
   const origin = resolveServer(values.server, process.env);
-  const kept: KeptChoices = {
+  const kept: Omit<CreateEndpoint, 'kind'> = {
     ...(values.name === undefined ? {} : { name: parseEndpointName(values.name) }),
     ...(values.lifetime === undefined ? {} : { ttlMs: parseLifetime(values.lifetime) }),
-    ...(values['keep-secrets'] ? { redact: false as const } : {}),
+    ...(values['keep-secrets'] ? { redact: false } : {}),
   };
   if (values.kept || Object.keys(kept).length > 0) return createKeptEndpoint(origin, kept, context);
 
@@ -93,13 +94,6 @@ export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv):
   }
 }
 
-/** A kept endpoint's choices, as `POST /api/endpoints` takes them. */
-interface KeptChoices {
-  name?: string;
-  ttlMs?: number;
-  redact?: false;
-}
-
 /** Adds the endpoint to the list `hookwatch list` shows; a list that cannot be written is said, and the endpoint stands. */
 async function remember(origin: string, endpoint: EndpointInfo, context: CommandContext): Promise<void> {
   try {
@@ -118,27 +112,16 @@ async function remember(origin: string, endpoint: EndpointInfo, context: Command
 }
 
 /** `POST /api/endpoints {"kind":"kept",…}`: a kept endpoint needs no socket to live. */
-async function createKeptEndpoint(origin: string, choices: KeptChoices, context: CommandContext): Promise<number> {
-  let endpoint: EndpointInfo;
-  try {
-    const timeout = deadline(CREATE_TIMEOUT_MS, context.stopSignal);
-    const answer = await fetch(`${origin}/api/endpoints`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...tokenHeaders(context.accessToken) },
-      body: JSON.stringify({ kind: 'kept', ...choices }),
-      signal: timeout.signal,
-    });
-    const body = (await answer.json().finally(timeout.clear)) as EndpointInfo | { error?: { message?: string } };
-    if (answer.status !== 201 || !('key' in body)) {
-      const message = 'error' in body ? body.error?.message : undefined;
-      context.err(`could not create a kept endpoint at ${origin}: ${answer.status}${message ? ` ${message}` : ''}`);
-      return 1;
-    }
-    endpoint = body;
-  } catch (error) {
-    context.err(`could not create a kept endpoint at ${origin}: ${describeError(error)}`);
+async function createKeptEndpoint(origin: string, choices: Omit<CreateEndpoint, 'kind'>, context: CommandContext): Promise<number> {
+  const timeout = deadline(CREATE_TIMEOUT_MS, context.stopSignal);
+  const answer = await createEndpoint({ origin, accessToken: context.accessToken, signal: timeout.signal }, { kind: 'kept', ...choices }).finally(timeout.clear);
+  // A 201 from something else than Hookwatch holds no key.
+  if (!answer.ok || typeof answer.value.key !== 'string') {
+    const why = answer.ok ? 'not a Hookwatch answer' : answer.status === 0 ? describeError(answer.cause) : `${answer.status}${answer.error ? ` ${answer.error.message}` : ''}`;
+    context.err(`could not create a kept endpoint at ${origin}: ${why}`);
     return 1;
   }
+  const endpoint = answer.value;
   context.out(`receiver:   ${endpoint.url}`);
   context.out(`share link: ${formatShareLink(origin, endpoint.id, endpoint.key)}`);
   await remember(origin, endpoint, context);

@@ -1,6 +1,7 @@
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { readSaved, resolveTarget, writeSaved } from './endpoints-file.js';
-import { callEndpointApi } from './endpoint-api.js';
+import { deleteEndpoint } from '../shared/api-client.js';
+import { deadline } from '../shared/deadline.js';
 import { describeError } from './send-request.js';
 
 export const DELETE_USAGE = `Usage: hookwatch delete <share-link | name>
@@ -11,6 +12,9 @@ its share link, or by its id or name from hookwatch list.
 
   -h, --help   this text`;
 
+/** How long the server has to answer. */
+const API_TIMEOUT_MS = 10_000;
+
 export async function runDelete(args: string[], context: CommandContext): Promise<number> {
   const { values, positionals } = parseCommandArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
@@ -19,13 +23,13 @@ export async function runDelete(args: string[], context: CommandContext): Promis
   }
   if (positionals.length > 1) throw new UsageError(`expected one endpoint, got ${positionals.length} arguments`);
   const { link } = await resolveTarget(positionals[0], process.env);
-  let status: number;
-  try {
-    ({ status } = await callEndpointApi(link.origin, 'DELETE', `/api/endpoints/${encodeURIComponent(link.endpointId)}`, link.key, undefined, context.stopSignal, context.accessToken));
-  } catch (error) {
-    context.err(`could not delete ${link.endpointId} at ${link.origin}: ${describeError(error)}`);
+  const timeout = deadline(API_TIMEOUT_MS, context.stopSignal);
+  const answer = await deleteEndpoint({ origin: link.origin, accessToken: context.accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }).finally(timeout.clear);
+  if (!answer.ok && answer.status === 0) {
+    context.err(`could not delete ${link.endpointId} at ${link.origin}: ${describeError(answer.cause)}`);
     return 1;
   }
+  const { status } = answer;
   if (status !== 204 && status !== 404) {
     context.err(`could not delete ${link.endpointId}: the server answered ${status}`);
     return 1;

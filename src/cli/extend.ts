@@ -1,7 +1,8 @@
 import { parseCommandArgs, UsageError, type CommandContext } from './command.js';
 import { readSaved, resolveTarget, writeSaved } from './endpoints-file.js';
 import { parseLifetime } from './kept-options.js';
-import { callEndpointApi, errorMessage } from './endpoint-api.js';
+import { extendEndpoint } from '../shared/api-client.js';
+import { deadline } from '../shared/deadline.js';
 import { describeError } from './send-request.js';
 
 export const EXTEND_USAGE = `Usage: hookwatch extend <share-link | name> --lifetime <span> [--shorten]
@@ -14,6 +15,9 @@ it. The endpoint is named by its share link, or by its id or name from hookwatch
   --shorten           allow an expiry earlier than the one it has (without it, such an
                       extend is refused, when hookwatch list knows the expiry)
   -h, --help          this text`;
+
+/** How long the server has to answer. */
+const API_TIMEOUT_MS = 10_000;
 
 export async function runExtend(args: string[], context: CommandContext): Promise<number> {
   const { values, positionals } = parseCommandArgs({
@@ -33,22 +37,15 @@ export async function runExtend(args: string[], context: CommandContext): Promis
   if (!values.shorten && before > Date.now() + ttlMs) {
     throw new UsageError(`it expires ${saved?.expiresAt} now: ${values.lifetime} from now would end it sooner; add --shorten to do that`);
   }
-  let status: number;
-  let body: unknown;
-  try {
-    ({ status, body } = await callEndpointApi(link.origin, 'POST', `/api/endpoints/${encodeURIComponent(link.endpointId)}/extend`, link.key, { ttlMs }, context.stopSignal, context.accessToken));
-  } catch (error) {
-    context.err(`could not extend ${link.endpointId} at ${link.origin}: ${describeError(error)}`);
-    return 1;
-  }
-  if (status === 404) {
-    context.err(`endpoint not found: ${link.endpointId} expired or was deleted, or the key is wrong`);
-    return 1;
-  }
-  const expiresAt = (body as { expiresAt?: unknown } | undefined)?.expiresAt;
-  if (status !== 200 || typeof expiresAt !== 'string') {
-    const message = errorMessage(body);
-    context.err(`could not extend ${link.endpointId}: ${status}${message ? ` ${message}` : ''}`);
+  const timeout = deadline(API_TIMEOUT_MS, context.stopSignal);
+  const answer = await extendEndpoint({ origin: link.origin, accessToken: context.accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, ttlMs).finally(timeout.clear);
+  // A 200 from something else than Hookwatch (a proxy's page) is no expiry either.
+  const expiresAt: unknown = answer.ok ? answer.value.expiresAt : undefined;
+  if (typeof expiresAt !== 'string') {
+    if (answer.ok) context.err(`could not extend ${link.endpointId}: ${link.origin} answered something that is not a Hookwatch answer`);
+    else if (answer.status === 0) context.err(`could not extend ${link.endpointId} at ${link.origin}: ${describeError(answer.cause)}`);
+    else if (answer.status === 404) context.err(`endpoint not found: ${link.endpointId} expired or was deleted, or the key is wrong`);
+    else context.err(`could not extend ${link.endpointId}: ${answer.status}${answer.error ? ` ${answer.error.message}` : ''}`);
     return 1;
   }
   context.out(`${link.endpointId} expires at ${expiresAt}`);

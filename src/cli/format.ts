@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 
 /**
  * Captured data is written by strangers: escape control characters (an ANSI sequence could

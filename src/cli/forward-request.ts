@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 
 /** Where `forward --to` sends: the URL split into what node:http needs. */
 export interface ForwardTarget {

@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { MAX_LOCAL_ANSWER_BODY_BYTES, type ForwardedMessage } from '../shared/protocol.js';

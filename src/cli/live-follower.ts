@@ -1,5 +1,5 @@
 import type WebSocket from 'ws';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ReplayOrderMessage, type ResponderMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';

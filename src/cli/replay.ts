@@ -1,9 +1,10 @@
-import { tokenHeaders } from './access-token.js';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import { pollRequests } from '../shared/api-client.js';
+import { deadline } from '../shared/deadline.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { RECEIVER_PREFIXES } from '../shared/protocol.js';
 import { detectProvider, signRequest } from '../shared/signatures/index.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
@@ -114,30 +115,17 @@ const FETCH_TIMEOUT_MS = 30_000;
 
 /** The stored request `seq` (and whether the endpoint is kept, for its receiver URL), or why not. */
 async function fetchStored(link: ShareLink, seq: number, accessToken: string | undefined): Promise<{ request: CapturedRequest; kept: boolean } | string> {
-  const url = `${link.origin}/api/endpoints/${encodeURIComponent(link.endpointId)}/requests?afterSeq=${seq - 1}`;
-  let response: Response;
-  let body: unknown;
-  // A timer held and cleared here (not AbortSignal.timeout, which a GC on Node 20 can lose).
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), FETCH_TIMEOUT_MS);
-  try {
-    // The key goes in the Authorization header only: never in the URL.
-    response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) }, signal: controller.signal });
-    body = await response.json().catch(() => undefined);
-  } catch (error) {
-    return `cannot reach ${link.origin}: ${controller.signal.aborted ? 'no answer within 30 s' : describeError((error as { cause?: unknown }).cause ?? error)}`;
-  } finally {
-    clearTimeout(timer);
+  const timeout = deadline(FETCH_TIMEOUT_MS);
+  const answer = await pollRequests({ origin: link.origin, accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, seq - 1).finally(timeout.clear);
+  if (answer.status === 0 && !answer.ok) {
+    return `cannot reach ${link.origin}: ${timeout.signal.aborted ? 'no answer within 30 s' : describeError(answer.cause)}`;
   }
-  if (response.status === 404) return 'endpoint not found: it expired, or the share link is wrong';
-  const answer = body as { requests?: unknown; expiresAt?: unknown; error?: { code?: string; message?: string } } | undefined;
-  if (response.status !== 200 || !Array.isArray(answer?.requests)) {
-    return `the server answered ${response.status}${answer?.error?.code ? ` ${answer.error.code}` : ''}${answer?.error?.message ? `: ${answer.error.message}` : ''}`;
-  }
-  const request = (answer.requests as CapturedRequest[]).find((stored) => stored.seq === seq);
+  if (answer.status === 404) return 'endpoint not found: it expired, or the share link is wrong';
+  if (!answer.ok) return `the server answered ${answer.status}${answer.error ? ` ${answer.error.code}: ${answer.error.message}` : ''}`;
+  const request = answer.value.requests.find((stored) => stored.seq === seq);
   if (request === undefined) return `request #${seq} is not stored: the endpoint keeps only its newest requests, and a cleared log keeps none`;
   // Only kept endpoints expire at a set time; a live one answers null.
-  return { request, kept: typeof answer.expiresAt === 'string' };
+  return { request, kept: typeof answer.value.expiresAt === 'string' };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { createAttemptCounter } from '../shared/delivery-groups.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { formatTailLine, formatVerbose, toPrintable } from './format.js';

@@ -1,5 +1,5 @@
-import { tokenHeaders } from './access-token.js';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import { pollRequests, type ApiRefusal } from '../shared/api-client.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { bodyTextOf } from '../shared/body-text.js';
 import { deadline } from '../shared/deadline.js';
 import { emitTypes, inferFromBodies, TYPE_FORMATS, type TypeFormat } from '../shared/emit-types.js';
@@ -81,42 +81,30 @@ function searchText(request: CapturedRequest): string {
   return `${request.method}\n${request.url}\n${headers}\n${bodyTextOf(request) ?? ''}`.toLowerCase();
 }
 
-interface PollPage {
-  lastSeq: number;
-  more: boolean;
-  requests: CapturedRequest[];
-}
-
 /** Every request the endpoint holds, oldest first, a page at a time. The key goes only in the Authorization header. */
 async function readAll(link: ShareLink, stop: AbortSignal, accessToken: string | undefined): Promise<CapturedRequest[]> {
   const requests: CapturedRequest[] = [];
   let afterSeq = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const url = `${link.origin}/api/endpoints/${encodeURIComponent(link.endpointId)}/requests?afterSeq=${afterSeq}`;
-    let response: Response;
-    let body: unknown;
     const timeout = deadline(PAGE_TIMEOUT_MS, stop);
-    try {
-      response = await fetch(url, { headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) }, signal: timeout.signal });
-      body = await response.json().catch(() => undefined);
-    } catch (error) {
-      if (stop.aborted) throw new Error('stopped', { cause: error });
-      const reason = timeout.signal.aborted ? `no answer within ${PAGE_TIMEOUT_MS / 1000} s` : describeError((error as { cause?: unknown }).cause ?? error);
-      throw new Error(`could not read the endpoint's requests: ${reason}`, { cause: error });
-    } finally {
-      timeout.clear();
-    }
-    if (response.status !== 200) {
-      const error = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-      if (response.status === 404) throw new Error('the endpoint does not exist (or has expired), or the link\'s key is wrong');
-      throw new Error(`the server answered ${response.status}${typeof error?.message === 'string' ? `: ${error.message}` : ''}`);
-    }
-    const answer = body as Partial<PollPage> | undefined;
-    if (typeof answer?.lastSeq !== 'number' || !Array.isArray(answer.requests)) throw new Error(`${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?`);
+    const polled = await pollRequests({ origin: link.origin, accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, afterSeq).finally(timeout.clear);
+    if (!polled.ok) throw new Error(pollProblem(polled, link, stop, timeout.signal), { cause: polled.cause });
+    const answer = polled.value;
     requests.push(...answer.requests);
     const last = answer.requests.at(-1);
     if (!answer.more || last === undefined) break;
     afterSeq = last.seq;
   }
   return requests;
+}
+
+/** Why a page of requests could not be read. */
+function pollProblem(answer: ApiRefusal, link: ShareLink, stop: AbortSignal, timeout: AbortSignal): string {
+  if (answer.status === 0) {
+    if (stop.aborted) return 'stopped';
+    return `could not read the endpoint's requests: ${timeout.aborted ? `no answer within ${PAGE_TIMEOUT_MS / 1000} s` : describeError(answer.cause)}`;
+  }
+  if (answer.status === 404) return "the endpoint does not exist (or has expired), or the link's key is wrong";
+  if (answer.status === 200) return `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?`;
+  return `the server answered ${answer.status}${answer.error ? `: ${answer.error.message}` : ''}`;
 }

@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import { detectProvider, PROVIDERS, verifySignature, type Provider, type Verdict } from '../shared/signatures/index.js';
 import { UsageError, type CommandContext } from './command.js';
 import { toPrintable } from './format.js';

@@ -1,5 +1,6 @@
-import { tokenHeaders } from './access-token.js';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import { pollRequests } from '../shared/api-client.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
+import { MAX_WAIT_MS, type PollAnswer } from '../shared/schemas/endpoints-api.js';
 import { compileGlob } from '../shared/glob.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { parseCommandArgs, resolveShareLink, UsageError, type CommandContext } from './command.js';
@@ -30,8 +31,6 @@ Polls the endpoints API over HTTP (GET /api/endpoints/<id>/requests?waitMs=…):
 const DEFAULT_TIMEOUT_MS = 60_000;
 /** The longest `--timeout`: a day (timers take at most about 24.8 days anyway). */
 const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
-/** The longest one poll may wait on the server (its MAX_WAIT_MS). */
-const MAX_POLL_WAIT_MS = 60_000;
 /** How long past its waitMs a poll may take to answer before we call it lost and ask again. */
 const POLL_SLACK_MS = 30_000;
 
@@ -160,16 +159,6 @@ function asText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** One answer of `GET /api/endpoints/<id>/requests` (docs/protocol.md). */
-interface PollAnswer {
-  lastSeq: number;
-  clearedSeq: number;
-  gap: boolean;
-  more: boolean;
-  expiresAt: string | null;
-  requests: CapturedRequest[];
-}
-
 type PollOutcome =
   | { kind: 'answer'; answer: PollAnswer }
   /** 404 ENDPOINT_NOT_FOUND: expired, never was, or the key is wrong (the server cannot tell us which). */
@@ -180,44 +169,21 @@ type PollOutcome =
 
 /** One poll. The key goes in the Authorization header only: never in the URL. */
 async function poll(link: ShareLink, afterSeq: number, waitMs: number, stop: AbortSignal, accessToken: string | undefined): Promise<PollOutcome> {
-  const url = `${link.origin}/api/endpoints/${encodeURIComponent(link.endpointId)}/requests?afterSeq=${afterSeq}&waitMs=${waitMs}`;
   const limit = waitMs + POLL_SLACK_MS;
-  let response: Response;
-  let text: string;
   const timeout = deadline(limit, stop);
-  try {
-    response = await fetch(url, {
-      headers: { authorization: `Bearer ${link.key}`, accept: 'application/json', ...tokenHeaders(accessToken) },
-      signal: timeout.signal,
-    });
-    text = await response.text();
-  } catch (error) {
+  const answer = await pollRequests({ origin: link.origin, accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, afterSeq, waitMs).finally(timeout.clear);
+  if (answer.ok) return { kind: 'answer', answer: answer.value };
+  if (answer.status === 0) {
     if (stop.aborted) return { kind: 'fatal', message: 'stopped' };
-    const reason = timeout.signal.aborted ? `no answer within ${formatSeconds(limit)}` : describeError((error as { cause?: unknown }).cause ?? error);
+    const reason = timeout.signal.aborted ? `no answer within ${formatSeconds(limit)}` : describeError(answer.cause);
     return { kind: 'retry', message: reason, unreachable: true };
-  } finally {
-    timeout.clear();
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(text) as unknown;
-  } catch {
-    body = undefined;
-  }
-  if (response.status === 200) {
-    const answer = body as Partial<PollAnswer> | undefined;
-    if (typeof answer?.lastSeq !== 'number' || !Array.isArray(answer.requests)) {
-      return { kind: 'fatal', message: `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?` };
-    }
-    return { kind: 'answer', answer: answer as PollAnswer };
-  }
-  const error = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  const code = typeof error?.code === 'string' ? error.code : undefined;
-  const detail = `${response.status}${code ? ` ${code}` : ''}${typeof error?.message === 'string' ? `: ${error.message}` : ''}`;
-  if (response.status === 404 && code === 'ENDPOINT_NOT_FOUND') return { kind: 'gone' };
-  if (response.status === 429 || response.status >= 500) {
-    const retryAfter = Number(response.headers.get('retry-after'));
-    return { kind: 'retry', message: `the server answered ${detail}`, unreachable: false, ...(retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}) };
+  if (answer.status === 200) return { kind: 'fatal', message: `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?` };
+  const code = answer.error?.code;
+  const detail = `${answer.status}${code ? ` ${code}` : ''}${answer.error ? `: ${answer.error.message}` : ''}`;
+  if (answer.status === 404 && code === 'ENDPOINT_NOT_FOUND') return { kind: 'gone' };
+  if (answer.status === 429 || answer.status >= 500) {
+    return { kind: 'retry', message: `the server answered ${detail}`, unreachable: false, ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterMs: answer.retryAfterSeconds * 1000 }) };
   }
   return { kind: 'fatal', message: `the server answered ${detail}` };
 }
@@ -254,7 +220,7 @@ export async function runWait(args: string[], context: CommandContext): Promise<
   for (;;) {
     // The first call only learns where "new" starts: whatever is stored already is not new.
     const baseline = afterSeq === undefined;
-    const waitMs = baseline ? 0 : Math.min(MAX_POLL_WAIT_MS, Math.max(0, Math.ceil(remaining())));
+    const waitMs = baseline ? 0 : Math.min(MAX_WAIT_MS, Math.max(0, Math.ceil(remaining())));
     const outcome = await poll(link, afterSeq ?? 0, waitMs, stop, context.accessToken);
     if (stop.aborted) {
       context.err('stopped before a matching request arrived');

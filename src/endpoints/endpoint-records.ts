@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { customAlphabet, nanoid } from 'nanoid';
 import type { Config } from '../config.js';
 import { RECEIVER_PREFIXES, type EndpointInfo } from '../shared/protocol.js';
-import { DEFAULT_RESPONSE } from '../shared/response-config.js';
+import { DEFAULT_RESPONSE } from '../shared/schemas/response-config.js';
 import type { EndpointKind, EndpointRecord, Store } from '../store/store.js';
 
 /** 21 URL-safe characters: 126 random bits (at least 120, so an id cannot be guessed). */

@@ -1,12 +1,13 @@
 import type { FastifyError } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { hasGap } from '../log/rulebook.js';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import type { ForwardedMessage, LocalAnswerMessage, ReplayOrderMessage, ReplayResultMessage, ReplayStartedMessage } from '../shared/protocol.js';
-import { parseResponseConfig, type ResponseConfig } from '../shared/response-config.js';
+import { createEndpointSchema, extendEndpointSchema, ttlMsSchema } from '../shared/schemas/endpoints-api.js';
+import { parseResponseConfig, type ResponseConfig } from '../shared/schemas/response-config.js';
 import { forwardedMessage } from '../shared/server-messages.js';
 import { MAX_FORWARDED_BYTES, redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
@@ -112,7 +113,7 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
   const redactAlso = new Set(config.endpoints.redactHeaders);
   // Built once: their limits come from the configuration, which does not change.
   const createSchema = createSchemaFor(config.endpoints);
-  const extendSchema = z.strictObject({ ttlMs: ttlMsFor(config.endpoints) });
+  const extendSchema = extendEndpointSchema.extend({ ttlMs: ttlMsFor(config.endpoints) });
   const forwardedKept = createPerSecond(FORWARDED_KEPT_PER_SECOND);
 
   return {
@@ -291,29 +292,11 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set([
   'zendesk', 'jira', 'atlassian', 'linear', 'notion', 'vercel', 'netlify', 'cloudflare', 'heroku', 'docker',
 ]);
 
-/** A kept endpoint's chosen name: 3-64 of a-z, 0-9 and -, starting with a letter (its id, so its URL). */
-export const ENDPOINT_NAME = /^[a-z][a-z0-9-]{2,63}$/;
+/** The creator's choices, with the longest lifetime this server allows. */
+const createSchemaFor = (config: Config['endpoints']) => createEndpointSchema.extend({ ttlMs: ttlMsFor(config).optional() });
 
-const ttlMsFor = (config: Config['endpoints']) =>
-  z
-    .number({ error: 'ttlMs must be a number of milliseconds' })
-    .int('ttlMs must be a whole number of milliseconds')
-    .min(60_000, 'ttlMs must be at least 60000 (a minute)')
-    .max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
-
-const createSchemaFor = (config: Config['endpoints']) =>
-  z.strictObject({
-    kind: z.enum(['live', 'kept'], { error: 'kind must be "live" or "kept"' }).default('live'),
-    ttlMs: ttlMsFor(config).optional(),
-    // Taken in any case (`Stripe-Dev` is `stripe-dev`): a URL's path is case-sensitive, so the id is kept in one.
-    name: z
-      .string({ error: 'name must be a string' })
-      .trim()
-      .toLowerCase()
-      .regex(ENDPOINT_NAME, 'the name must be 3 to 64 letters, digits and dashes, starting with a letter, such as stripe-dev')
-      .optional(),
-    redact: z.boolean({ error: 'redact must be true or false' }).optional(),
-  });
+/** A lifetime from now, at most KEPT_MAX_TTL_MS: the shared schema's bounds, and this server's setting. */
+const ttlMsFor = (config: Config['endpoints']) => ttlMsSchema.max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
 
 function problemsOf(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');

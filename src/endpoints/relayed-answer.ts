@@ -4,7 +4,7 @@
  * drops the headers that may not be relayed (`toRelayed`), then publishes it on the bus; the
  * sender's instance reads it back (`relayedFrom`) and writes it.
  */
-import { isDeniedHeader } from '../shared/response-config.js';
+import { isDeniedHeader } from '../shared/schemas/response-config.js';
 import { MAX_LOCAL_ANSWER_BODY_BYTES, type LocalAnswerMessage } from '../shared/protocol.js';
 
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Access } from '../access/access.js';
 import { z } from 'zod';
 import { MAX_AFTER_SEQ } from '../shared/protocol.js';
+import { MAX_WAIT_MS } from '../shared/schemas/endpoints-api.js';
 import { readBody, type ReadingBudget } from '../capture/read-body.js';
 import type { Config } from '../config.js';
 import { toEndpointInfo, type EndpointInfoSettings } from '../endpoints/endpoint-records.js';
@@ -50,11 +51,7 @@ function decimalParam(maxDigits: number, max: number) {
     .pipe(z.number().max(max));
 }
 
-/** The longest a poll may wait for a request (`waitMs`). */
-export const MAX_WAIT_MS = 60_000;
 const waitMsSchema = decimalParam(6, MAX_WAIT_MS);
-
-/** Aborts when the client's connection closes before its answer is sent (the answer's own 'close', not the socket's, which outlives it when kept alive). */
 
 const afterSeqSchema = decimalParam(16, MAX_AFTER_SEQ);
 const seqSchema = decimalParam(16, MAX_AFTER_SEQ).pipe(z.number().min(1));

@@ -1,26 +1,32 @@
 import { createRequire } from 'node:module';
-import type { z } from 'zod';
-import { ENDPOINT_NAME } from '../endpoints/endpoint-service.js';
+import { z } from 'zod';
 import { errors, type ErrorCode } from '../errors.js';
-import type { CapturedRequest, MultipartPart } from '../shared/captured-request.js';
-import { MAX_RULE_CONDITIONS, MAX_RULE_NAME_CHARS, MAX_RULES, type AnswerRule, type RuleAnswer, type RuleWhen } from '../shared/answer-rules.js';
-import { LIVE_PATH, MAX_AFTER_SEQ, RECEIVER_PREFIXES, SUBPROTOCOL, type CreateMessage, type EndpointInfo, type ForwardedMessage } from '../shared/protocol.js';
-import type { responseConfigSchema, ResponseConfig } from '../shared/response-config.js';
+import { LIVE_PATH, MAX_AFTER_SEQ, RECEIVER_PREFIXES, SUBPROTOCOL } from '../shared/protocol.js';
+import { capturedRequestSchema, multipartPartSchema, paramMapSchema } from '../shared/schemas/captured-request.js';
+import { endpointInfoSchema } from '../shared/schemas/endpoint-info.js';
 import {
-  DEFAULT_RESPONSE,
-  DENIED_RESPONSE_HEADERS,
-  MAX_RESPONSE_BODY_BYTES,
-  MAX_RESPONSE_BODY_ESCAPED_BYTES,
-  MAX_RESPONSE_DELAY_MS,
-  MAX_RESPONSE_HEADERS,
-  RESPONSE_CONTENT_TYPES,
-} from '../shared/response-limits.js';
+  accessSchema,
+  clearedSchema,
+  createEndpointSchema,
+  errorBodyOf,
+  extendedSchema,
+  extendEndpointSchema,
+  healthSchema,
+  MAX_WAIT_MS,
+  ownEndpointsSchema,
+  pollAnswerSchema,
+  readinessSchema,
+  responseSetSchema,
+} from '../shared/schemas/endpoints-api.js';
+import { forwardedMessageSchema } from '../shared/schemas/live-messages.js';
+import { answerRuleSchema, responseConfigSchema, responseHeaderSchema } from '../shared/schemas/response-config.js';
 import type { EndpointKind } from '../store/store.js';
 import { RESPONSE_SOURCE_HEADER } from '../answers/receiver-headers.js';
-import { MAX_WAIT_MS } from './endpoints-route.js';
 
 /**
- * The OpenAPI 3.1 description of the HTTP API, served at OPENAPI_PATH (openapi-route.ts).
+ * The OpenAPI 3.1 description of the HTTP API, served at OPENAPI_PATH (openapi-route.ts). Its
+ * paths and operations are written here; its schemas are generated from the zod schemas of
+ * src/shared/schemas, which also give the types and validate what the server takes.
  * test/integration/openapi.test.ts keeps it in step with the registered routes and checks a
  * real answer against it. `servers` is left out: the base URL is PUBLIC_URL or the request's
  * own, so clients resolve paths against wherever they fetched this document.
@@ -30,37 +36,9 @@ export const OPENAPI_PATH = '/api/openapi.json';
 /** Read once at start: `../../package.json` is the package root from src/http and dist/http alike. */
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
-// ---- the subset of OpenAPI 3.1 / JSON Schema 2020-12 this document uses ----
+// ---- the subset of OpenAPI 3.1 this document uses ----
 
-type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array' | 'null';
-
-export interface JsonSchema {
-  $ref?: string;
-  title?: string;
-  description?: string;
-  type?: JsonType | JsonType[];
-  enum?: ReadonlyArray<string | number | boolean | null>;
-  const?: string | number | boolean | null;
-  default?: unknown;
-  deprecated?: boolean;
-  format?: 'date-time' | 'uri';
-  pattern?: string;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  maxProperties?: number;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: JsonSchema | boolean;
-  items?: JsonSchema | false;
-  prefixItems?: JsonSchema[];
-  minItems?: number;
-  maxItems?: number;
-  anyOf?: JsonSchema[];
-  allOf?: JsonSchema[];
-}
+export type JsonSchema = z.core.JSONSchema.JSONSchema;
 
 interface MediaType {
   schema: JsonSchema;
@@ -123,73 +101,9 @@ export interface OpenApiDocument {
 
 type Tag = 'endpoints' | 'receivers' | 'live' | 'operations';
 
-type SchemaName =
-  | 'ErrorCode'
-  | 'Error'
-  | 'ResponseConfig'
-  | 'ResponseConfigInput'
-  | 'ResponseHeader'
-  | 'AnswerRule'
-  | 'EndpointInfo'
-  | 'CreateEndpoint'
-  | 'ExtendEndpoint'
-  | 'Extended'
-  | 'ResponseSet'
-  | 'Cleared'
-  | 'ParamMap'
-  | 'MultipartPart'
-  | 'CapturedRequest'
-  | 'ForwardedMessage'
-  | 'PollAnswer'
-  | 'Health'
-  | 'Readiness';
-
-/** The answer of `GET /api/endpoints/{id}/requests` (built as bytes by endpoints-route.ts). */
-export interface PollAnswer {
-  lastSeq: number;
-  clearedSeq: number;
-  gap: boolean;
-  more: boolean;
-  expiresAt: string | null;
-  forwarded: ForwardedMessage[];
-  requests: CapturedRequest[];
-}
-
 // ---- helpers ----
 
 const ref = (name: SchemaName): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
-
-type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
-
-/**
- * A closed object schema for the TypeScript type T: every property of T described (no more, no
- * less), and every property required but the `optional` ones, which T must allow to be absent.
- */
-function objectOf<T>(description: string, properties: { [K in keyof T]-?: JsonSchema }, optional: ReadonlyArray<OptionalKeys<T>> = []): JsonSchema {
-  const skipped = new Set<PropertyKey>(optional);
-  return {
-    type: 'object',
-    description,
-    properties: properties as Record<string, JsonSchema>,
-    required: Object.keys(properties).filter((key) => !skipped.has(key)),
-    additionalProperties: false,
-  };
-}
-
-const integer = (description: string, minimum = 0, maximum?: number): JsonSchema => ({
-  type: 'integer',
-  description,
-  minimum,
-  ...(maximum === undefined ? {} : { maximum }),
-});
-const string = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', description, ...extra });
-const boolean = (description: string): JsonSchema => ({ type: 'boolean', description });
-const dateTime = (description: string): JsonSchema => string(description, { format: 'date-time' });
-const pairs = (description: string, name: JsonSchema, value: JsonSchema): JsonSchema => ({
-  type: 'array',
-  description,
-  items: { type: 'array', prefixItems: [name, value], items: false, minItems: 2, maxItems: 2 },
-});
 
 const json = (description: string, schema: JsonSchema, headers?: Record<string, Header>): Response => ({
   description,
@@ -202,7 +116,7 @@ const RETRY_AFTER: Record<string, Header> = { 'Retry-After': { description: 'Sec
 /** An error answer (docs/errors.md) that may carry only the given codes. */
 function errorAnswer(description: string, codes: readonly ErrorCode[], headers?: Record<string, Header>): Response {
   const schema: JsonSchema = {
-    allOf: [ref('Error'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } }],
+    allOf: [ref('Error'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: [...codes] } } } } }],
   };
   return json(`${description} (${codes.join(', ')}).`, schema, headers);
 }
@@ -230,233 +144,66 @@ const readsBody = (description: string, schema: JsonSchema, required: boolean): 
 
 // ---- schemas ----
 
-/** The shortest `ttlMs`, as endpoint-service.ts checks it (the longest is KEPT_MAX_TTL_MS, a setting). */
-const MIN_TTL_MS = 60_000;
-const HEADER_NAME_PATTERN = "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$"; // as response-config.ts checks it
-const HEADER_VALUE_PATTERN = '^[\\t\\x20-\\x7e]{0,1024}$'; // as response-config.ts checks it
+const errorCode = z.enum(Object.keys(errors) as [ErrorCode, ...ErrorCode[]]).describe('A stable error code (docs/errors.md).');
 
-const responseConfigProperties = {
-  status: {
-    type: 'integer',
-    description: 'The status the receiver URL answers with: 200-299 or 400-599 (never 1xx or 3xx).',
-    anyOf: [
-      { minimum: 200, maximum: 299 },
-      { minimum: 400, maximum: 599 },
-    ],
-  },
-  body: string(
-    `The answer's body: at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8, and at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} once JSON-escaped (a control character counts 6). Never sent with 204.`,
-    { maxLength: MAX_RESPONSE_BODY_BYTES, default: '' },
-  ),
-  contentType: { type: 'string', description: "The answer's Content-Type.", enum: RESPONSE_CONTENT_TYPES, default: DEFAULT_RESPONSE.contentType },
-  headers: {
-    type: 'array',
-    description: 'Extra headers, sent as given: in order, with their case, a repeated name once per pair.',
-    items: ref('ResponseHeader'),
-    maxItems: MAX_RESPONSE_HEADERS,
-    default: [],
-  },
-  delayMs: { ...integer('How long the receiver waits before answering.', 0, MAX_RESPONSE_DELAY_MS), default: 0 },
-  rules: {
-    type: 'array',
-    description: 'Answer rules (docs/protocol.md "Answer rules"): the first that matches a request and is not passed over answers it; else the fields above do.',
-    items: ref('AnswerRule'),
-    maxItems: MAX_RULES,
-  },
-} satisfies Record<keyof ResponseConfig, JsonSchema>;
-
-const conditionMap = (description: string): JsonSchema => ({
-  type: 'object',
-  description: `${description} Values are compared as text; "*" only asks that it be present.`,
-  additionalProperties: { type: 'string', maxLength: 1024 },
-  maxProperties: MAX_RULE_CONDITIONS,
-});
-
-const paramMap: JsonSchema = {
-  type: 'object',
-  description: 'A query string or form body: a repeated name becomes a list, in the order received.',
-  additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+/** The document's named schemas, as answers carry them (fields with a default are always there). */
+const answerSchemas = {
+  ErrorCode: errorCode,
+  Error: errorBodyOf(errorCode),
+  ResponseConfig: responseConfigSchema,
+  ResponseHeader: responseHeaderSchema,
+  AnswerRule: answerRuleSchema,
+  EndpointInfo: endpointInfoSchema,
+  Extended: extendedSchema,
+  ResponseSet: responseSetSchema,
+  Cleared: clearedSchema,
+  ParamMap: paramMapSchema,
+  MultipartPart: multipartPartSchema,
+  CapturedRequest: capturedRequestSchema,
+  ForwardedMessage: forwardedMessageSchema,
+  PollAnswer: pollAnswerSchema,
+  OwnEndpoints: ownEndpointsSchema,
+  Access: accessSchema,
+  Health: healthSchema,
+  Readiness: readinessSchema,
 };
+
+/** The request bodies, as a client may send them: a field with a default may be left out. */
+const requestBodySchemas = {
+  CreateEndpoint: createEndpointSchema,
+  ExtendEndpoint: extendEndpointSchema,
+  ResponseConfigInput: responseConfigSchema.describe('A response configuration to set: every field but `status` may be left out for its default.'),
+};
+
+type SchemaName = keyof typeof answerSchemas | keyof typeof requestBodySchemas;
+
+/**
+ * JSON Schemas of `named` (the input or output side of each), referring to each other and to
+ * `referable` by `#/components/schemas/<name>`.
+ */
+function toJsonSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output', referable: Record<string, z.ZodType> = {}): Record<string, JsonSchema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries({ ...referable, ...named })) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}`, override: dropSafeIntegerBounds });
+  return Object.fromEntries(
+    Object.keys(named).map((id) => {
+      const { $schema: _dialect, $id: _id, ...schema } = schemas[id] as JsonSchema;
+      return [id, schema];
+    }),
+  );
+}
+
+/** zod bounds every integer to the safe ones; said only where a schema sets a bound of its own. */
+function dropSafeIntegerBounds({ jsonSchema }: { jsonSchema: JsonSchema }): void {
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+}
 
 const schemas: Record<SchemaName, JsonSchema> = {
-  ErrorCode: { type: 'string', description: 'A stable error code (docs/errors.md).', enum: Object.keys(errors) as ErrorCode[] },
-  Error: {
-    type: 'object',
-    description: 'Every error Hookwatch itself answers (docs/errors.md).',
-    properties: {
-      error: {
-        type: 'object',
-        properties: { code: ref('ErrorCode'), message: string('What went wrong, for people.') },
-        required: ['code', 'message'],
-        additionalProperties: false,
-      },
-    },
-    required: ['error'],
-    additionalProperties: false,
-  },
-  ResponseHeader: {
-    type: 'array',
-    description: `A [name, value] pair. Names are HTTP tokens; denied (case-insensitive, * a prefix): ${DENIED_RESPONSE_HEADERS.join(', ')}.`,
-    prefixItems: [
-      { type: 'string', pattern: HEADER_NAME_PATTERN },
-      { type: 'string', pattern: HEADER_VALUE_PATTERN },
-    ],
-    items: false,
-    minItems: 2,
-    maxItems: 2,
-  },
-  AnswerRule: objectOf<AnswerRule>(
-    'One answer rule. Placeholders in `answer.body` and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}.',
-    {
-      name: string('Shown on the page and recorded in `answer.name`.', { maxLength: MAX_RULE_NAME_CHARS }),
-      when: objectOf<RuleWhen>(
-        'All given must hold.',
-        {
-          method: string('Case-insensitive.'),
-          path: string('A glob on the sub-path: * within one segment, ** across segments, / alone the bare URL.'),
-          query: conditionMap('Query parameters by name.'),
-          headers: conditionMap('Headers by name, case-insensitive.'),
-          json: conditionMap('Dotted paths into the JSON body (items.0.id).'),
-        },
-        ['method', 'path', 'query', 'headers', 'json'],
-      ),
-      times: integer('Answers only its first N matches (counted across instances; reset when the configuration is set), then is passed over.', 1),
-      chance: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'A match is answered by this rule with this probability, else passed over.' },
-      answer: objectOf<RuleAnswer>(
-        'The answer: the default answer\'s fields, each optional (status 200).',
-        {
-          status: responseConfigProperties.status,
-          body: responseConfigProperties.body,
-          contentType: responseConfigProperties.contentType,
-          headers: responseConfigProperties.headers,
-          delayMs: responseConfigProperties.delayMs,
-        },
-        ['status', 'body', 'contentType', 'headers', 'delayMs'],
-      ),
-    },
-    ['name', 'when', 'times', 'chance'],
-  ),
-  ResponseConfig: objectOf<ResponseConfig>('What a receiver URL answers senders with.', responseConfigProperties, ['rules']),
-  ResponseConfigInput: objectOf<z.input<typeof responseConfigSchema>>(
-    'A response configuration to set: every field but `status` may be left out for its default.',
-    responseConfigProperties,
-    ['body', 'contentType', 'headers', 'delayMs', 'rules'],
-  ),
-  EndpointInfo: objectOf<EndpointInfo>(
-    'An endpoint as its owner sees it (also `welcome.endpoint` on the live socket).',
-    {
-      id: string('The endpoint id.'),
-      url: string('The receiver URL senders use.', { format: 'uri' }),
-      key: string('The secret watch key: the bearer token of every other call. Shown only to its creator.'),
-      kind: { type: 'string', enum: ['live', 'kept'], description: '`live`: lives while watched, plus `graceSeconds`. `kept`: lives until `expiresAt`.' },
-      createdAt: dateTime('When it was created.'),
-      expiresAt: dateTime('Kept endpoints: when it expires.'),
-      response: ref('ResponseConfig'),
-      graceSeconds: integer('Seconds a live endpoint outlives its last watcher.'),
-      maxRequests: integer('How many of the newest requests the endpoint keeps.'),
-      requestsKept: { ...integer('`maxRequests` under its old name, sent for one release.'), deprecated: true },
-      maxBodyBytes: integer("Bytes of each request's body the endpoint keeps (the rest is counted, and the request flagged truncated)."),
-      redact: boolean('Kept endpoints: whether secret header and query values are stored redacted.'),
-      responder: string('The `hookwatch forward --respond` answering its senders now, when one does.'),
-    },
-    ['expiresAt', 'requestsKept', 'redact', 'responder'],
-  ),
-  CreateEndpoint: objectOf<Omit<CreateMessage, 'type' | 'token'>>(
-    'The creator\'s choices. `ttlMs`, `name` and `redact` apply to kept endpoints only. An empty body makes a live endpoint.',
-    {
-      kind: { type: 'string', enum: ['live', 'kept'], default: 'live', description: '`live` lives while watched; `kept` for `ttlMs`.' },
-      ttlMs: integer(`How long a kept endpoint lives, from ${MIN_TTL_MS} to KEPT_MAX_TTL_MS (default KEPT_TTL_MS).`, MIN_TTL_MS),
-      name: string('A kept endpoint\'s id of its choice, while no living endpoint has it (NAME_TAKEN); refused when NAMED_ENDPOINTS=false.', {
-        pattern: ENDPOINT_NAME.source,
-      }),
-      redact: boolean('`false`: secrets are stored as received (refused when ALLOW_UNREDACTED=false). Default true.'),
-    },
-    ['kind', 'ttlMs', 'name', 'redact'],
-  ),
-  ExtendEndpoint: objectOf<{ ttlMs: number }>('A new lifetime for a kept endpoint, from now.', {
-    ttlMs: integer(`From ${MIN_TTL_MS} to KEPT_MAX_TTL_MS.`, MIN_TTL_MS),
-  }),
-  Extended: objectOf<{ expiresAt: string }>('The kept endpoint\'s new end of life.', { expiresAt: dateTime('When it now expires.') }),
-  ResponseSet: objectOf<{ response: ResponseConfig }>('The configuration now in force.', { response: ref('ResponseConfig') }),
-  Cleared: objectOf<{ clearedSeq: number }>('The log was cleared up to this seq.', {
-    clearedSeq: integer('Drop any request held with `seq <= clearedSeq`.'),
-  }),
-  ParamMap: paramMap,
-  MultipartPart: objectOf<MultipartPart>('One part of a `multipart/form-data` body.', {
-    name: string('The field name.'),
-    filename: { type: ['string', 'null'], description: 'A file part\'s file name, else null.' },
-    contentType: { type: ['string', 'null'], description: "The part's Content-Type, or null." },
-    size: integer("Bytes of the part's content that were stored."),
-    offset: { type: ['integer', 'null'], minimum: 0, description: 'Where the content starts in the decoded stored body; null when it could not be located.' },
-    text: { type: ['string', 'null'], description: 'A field part\'s text (64 KiB for all fields together), else null.' },
-    truncated: boolean('The stored body (or a parser limit) cut this part short.'),
-  }),
-  CapturedRequest: objectOf<CapturedRequest>(
-    'One captured request, exactly as stored and sent to watchers (docs/protocol.md, `request`).',
-    {
-      seq: integer('Per-endpoint sequence number from 1, strictly increasing, never reused.', 1),
-      method: string('As received: every method Node parses except CONNECT.'),
-      url: string('The raw request target: path and query exactly as sent (kept endpoints: secrets written %5Bredacted%5D).'),
-      subPath: string('The path after the receiver URL, "" when none.'),
-      query: ref('ParamMap'),
-      headers: pairs('[name, value] pairs in arrival order, original case, duplicates kept (each byte one Latin-1 character).', { type: 'string' }, { type: 'string' }),
-      contentType: { type: ['string', 'null'], description: 'The first Content-Type header, or null.' },
-      body: string('The stored bytes: UTF-8 text when `bodyEncoding` is `utf8`, else base64.'),
-      bodyEncoding: { type: 'string', enum: ['utf8', 'base64'], description: 'How `body` holds the bytes.' },
-      isJson: boolean('The complete body parses as JSON, whatever the content type.'),
-      form: { anyOf: [ref('ParamMap'), { type: 'null' }], description: 'Fields of an `application/x-www-form-urlencoded` body of at most 64 KiB, else null.' },
-      parts: { anyOf: [{ type: 'array', items: ref('MultipartPart') }, { type: 'null' }], description: 'The parts of a `multipart/form-data` body, else null.' },
-      omitted: { type: 'array', items: { type: 'string', enum: ['form', 'parts', 'query'] }, description: 'Derived views left out to keep the record bounded.' },
-      size: integer('Bytes the sender sent (past the read limit: bytes read before stopping).'),
-      storedSize: integer('Bytes held in `body` once decoded.'),
-      truncated: boolean('`size > storedSize`.'),
-      remoteAddress: string('The sender address (from X-Forwarded-For only when TRUST_PROXY trusts the proxy).'),
-      receivedAt: dateTime('Capture time, UTC with milliseconds.'),
-      answer: objectOf<CapturedRequest['answer']>(
-        'What the sender got, and who chose it.',
-        {
-          status: integer('The status sent: the default answer\'s, a rule\'s, the local app\'s, or 413 past the read limit.', 100, 599),
-          delayMs: integer('The delay before the answer (for the local app\'s: how long the sender waited for it).'),
-          by: { type: 'string', enum: ['default', 'rule', 'forwarder', 'error'], description: 'The default answer, a rule, the local app through `hookwatch forward --respond`, or Hookwatch\'s own 413.' },
-          rule: integer('`by: rule`: the rule\'s index.'),
-          name: string('`by: rule`: the rule\'s name, when it has one.'),
-          droppedHeaders: { type: 'array', items: { type: 'string' }, description: '`by: forwarder`: the local app\'s headers not passed on (hop-by-hop or denied).' },
-        },
-        ['rule', 'name', 'droppedHeaders'],
-      ),
-      redacted: { type: 'array', items: { type: 'string' }, description: 'Kept endpoints: the headers whose values were replaced by `[redacted]` before storage.' },
-      redactedQuery: { type: 'array', items: { type: 'string' }, description: 'Kept endpoints: the query parameters whose values were replaced by `[redacted]` before storage.' },
-    },
-    ['redacted', 'redactedQuery'],
-  ),
-  ForwardedMessage: objectOf<ForwardedMessage>(
-    'What a forwarder (`hookwatch forward`) got from its target for one request, as the socket\'s `forwarded` message (redacted as the endpoint\'s requests are).',
-    {
-      type: { const: 'forwarded' },
-      seq: integer('The captured request it answers.', 1),
-      target: string('Where it went, as the forwarder names it.'),
-      status: integer("The target's status; absent when the forward failed.", 100, 599),
-      error: string('Why the forward failed.'),
-      durationMs: { type: 'number', minimum: 0, description: 'How long it took.' },
-      headers: pairs("The answer's headers, in order.", { type: 'string' }, { type: 'string' }),
-      body: string("The start of the answer's body: UTF-8 text, or base64."),
-      bodyEncoding: { type: 'string', enum: ['utf8', 'base64'], description: 'How `body` holds the bytes.' },
-      bodyTruncated: boolean('The body was cut.'),
-    },
-    ['status', 'error'],
-  ),
-  PollAnswer: objectOf<PollAnswer>('One page of the stored requests after `afterSeq`.', {
-    lastSeq: integer('The highest seq the endpoint has given (0 when none).'),
-    clearedSeq: integer('The log was cleared up to this seq.'),
-    gap: boolean('Requests after `afterSeq` were already dropped (the per-endpoint count or a byte budget).'),
-    more: boolean('More requests are stored than this page holds: ask again at once with `afterSeq` = the last seq received.'),
-    expiresAt: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }], description: 'Kept endpoints: when it expires; null for live ones.' },
-    forwarded: { type: 'array', items: ref('ForwardedMessage'), description: 'The latest forward result of each request in this page, if any.' },
-    requests: { type: 'array', items: ref('CapturedRequest'), description: 'Oldest first, about 4 MiB of records at most (at least one).' },
-  }),
-  Health: objectOf<{ status: 'ok' }>('The process answers.', { status: { const: 'ok' } }),
-  Readiness: objectOf<{ status: 'ready' | 'unavailable' }>('Whether the store can be reached.', { status: { type: 'string', enum: ['ready', 'unavailable'] } }),
-};
+  ...toJsonSchemas(answerSchemas, 'output'),
+  // Their rules and headers refer to the answers' schemas, the same on both sides.
+  ...toJsonSchemas(requestBodySchemas, 'input', { ResponseHeader: responseHeaderSchema, AnswerRule: answerRuleSchema }),
+} as Record<SchemaName, JsonSchema>;
 
 // ---- paths ----
 
@@ -470,11 +217,7 @@ const endpointsPaths: Record<string, PathItem> = {
       tags: ['endpoints'],
       security: NO_AUTH,
       responses: {
-        '200': json('The caller and their endpoints (Cache-Control: no-store).', {
-          type: 'object',
-          properties: { user: { type: 'string' }, endpoints: { type: 'array', items: { type: 'object' } } },
-          required: ['user', 'endpoints'],
-        }),
+        '200': json('The caller and their endpoints (Cache-Control: no-store).', ref('OwnEndpoints')),
         '400': errorAnswer('This instance has no users (ACCESS_MODE=open)', ['INVALID_REQUEST']),
         '401': errorAnswer('Not signed in: no valid access token, or no user from the sign-in proxy', ['UNAUTHORIZED']),
         '503': storeDown(),
@@ -708,11 +451,7 @@ const otherPaths: Record<string, PathItem> = {
       tags: ['operations'],
       security: NO_AUTH,
       responses: {
-        '200': json('The mode and the caller (Cache-Control: no-store).', {
-          type: 'object',
-          properties: { mode: { type: 'string', enum: ['open', 'token', 'proxy'] }, user: { type: ['string', 'null'] } },
-          required: ['mode', 'user'],
-        }),
+        '200': json('The mode and the caller (Cache-Control: no-store).', ref('Access')),
       },
     },
   },

@@ -1,5 +1,5 @@
 import type { EndpointService } from '../endpoints/endpoint-service.js';
-import type { CapturedRequest } from '../shared/captured-request.js';
+import type { CapturedRequest } from '../shared/schemas/captured-request.js';
 import type { ReplayMessage, ReplayResultMessage, ReplayStartedMessage } from '../shared/protocol.js';
 import type { Watcher } from './watcher.js';
 

@@ -11,7 +11,7 @@
  * trimmed, evicted or cleared leaves its seq behind for good; clearing sets the endpoint's
  * `clearedSeq` to its `lastSeq`, and a delete moves neither counter.
  */
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { ResponseConfig } from '../shared/schemas/response-config.js';
 
 export { chooseAnswer } from '../shared/answer-rules.js';
 

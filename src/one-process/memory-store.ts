@@ -3,7 +3,7 @@ import { evictedMessage } from '../shared/protocol.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
 import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint } from '../log/rulebook.js';
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { ResponseConfig } from '../shared/schemas/response-config.js';
 import { MAX_LISTED_ENDPOINTS, redactsSecrets, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from '../store/store.js';
 
 interface Entry {

@@ -1,6 +1,6 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { ResponseConfig } from '../shared/schemas/response-config.js';
 import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
 import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';

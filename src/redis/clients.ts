@@ -96,19 +96,35 @@ export function onRedis(config: Config['redis'], limits: StoreLimits, log: pino.
  */
 export const IN_FLIGHT_AT_CUT = 'connection cut with the command in flight: its outcome is unknown';
 
+/** What ioredis fails a node's commands with when its connection ends for good (a Cluster then sends them again). */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
+type CommandQueue = { shift(): { command: { reject(error: Error): void } } | undefined } | null | undefined;
+
 /**
- * With its resend off, ioredis drops what was in flight at a cut without settling it, and its
- * auto-pipeline waits on those replies until the command timeout, with every later command
- * behind them. So each node's 'close' fails them at once (ioredis keeps them as
- * `prevCommandQueue` until the reconnect, where it would resend or forget them).
+ * Fails every command in flight at a cut at once, as of unknown outcome (IN_FLIGHT_AT_CUT), so
+ * nothing is sent again without its caller deciding:
+ * - a connection that reconnects (one Redis, Sentinel) keeps them as `prevCommandQueue` until it
+ *   is back, then resends or, with the resend off, drops them unsettled (its auto-pipeline would
+ *   wait on those until the command timeout): its 'close' fails them;
+ * - a Cluster's node connection does not reconnect: it fails them with "Connection is closed."
+ *   at once, which the Cluster takes as a reason to send them again elsewhere; they are failed
+ *   first, before that flush.
+ * Commands never written (the offline queue) keep ioredis's handling: sending them is safe.
  */
-function failInFlight<T extends Redis | Cluster>(client: T): T {
+export function failInFlight<T extends Redis | Cluster>(client: T): T {
+  const failAll = (queue: CommandQueue) => {
+    if (!queue) return;
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) item.command.reject(new Error(IN_FLIGHT_AT_CUT));
+  };
   const onNode = (node: Redis) => {
-    node.on('close', () => {
-      const inFlight = (node as unknown as { prevCommandQueue?: { shift(): { command: { reject(error: Error): void } } | undefined; length: number } | null }).prevCommandQueue;
-      if (!inFlight) return;
-      for (let item = inFlight.shift(); item !== undefined; item = inFlight.shift()) item.command.reject(new Error(IN_FLIGHT_AT_CUT));
-    });
+    const internals = node as unknown as { prevCommandQueue?: CommandQueue; commandQueue: CommandQueue; flushQueue(error: Error, options?: unknown): void };
+    node.on('close', () => failAll(internals.prevCommandQueue));
+    const flush = internals.flushQueue.bind(node);
+    internals.flushQueue = (error, options) => {
+      if (error.message === CONNECTION_CLOSED) failAll(internals.commandQueue);
+      flush(error, options);
+    };
   };
   if (client instanceof Cluster) client.on('+node', onNode);
   else onNode(client as Redis);

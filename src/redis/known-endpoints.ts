@@ -1,4 +1,4 @@
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { ResponseConfig } from '../shared/schemas/response-config.js';
 import type { EndpointKind } from '../store/store.js';
 
 /** Bytes of response configurations an instance remembers; a configuration can be 64 KiB. */

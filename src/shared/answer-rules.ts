@@ -1,7 +1,8 @@
 /**
  * Answer rules (docs/protocol.md "Answer rules"): which answer a captured
- * request gets. Pure and free of zod, so the page (its rule editor and "which rule would answer
- * this request?") runs the very matcher the receiver does; response-config.ts validates.
+ * request gets. Pure and free of zod at run time, so the page (its rule editor and "which rule
+ * would answer this request?") runs the very matcher the receiver does; schemas/response-config.ts
+ * validates.
  *
  * A request is answered by the first rule that matches it and is not passed over (its `chance`
  * draw failed, or its `times` are used up), else by the endpoint's default answer. Matching and
@@ -10,45 +11,17 @@
  * numbers the request (store.ts, `chooseAnswer`), so the counts hold across instances.
  */
 import { compileGlob } from './glob.js';
-import type { ParamMap } from './captured-request.js';
-import type { RESPONSE_CONTENT_TYPES } from './response-limits.js';
+import type { ParamMap } from './schemas/captured-request.js';
+import type { AnswerRule, RuleWhen } from './schemas/response-config.js';
+
+// The rules' types come from their schema, as type-only imports: the page imports this module,
+// and zod stays out of its bundle.
+export type { AnswerRule, RuleAnswer, RuleWhen } from './schemas/response-config.js';
 
 export const MAX_RULES = 20;
 export const MAX_RULE_NAME_CHARS = 100;
 /** Conditions per `query`, `headers` or `json` map. */
 export const MAX_RULE_CONDITIONS = 10;
-
-/** All given must hold. Map values are compared as strings; `"*"` only asks that the name be present. */
-export interface RuleWhen {
-  /** Case-insensitive. */
-  method?: string;
-  /** A glob on the sub-path (glob.ts). */
-  path?: string;
-  query?: Record<string, string>;
-  /** Names case-insensitive. */
-  headers?: Record<string, string>;
-  /** Dotted paths into the parsed JSON body (`items.0.id`). */
-  json?: Record<string, string>;
-}
-
-/** A rule's answer: the default answer's fields, each optional (status 200, no body, no headers, no delay). */
-export interface RuleAnswer {
-  status?: number;
-  body?: string;
-  contentType?: (typeof RESPONSE_CONTENT_TYPES)[number];
-  headers?: Array<[string, string]>;
-  delayMs?: number;
-}
-
-export interface AnswerRule {
-  name?: string;
-  when?: RuleWhen;
-  /** Answers only its first `times` matches (counted across instances), then is passed over. */
-  times?: number;
-  /** 0 < chance <= 1: a match is answered by this rule with that probability. */
-  chance?: number;
-  answer: RuleAnswer;
-}
 
 /** What a rule looks at in a request; read lazily, so a rule that never asks for the JSON body costs no parse. */
 export interface RuleInput {

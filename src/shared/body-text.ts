@@ -3,7 +3,7 @@
  * the CLI alike (no Buffer). The receiver stores valid UTF-8 as base64 too when JSON escaping
  * would cost more (captured-request.ts), so a base64 body is decoded and checked.
  */
-import type { CapturedRequest } from './captured-request.js';
+import type { CapturedRequest } from './schemas/captured-request.js';
 
 export function bodyBytesOf(request: Pick<CapturedRequest, 'body' | 'bodyEncoding'>): Uint8Array {
   if (request.bodyEncoding === 'utf8') return new TextEncoder().encode(request.body);

@@ -5,7 +5,7 @@
  * schedule where one is published. Pure: the page groups its log, `hookwatch tail` numbers attempts.
  */
 import { bodyTextOf } from './body-text.js';
-import type { CapturedRequest } from './captured-request.js';
+import type { CapturedRequest } from './schemas/captured-request.js';
 
 export type Provider = 'github' | 'standard-webhooks' | 'svix' | 'stripe' | 'shopify' | 'slack' | 'twilio';
 

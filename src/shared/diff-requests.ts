@@ -7,7 +7,7 @@
  * it runs in the page on bodies of up to a few MiB.
  */
 import { bodyBytesOf, bodyTextOf } from './body-text.js';
-import type { CapturedRequest, ParamMap } from './captured-request.js';
+import type { CapturedRequest, ParamMap } from './schemas/captured-request.js';
 import { toJsonText, tryParseJsonLossless, type JsonNode } from './lossless-json.js';
 
 export type LineKind = 'same' | 'added' | 'removed' | 'changed';

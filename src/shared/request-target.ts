@@ -1,4 +1,4 @@
-import type { ParamMap } from './captured-request.js';
+import type { ParamMap } from './schemas/captured-request.js';
 
 /**
  * The path after the endpoint's own (`/github/push` under `/api/webhook-tester/<id>`), "" when

@@ -1,8 +1,8 @@
 /**
  * Every message the server sends on a live socket, built in one place so each has its
- * protocol type (protocol.ts) and is serialised once.
+ * protocol type (schemas/live-messages.ts) and is serialised once.
  */
-import type { ResponseConfig } from './response-config.js';
+import type { ResponseConfig } from './schemas/response-config.js';
 import type {
   EndpointInfo,
   ErrorMessage,

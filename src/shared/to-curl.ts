@@ -1,4 +1,4 @@
-import type { CapturedRequest } from './captured-request.js';
+import type { CapturedRequest } from './schemas/captured-request.js';
 
 /**
  * Headers curl computes itself (or that belong to the old connection); copying them would make

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { AnswerChoice } from '../shared/answer-rules.js';
 import { REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
-import type { ResponseConfig } from '../shared/response-config.js';
+import type { ResponseConfig } from '../shared/schemas/response-config.js';
 
 // What a stored byte costs is a rule of the request log, written once there; the Redis store reads it here.
 export { responseConfigCost, STORED_REQUEST_OVERHEAD_BYTES, storedCost } from '../log/rulebook.js';

@@ -7,7 +7,7 @@ import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createRedisBus } from '../../src/redis/bus.js';
 import { evictAcrossEndpoints, hasGap, nextSeq, storedCost, STORED_REQUEST_OVERHEAD_BYTES, trimEndpoint, type HeldAnywhere } from '../../src/log/rulebook.js';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
-import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
+import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { createRedisStore } from '../../src/redis/store.js';
 import { openDatabase } from '../../src/one-process/sqlite-database.js';

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it, it as vitestIt } from 'vites
 import type { Bus, BusMessage } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createRedisBus } from '../../src/redis/bus.js';
-import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/response-config.js';
+import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/schemas/response-config.js';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../src/redis/store.js';

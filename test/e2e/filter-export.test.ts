@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { Ajv, type AnySchemaObject } from 'ajv';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { send } from '../helpers/http.js';
 import { haveChromium } from './browser.js';
 import { checkAxe, downloadText, openPage, openRow, rows, VIEWS, viewContext, serverAndBrowser } from './page-helpers.js';

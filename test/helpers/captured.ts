@@ -1,4 +1,4 @@
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 
 /**
  * A captured request as the receiver records it: a POST of a small JSON body, answered 200.

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
 
 type Of<T extends ServerMessage['type']> = Extract<ServerMessage, { type: T }>;

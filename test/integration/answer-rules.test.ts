@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';

@@ -3,7 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';

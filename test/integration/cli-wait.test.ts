@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
 import { ensureCliBuilt, runCli, startCli, type CliRun } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';

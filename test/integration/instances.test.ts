@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { send } from '../helpers/http.js';
 import { startInstance, startRedisServer, type Instance } from '../helpers/instances.js';
 import { LiveClient } from '../helpers/live-client.js';

@@ -44,6 +44,7 @@ describe('kept endpoints the user shapes', () => {
       [{ kind: 'kept', ttlMs: 10 }, 400, 'ttlMs must be at least 60000'],
       [{ kind: 'live', ttlMs: HOUR }, 400, 'apply to kept endpoints only'],
       [{ kind: 'kept', redact: 'no' }, 400, 'redact must be true or false'],
+      [{ kind: 'forever' }, 400, 'kind must be "live" or "kept"'],
       [{ kind: 'kept', colour: 'blue' }, 400, 'colour'],
     ];
     for (const [body, status, words] of refusals) {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startInstance } from '../helpers/instances.js';

@@ -4,10 +4,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { RECEIVER_METHODS } from '../../src/http/methods.js';
 import { HTTP_METHODS, OPENAPI_PATH, openApiDocument, type JsonSchema, type OpenApiDocument, type PathItem } from '../../src/http/openapi.js';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
-import { parseResponseConfig } from '../../src/shared/response-config.js';
+import { answerRuleSchema, parseResponseConfig, responseHeaderSchema } from '../../src/shared/schemas/response-config.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -196,6 +197,12 @@ describe('the OpenAPI document', () => {
       { status: 200, headers: Array.from({ length: 11 }, (_, i) => [`X-${i}`, 'v']) },
     ];
     for (const sample of samples) expect([sample, validate(sample)]).toEqual([sample, parseResponseConfig(sample).ok]);
+  });
+
+  it('refers request bodies to the rules and headers of the answers, which are the same taken and given', () => {
+    // The document holds one AnswerRule and one ResponseHeader, generated from the answers' side.
+    for (const schema of [answerRuleSchema, responseHeaderSchema]) expect(z.toJSONSchema(schema, { io: 'input' })).toEqual(z.toJSONSchema(schema, { io: 'output' }));
+    expect(JSON.stringify(served.components.schemas.ResponseConfigInput)).toContain('"#/components/schemas/AnswerRule"');
   });
 
   it("matches the server's real answers: a created kept endpoint, a poll of its captures, an error", async () => {

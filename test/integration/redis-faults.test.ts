@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import * as scripts from '../../src/redis/scripts.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';

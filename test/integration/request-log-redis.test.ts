@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
-import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
+import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 import { createRedisStore } from '../../src/redis/store.js';
 import { recordOf, type Draft } from '../../src/store/store.js';
 import { send } from '../helpers/http.js';

@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { partitionPrefixes } from '../../src/redis/partitions.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';

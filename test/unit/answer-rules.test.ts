@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerChoices, chooseAnswer, matchingRules, ruleInputOf, type AnswerRule, type RuleInput } from '../../src/shared/answer-rules.js';
 import { cleanHeaderValue, escapeJsonContent, fillTemplate, parseTemplate, type Template } from '../../src/shared/answer-template.js';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
-import { parseResponseConfig } from '../../src/shared/response-config.js';
+import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 
 const input = (fields: Partial<{ method: string; subPath: string; query: Record<string, string | string[]>; headers: Array<[string, string]>; json: unknown }> = {}): RuleInput => ({
   method: fields.method ?? 'POST',

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { UsageError } from '../../src/cli/command.js';
 import { checkSignature, formatSignatureLine, parseVerifyOption, shownCheck, type SignatureCheck } from '../../src/cli/verify.js';
 import type { Provider } from '../../src/shared/signatures/index.js';

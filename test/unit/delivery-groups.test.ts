@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { createAttemptCounter, deliveryKeyOf, groupDeliveries, retriedSeqs } from '../../src/shared/delivery-groups.js';
 import { capturedRequest } from '../helpers/captured.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDuration, parseWaitFilters, requestMatches } from '../../src/cli/wait.js';
 import { UsageError } from '../../src/cli/command.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { compileGlob, globMatches, globProblem } from '../../src/shared/glob.js';
 
 describe('globMatches', () => {

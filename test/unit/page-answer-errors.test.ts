@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerErrors, formErrors } from '../../client/src/answer-errors.js';
-import { parseResponseConfig } from '../../src/shared/response-config.js';
+import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 
 /** What the server says about `input`, as INVALID_RESPONSE_CONFIG words it. */
 function refused(input: Record<string, unknown>): string {

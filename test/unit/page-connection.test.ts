@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LiveConnection, POLL_MS, type ConnectionState } from '../../client/src/connection.js';
 import { CloseCode, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
+import type { PollAnswer } from '../../src/shared/schemas/endpoints-api.js';
 import { capturedRequest } from '../helpers/captured.js';
 
 /** A browser WebSocket, driven by the test: open(), receive(), drop(). */
@@ -60,7 +61,7 @@ const endpoint: EndpointInfo = {
   maxBodyBytes: 1024,
 };
 const welcome = (overrides: Partial<WelcomeMessage> = {}): WelcomeMessage => ({ type: 'welcome', endpoint, created: true, backlog: 0, clearedSeq: 0, lastSeq: 0, gap: false, ...overrides });
-const pollAnswer = (seqs: number[], more: Partial<{ clearedSeq: number; gap: boolean }> = {}) => ({ lastSeq: Math.max(0, ...seqs, more.clearedSeq ?? 0), clearedSeq: 0, gap: false, expiresAt: null, requests: seqs.map((seq) => capturedRequest({ seq })), ...more });
+const pollAnswer = (seqs: number[], more: Partial<{ clearedSeq: number; gap: boolean }> = {}): PollAnswer => ({ lastSeq: Math.max(0, ...seqs, more.clearedSeq ?? 0), clearedSeq: 0, gap: false, more: false, expiresAt: null, forwarded: [], requests: seqs.map((seq) => capturedRequest({ seq })), ...more });
 
 let fetched: Array<{ method: string; path: string; authorization: string | undefined }>;
 /** What the HTTP API answers next, by method: a status and a body, or undefined for no answer at all. */
@@ -100,7 +101,7 @@ beforeEach(() => {
     fetched.push({ method: init.method, path, authorization: init.headers.authorization });
     const answer = answers[init.method];
     if (!answer) throw new TypeError('network down');
-    return { status: answer.status, json: async () => answer.body };
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status });
   });
 });
 

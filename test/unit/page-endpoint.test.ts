@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { credentialsFromLink, maxRequests, shareLink } from '../../client/src/endpoint.js';
 import { DEFAULT_MAX_REQUESTS, type EndpointInfo } from '../../src/shared/protocol.js';
-import * as server from '../../src/shared/response-config.js';
+import * as server from '../../src/shared/schemas/response-config.js';
 
 const endpoint: EndpointInfo = {
   id: 'abc_-1',

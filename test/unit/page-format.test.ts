@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toHar } from '../../client/src/export.js';
 import { ago, formatBytes, searchText, utc } from '../../client/src/format.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { capturedRequest } from '../helpers/captured.js';
 
 const request = capturedRequest({

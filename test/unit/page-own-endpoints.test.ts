@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ownListItem, type OwnEndpoint } from '../../client/src/own-endpoints.js';
-import { DEFAULT_RESPONSE } from '../../src/shared/response-config.js';
+import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const base: OwnEndpoint = {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerErrors, ruleFormErrors } from '../../client/src/answer-errors.js';
 import { fieldsFromRule } from '../../client/src/rule-fields.js';
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
-import { parseResponseConfig } from '../../src/shared/response-config.js';
+import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 
 /** What the server says about `rules`, as INVALID_RESPONSE_CONFIG words it. */
 function refused(rules: unknown[], answer: Record<string, unknown> = {}): string {

@@ -3,7 +3,7 @@ import { conditionLines, headerLines, parseConditionLines, parseHeaderLines } fr
 import { fieldsFromRule, normalRule, ruleFromFields, ruleSummary } from '../../client/src/rule-fields.js';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
-import { parseResponseConfig } from '../../src/shared/response-config.js';
+import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 
 /** The rules as the server keeps them: parsed by its schema. */
 function asServerKeeps(rules: AnswerRule[]): AnswerRule[] {

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { replayUrl, shellQuote, toCurl, truncationNote } from '../../src/shared/to-curl.js';
 import { capturedRequest } from '../helpers/captured.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
 import { escapingIsCheap, nestingDepth, toDraftJson, toRecordJson, toRequestDraft as capture, type RawCapture } from '../../src/capture/to-record-json.js';
 import { parseParams, subPathOf } from '../../src/shared/request-target.js';
-import type { CapturedRequest } from '../../src/shared/captured-request.js';
+import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { FORM_PARSE_MAX_BYTES, maxRecordBytes } from '../../src/capture/record-bounds.js';
 
 const formatTime = createUtcTimeFormatter();
