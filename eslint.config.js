@@ -1,6 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** An import (from src/shared or src/log, at any depth) of the server's own folders and files. */
+const SERVER_MODULES = '^(\\.\\./)+(capture|answers|request|store|bus|http|live|cli|endpoints|access|log|redis|one-process)(/|\\.js)|^(\\.\\./)+(app|main|config|errors|metrics)\\.js$';
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'client/dist/', 'bench/results/'] },
   js.configs.recommended,
@@ -23,14 +26,28 @@ export default tseslint.config(
   // What the page and the CLI share with the server runs in a browser too: no Node built-ins, and
   // nothing from the server's own folders.
   {
-    files: ['src/shared/**', 'client/src/**'],
+    files: ['src/shared/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { regex: '^node:', message: 'src/shared and the page run in browsers: no Node built-ins.' },
-            { regex: '^\\.\\./(\\.\\./src/)?(capture|store|bus|http|live|cli|endpoints|access|log|redis|one-process)(/|\\.js)', message: 'The page and src/shared import only src/shared.' },
+            { regex: '^node:', message: 'src/shared runs in browsers: no Node built-ins.' },
+            { regex: SERVER_MODULES, message: 'src/shared imports only src/shared.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['client/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^node:', message: 'The page runs in browsers: no Node built-ins.' },
+            { regex: '^(\\.\\./)+src/(?!shared/)', message: 'The page imports only src/shared of the server\'s code.' },
           ],
         },
       ],
@@ -56,7 +73,7 @@ export default tseslint.config(
         {
           patterns: [
             { regex: '^node:', message: 'src/log is pure: no Node built-ins.' },
-            { regex: '^\\.\\./(capture|store|bus|http|live|cli|endpoints|access|redis|one-process)(/|\\.js)', message: 'src/log imports only src/shared: backends follow it, not the other way round.' },
+            { regex: SERVER_MODULES, message: 'src/log imports only src/shared: backends follow it, not the other way round.' },
           ],
         },
       ],

@@ -4,18 +4,18 @@
 // header (endpoint-bar.ts) and the answer form (response-form.ts).
 import { createEndpoint, deleteEndpoint as deleteOnServer, deleteRequest as deleteRequestOnServer, extendEndpoint } from '../../src/shared/api-client.js';
 import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
-import { askAccess, pageApi } from './access.js';
-import { confirmClear, confirmNewUrl, copy, copyCurl } from './actions.js';
-import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './connection.js';
+import { askAccess, pageApi } from './transport/access.js';
+import { confirmClear, confirmNewUrl, copy, copyCurl } from './log/actions.js';
+import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './transport/connection.js';
 import { byId, confirmAction, toast } from './dom.js';
-import { EndpointBar } from './endpoint-bar.js';
-import { lastAlive, listedExpired, listedName, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from './endpoint-list.js';
-import { credentialsFromLink, shareLink } from './endpoint.js';
-import { Replays } from './replays.js';
-import { formatSpan } from './lifetime.js';
-import { detailInHistory, LogScreen } from './log-screen.js';
-import { describe as describeResponse, ResponseForm } from './response-form.js';
-import { rememberEndpoint } from './settings.js';
+import { EndpointBar } from './endpoint/endpoint-bar.js';
+import { lastAlive, listedExpired, listedName, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from './endpoint/endpoint-list.js';
+import { credentialsFromLink, shareLink } from './endpoint/endpoint.js';
+import { Replays } from './transport/replays.js';
+import { formatSpan } from './endpoint/lifetime.js';
+import { detailInHistory, LogScreen } from './log/log-screen.js';
+import { describe as describeResponse, ResponseForm } from './answer/response-form.js';
+import { rememberEndpoint } from './endpoint/settings.js';
 
 let endpoint: PageEndpoint | undefined;
 /** The endpoint the connection was started for, until its welcome arrives. */
@@ -227,7 +227,7 @@ function extended(expiresAt: string): void {
 
 /** "Your endpoints": this browser's list, to reopen, forget or delete one; with a server-side user, the user's own from the server too. */
 async function openList(): Promise<void> {
-  const [{ showEndpointList }, own] = await Promise.all([import('./endpoints-panel.js'), signedInUser === undefined ? undefined : import('./own-endpoints.js')]);
+  const [{ showEndpointList }, own] = await Promise.all([import('./endpoint/endpoints-panel.js'), signedInUser === undefined ? undefined : import('./endpoint/own-endpoints.js')]);
   let owned = own ? await own.fetchOwnEndpoints() : [];
   const items = () => {
     const kept = readList(storage).map((entry) => ({
@@ -347,7 +347,7 @@ async function start(): Promise<void> {
   if (access?.mode === 'token' && access.user === null) {
     let signIn;
     try {
-      ({ signIn } = await import('./sign-in.js'));
+      ({ signIn } = await import('./endpoint/sign-in.js'));
     } catch {
       // Without the form nothing can be made or joined here: say so rather than leave a blank page.
       return toast('The sign-in form could not be loaded: reload the page to try again.');

@@ -35,7 +35,7 @@ describe('{{json:<path>}}: a JSON value inserted as JSON', () => {
 
 describe('the page warns when a JSON answer will not parse', () => {
   it('catches an unquoted placeholder, and lets {{json:…}} and quoted ones through', async () => {
-    const { jsonBodyWarning } = await import('../../client/src/rule-fields.js');
+    const { jsonBodyWarning } = await import('../../client/src/answer/rule-fields.js');
     expect(jsonBodyWarning('{"nested":{{json.obj}}}', 'application/json')).toMatch(/^Not valid JSON once its placeholders are filled in: .*\{\{json:<path>\}\}/);
     expect(jsonBodyWarning('{"nested":{{json:obj}}}', 'application/json')).toBeUndefined();
     expect(jsonBodyWarning('{"nested":"{{json.obj}}","n":{{json:n}}}', 'application/json')).toBeUndefined();
@@ -49,7 +49,7 @@ describe('the page warns when a JSON answer will not parse', () => {
 
 describe('the default answer’s JSON is checked as written', () => {
   it('takes braces as text there', async () => {
-    const { jsonBodyWarning } = await import('../../client/src/rule-fields.js');
+    const { jsonBodyWarning } = await import('../../client/src/answer/rule-fields.js');
     expect(jsonBodyWarning('{"a":"{{json.x}}"}', 'application/json', false)).toBeUndefined();
     expect(jsonBodyWarning('{"a":{{json:x}}}', 'application/json', false)).toMatch(/^Not valid JSON: /);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerErrors, formErrors } from '../../client/src/answer-errors.js';
+import { answerErrors, formErrors } from '../../client/src/answer/answer-errors.js';
 import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 
 /** What the server says about `input`, as INVALID_RESPONSE_CONFIG words it. */

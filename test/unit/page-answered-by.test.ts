@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answeredBy, answerMark, wouldAnswer } from '../../client/src/answered-by.js';
-import { RequestLog } from '../../client/src/request-log.js';
+import { answeredBy, answerMark, wouldAnswer } from '../../client/src/detail/answered-by.js';
+import { RequestLog } from '../../client/src/log/request-log.js';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import { capturedRequest } from '../helpers/captured.js';

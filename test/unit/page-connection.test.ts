@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LiveConnection, POLL_MS, type ConnectionState } from '../../client/src/connection.js';
+import { LiveConnection, POLL_MS, type ConnectionState } from '../../client/src/transport/connection.js';
 import { CloseCode, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
 import type { PollAnswer } from '../../src/shared/schemas/endpoints-api.js';
 import { capturedRequest } from '../helpers/captured.js';

@@ -1,6 +1,6 @@
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { canDecode, decodeBody, MAX_DECODED_BYTES } from '../../client/src/decoded-body.js';
+import { canDecode, decodeBody, MAX_DECODED_BYTES } from '../../client/src/detail/decoded-body.js';
 
 const text = Buffer.from(JSON.stringify({ id: 1234567890123456789n.toString(), event: 'order.paid' }).repeat(50));
 

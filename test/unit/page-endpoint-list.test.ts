@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastAlive, LIST_MAX, listedExpired, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from '../../client/src/endpoint-list.js';
+import { lastAlive, LIST_MAX, listedExpired, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from '../../client/src/endpoint/endpoint-list.js';
 
 /** A Storage of the test's own. */
 function memory(initial?: string): ListStorage & { text(): string | undefined } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsFromLink, maxRequests, shareLink } from '../../client/src/endpoint.js';
+import { credentialsFromLink, maxRequests, shareLink } from '../../client/src/endpoint/endpoint.js';
 import { DEFAULT_MAX_REQUESTS, type EndpointInfo } from '../../src/shared/protocol.js';
 import * as server from '../../src/shared/schemas/response-config.js';
 

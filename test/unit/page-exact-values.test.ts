@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { formErrors, ruleFormErrors } from '../../client/src/answer-errors.js';
-import { parseExact, type ExactValue } from '../../client/src/exact-json.js';
-import { headerColonError, headerLinesWithoutColon } from '../../client/src/field-lines.js';
+import { formErrors, ruleFormErrors } from '../../client/src/answer/answer-errors.js';
+import { parseExact, type ExactValue } from '../../client/src/detail/exact-json.js';
+import { headerColonError, headerLinesWithoutColon } from '../../client/src/answer/field-lines.js';
 import { curlCopyNote, searchText } from '../../client/src/format.js';
-import { fieldsFromRule } from '../../client/src/rule-fields.js';
+import { fieldsFromRule } from '../../client/src/answer/rule-fields.js';
 import { capturedRequest } from '../helpers/captured.js';
 
 /** The parsed value back as plain data: numbers as `#<text>`, objects as arrays of members. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PageEndpoint } from '../../client/src/connection.js';
-import { expiryWarning, extendSpan } from '../../client/src/lifetime.js';
+import type { PageEndpoint } from '../../client/src/transport/connection.js';
+import { expiryWarning, extendSpan } from '../../client/src/endpoint/lifetime.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -45,7 +45,7 @@ describe('the page: a kept endpoint warns in its last hour', () => {
 
 describe('the page: before applying, which rule counts start again', () => {
   it('names each counted rule, or says nothing when none counts', async () => {
-    const { countsResetNote } = await import('../../client/src/rule-fields.js');
+    const { countsResetNote } = await import('../../client/src/answer/rule-fields.js');
     expect(countsResetNote([])).toBeUndefined();
     expect(countsResetNote([{ answer: { status: 200 } }])).toBeUndefined();
     expect(countsResetNote([{ name: 'fail 3 times first', times: 3, answer: { status: 503 } }, { answer: {} }])).toBe('Applying starts this count again: “fail 3 times first” (first 3) will answer its first matches again.');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toHar } from '../../client/src/export.js';
+import { toHar } from '../../client/src/log/export.js';
 import { ago, formatBytes, searchText, utc } from '../../client/src/format.js';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { capturedRequest } from '../helpers/captured.js';

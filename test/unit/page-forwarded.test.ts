@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ForwardedResults, LOOSE_SEQS, RESULTS_PER_SEQ } from '../../client/src/forwarded-results.js';
+import { ForwardedResults, LOOSE_SEQS, RESULTS_PER_SEQ } from '../../client/src/log/forwarded-results.js';
 import type { ForwardedMessage } from '../../src/shared/protocol.js';
 
 const result = (seq: number, status = 200): ForwardedMessage => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PageEndpoint } from '../../client/src/connection.js';
-import { formatLimit, formatSpan, keptSpan, lifetimeText } from '../../client/src/lifetime.js';
+import type { PageEndpoint } from '../../client/src/transport/connection.js';
+import { formatLimit, formatSpan, keptSpan, lifetimeText } from '../../client/src/endpoint/lifetime.js';
 
 const createdAt = '2026-11-22T16:00:00.000Z';
 const base: PageEndpoint = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownListItem, type OwnEndpoint } from '../../client/src/own-endpoints.js';
+import { ownListItem, type OwnEndpoint } from '../../client/src/endpoint/own-endpoints.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RequestLog } from '../../client/src/request-log.js';
+import { RequestLog } from '../../client/src/log/request-log.js';
 import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { capturedRequest } from '../helpers/captured.js';
 

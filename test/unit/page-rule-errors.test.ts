@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answerErrors, ruleFormErrors } from '../../client/src/answer-errors.js';
-import { fieldsFromRule } from '../../client/src/rule-fields.js';
+import { answerErrors, ruleFormErrors } from '../../client/src/answer/answer-errors.js';
+import { fieldsFromRule } from '../../client/src/answer/rule-fields.js';
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 

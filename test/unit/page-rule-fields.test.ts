@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { conditionLines, headerLines, parseConditionLines, parseHeaderLines } from '../../client/src/field-lines.js';
-import { fieldsFromRule, normalRule, ruleFromFields, ruleSummary } from '../../client/src/rule-fields.js';
+import { conditionLines, headerLines, parseConditionLines, parseHeaderLines } from '../../client/src/answer/field-lines.js';
+import { fieldsFromRule, normalRule, ruleFromFields, ruleSummary } from '../../client/src/answer/rule-fields.js';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
 import type { AnswerRule } from '../../src/shared/answer-rules.js';
 import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prettyXml } from '../../client/src/xml.js';
+import { prettyXml } from '../../client/src/detail/xml.js';
 
 describe('the page: pretty XML', () => {
   it('indents a document two spaces a level, keeping the declaration, attributes, comments, CDATA and PIs', () => {
