@@ -8,7 +8,7 @@ import { DEFAULT_CHOICE, ONLY_DEFAULT, type AnswerChoice, type RuleInput } from 
 import type { MultipartPart, RecordedAnswer } from '../shared/schemas/captured-request.js';
 import { RECEIVER_PREFIXES } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/schemas/response-config.js';
-import type { Draft, EndpointKind, Store } from '../store/store.js';
+import type { NewEntry, EndpointKind, Store } from '../store/store.js';
 import type { Admission } from './admission.js';
 import { isMultipartFormData, parseMultipart } from './multipart.js';
 import { readBody, type ReadingBudget } from './read-body.js';
@@ -86,18 +86,18 @@ export function createTake({ config, store, metrics, readingBudget, admission, d
     const endpointPath = RECEIVER_PREFIXES[kind] + endpointId;
     let input: RuleInput | undefined;
     const inputOf = () => (input ??= requestRuleInput(request, endpointPath, body));
-    /** The choices of the draft last built: the store takes one of them. */
+    /** The choices of the entry last built: the store takes one of them. */
     let choices: readonly AnswerChoice[] = ONLY_DEFAULT;
     let appended;
     try {
       const contentType = headerValue(request.raw.rawHeaders, 'content-type');
       let parts: MultipartPart[] | null = null;
       if (isMultipartFormData(contentType)) parts = await parseMultipart(body.bytes, contentType, body.truncated);
-      // The draft follows the configuration in force when it is stored; the store adds the
+      // The entry follows the configuration in force when it is stored; the store adds the
       // answer it picks among the choices. An object literal here, not a spread of a prepared
       // one: a spread changes the object's shape and slows every later property read
       // (docs/performance.md).
-      const recordFor = (response: ResponseConfig, redact: boolean): Draft => {
+      const recordFor = (response: ResponseConfig, redact: boolean): NewEntry => {
         choices = body.overLimit ? ONLY_DEFAULT : choicesFor(response, inputOf);
         const json = toRecordJson(
           {

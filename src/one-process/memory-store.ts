@@ -254,11 +254,11 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       if (!entry || entry.endpoint.kind !== kind) return undefined;
       const { response } = entry.endpoint;
       // Built before the seq is taken: a record that throws leaves no hole in the numbering.
-      const draft = recordFor(response, redactsSecrets(entry.endpoint));
+      const newEntry = recordFor(response, redactsSecrets(entry.endpoint));
       const seq = nextSeq(entry.lastSeq);
       entry.lastSeq = seq;
-      const choice = chooseAnswer(draft.choices, entry.ruleCounts);
-      const request: Held = { seq, message: toRequestMessage(draft.json, draft.answers[choice] as string, seq), entry, older: undefined, newer: undefined };
+      const choice = chooseAnswer(newEntry.choices, entry.ruleCounts);
+      const request: Held = { seq, message: toRequestMessage(newEntry.json, newEntry.answers[choice] as string, seq), entry, older: undefined, newer: undefined };
       entry.requests.push(request);
       entry.bytes += costOf(request);
       totalBytes += costOf(request);

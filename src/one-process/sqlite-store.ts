@@ -15,7 +15,7 @@ import {
   type Appended,
   type EndpointKind,
   type EndpointRecord,
-  type RecordBuilder,
+  type EntryBuilder,
   type Store,
   type StoreLimits,
   type StoredRequest,
@@ -73,7 +73,7 @@ interface ParsedConfig {
 interface QueuedCapture {
   id: string;
   kind: EndpointKind;
-  recordFor: RecordBuilder;
+  recordFor: EntryBuilder;
   capturedAtMs: number;
   resolve: (appended: Appended | undefined) => void;
   reject: (error: unknown) => void;
@@ -254,7 +254,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
 
   /**
-   * One capture within its commit. Its draft is built before anything of it is written, so a
+   * One capture within its commit. Its entry is built before anything of it is written, so a
    * record that throws fails that capture alone: nothing of it is stored, its seq is not taken,
    * and the others of the commit go on. A failing statement throws out of the commit, which
    * fails every capture in it.
@@ -263,16 +263,16 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const endpoint = batchEndpoint(capture.id, endpoints);
     if (!endpoint || endpoint.kind !== capture.kind) return undefined;
     const { response, redact, counts } = endpoint.config;
-    let draft;
+    let entry;
     try {
-      draft = capture.recordFor(response, redact);
+      entry = capture.recordFor(response, redact);
     } catch (error) {
       return { failed: error };
     }
     const seq = nextSeq(endpoint.lastSeq);
-    const choice = chooseAnswer(draft.choices, counts);
-    if (draft.choices[choice]?.times) endpoint.counted = true;
-    const message = toRequestMessage(draft.json, draft.answers[choice] as string, seq);
+    const choice = chooseAnswer(entry.choices, counts);
+    if (entry.choices[choice]?.times) endpoint.counted = true;
+    const message = toRequestMessage(entry.json, entry.answers[choice] as string, seq);
     const cost = storedCost(message, undefined);
     sql.insertRequest.run(capture.id, seq, cost, message);
     endpoint.lastSeq = seq;

@@ -335,15 +335,15 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // Tried again after a failed connection only while the answer can still reach the sender in time.
       const retryUntil = localNow() + leftMs * 0.75;
       const attempt = ({ response, redact, lastSeq }: Known, version: string) => {
-        const draft = recordFor(response, redact);
-        const choices = draft.choices.flatMap((choice, at) => [choice.rule, choice.times, draft.answers[at] as string]);
-        return append([draft.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, knownAges.get(partitionOf(id)) ?? 0, ...choices], id, retryUntil) as Promise<AppendReply>;
+        const entry = recordFor(response, redact);
+        const choices = entry.choices.flatMap((choice, at) => [choice.rule, choice.times, entry.answers[at] as string]);
+        return append([entry.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, knownAges.get(partitionOf(id)) ?? 0, ...choices], id, retryUntil) as Promise<AppendReply>;
       };
       let reply: AppendReply;
       try {
         reply = await attempt(seen, seen.version);
         if (Array.isArray(reply) && typeof reply[0] === 'string') {
-          // The configuration changed since this instance saw it: build the draft again for the
+          // The configuration changed since this instance saw it: build the entry again for the
           // current one. This try takes whatever is current, so a stream of changes cannot keep
           // a capture waiting.
           seen = remember(id, kind, seen.redact, reply[0], reply[1] as string, seen.lastSeq);

@@ -123,10 +123,10 @@ export interface Store {
    * announces it on the bus, in one step, so announcements of one endpoint go out in seq order.
    * Then trims: past the per-endpoint count or byte budget the endpoint's oldest requests go;
    * past the store's byte budget the oldest requests of any endpoint go, and their watchers get
-   * `evicted` (log/rulebook.ts, trimEndpoint and evictAcrossEndpoints, has the rules). `recordFor` gives the draft for the endpoint's response configuration (and whether
+   * `evicted` (log/rulebook.ts, trimEndpoint and evictAcrossEndpoints, has the rules). `recordFor` gives the new entry for the endpoint's response configuration (and whether
    * it redacts secrets) as it is at the moment of storing: the stored record and the sender's
    * answer both follow the configuration in force then, on whichever instance it was set. The
-   * answer is the draft's first choice whose rule has answered fewer than its `times` since the
+   * answer is the entry's first choice whose rule has answered fewer than its `times` since the
    * configuration was set (`chooseAnswer`; the counts are kept with the endpoint, so they hold
    * across instances). Returns the seq given, that configuration and the choice taken, or
    * undefined when no endpoint of `kind` exists. `giveUpAtMs` (this process's clock) is when the
@@ -134,7 +134,7 @@ export interface Store {
    * refuses to store the request once that moment is near, so a sender told 503 does not have
    * it stored (but see docs/deploy.md on a reply lost in transit).
    */
-  appendRequest(id: string, kind: EndpointKind, recordFor: RecordBuilder, capturedAtMs: number, giveUpAtMs?: number): Promise<Appended | undefined>;
+  appendRequest(id: string, kind: EndpointKind, recordFor: EntryBuilder, capturedAtMs: number, giveUpAtMs?: number): Promise<Appended | undefined>;
   /**
    * Keeps `message` (a `forwarded` protocol message) as the latest forward result of stored
    * request `seq`, replacing any before it, and announces it in the same step. False (nothing
@@ -173,11 +173,11 @@ export interface Store {
 /** The most endpoints one `listEndpoints` gives: a page lists them, and a user holds at most MAX_KEPT_PER_USER kept ones. */
 export const MAX_LISTED_ENDPOINTS = 500;
 
-/** Builds a request's draft for its endpoint's configuration at the moment of storing. */
-export type RecordBuilder = (response: ResponseConfig, redact: boolean) => Draft;
+/** Builds a request's new log entry for its endpoint's configuration at the moment of storing. */
+export type EntryBuilder = (response: ResponseConfig, redact: boolean) => NewEntry;
 
 /** A captured request before the store numbers it and picks its answer. */
-export interface Draft {
+export interface NewEntry {
   /** The record's JSON without `seq` and `answer`. */
   json: string;
   /** Who may answer it, in order (answer-rules.ts). */
@@ -193,7 +193,7 @@ export interface Appended {
   seq: number;
   /** The response configuration the request was stored under: what its sender gets. */
   response: ResponseConfig;
-  /** The index in the draft's `choices` of the one that answers. */
+  /** The index in the entry's `choices` of the one that answers. */
   choice: number;
   /** A responder held the endpoint as the request was stored: its sender waits for the local app's answer. */
   responder: boolean;

@@ -12,7 +12,7 @@ import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { createRedisStore } from '../../src/redis/store.js';
 import { openDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
-import { toRequestMessage, type Draft, type EndpointKind, type Store, type StoreLimits } from '../../src/store/store.js';
+import { toRequestMessage, type NewEntry, type EndpointKind, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { logRulesCases, type EndpointName, type LogRulesCase } from './log-rules.cases.js';
 
@@ -20,7 +20,7 @@ const ANSWER = '{"status":200,"delayMs":0,"by":"default"}';
 const ENDPOINTS: readonly EndpointName[] = ['a', 'b'];
 
 /** A draft whose request, numbered `seq`, costs `bytes` against the budgets. */
-function draftCosting(bytes: number, seq: number): Draft {
+function entryCosting(bytes: number, seq: number): NewEntry {
   const pad = bytes - STORED_REQUEST_OVERHEAD_BYTES - toRequestMessage('{"pad":""}', ANSWER, seq).length;
   if (pad < 0) throw new Error(`a request cannot cost as little as ${bytes} bytes`);
   return { json: `{"pad":"${'x'.repeat(pad)}"}`, choices: ONLY_DEFAULT, answers: [ANSWER] };
@@ -85,7 +85,7 @@ function simulate(rules: LogRulesCase): Outcome {
       const log = logOf(step.append);
       const seq = nextSeq(log.lastSeq);
       log.lastSeq = seq;
-      const message = toRequestMessage(draftCosting(step.bytes, seq).json, ANSWER, seq);
+      const message = toRequestMessage(entryCosting(step.bytes, seq).json, ANSWER, seq);
       const request: Held = { endpointId: step.append, seq, message, costBytes: storedCost(message, undefined) };
       log.held.push(request);
       aged.push(request);
@@ -202,7 +202,7 @@ async function runThrough(backend: Backend, rules: LogRulesCase): Promise<() => 
   for (const step of rules.steps) {
     if ('append' in step) {
       const seq = nextSeq(await lastSeqOf(step.append));
-      const appended = await store.appendRequest(step.append, kind, () => draftCosting(step.bytes, seq), Date.now());
+      const appended = await store.appendRequest(step.append, kind, () => entryCosting(step.bytes, seq), Date.now());
       // Sized for the seq the rules give it: another would cost another number of bytes.
       expect(appended?.seq, `the seq given on ${step.append}`).toBe(seq);
     } else if ('forward' in step) {

@@ -13,7 +13,7 @@ import { createRedisStore, type RedisStore } from '../../src/redis/store.js';
 import { createStoreByKind } from '../../src/one-process/store-by-kind.js';
 import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
-import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type Draft, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
+import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type NewEntry, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/sentinel-and-cluster.js';
 
@@ -129,9 +129,9 @@ const endpoint = (id: string, kind: 'live' | 'kept' = 'live'): EndpointRecord =>
 });
 /** Appends a ready draft, as the receiver does with one built for the endpoint's response; the seq given. */
 const append = async (store: Store, id: string, json: string, capturedAtMs: number, kind: EndpointKind = 'live') =>
-  (await store.appendRequest(id, kind, () => draftOf(json), capturedAtMs))?.seq;
+  (await store.appendRequest(id, kind, () => entryOf(json), capturedAtMs))?.seq;
 /** A draft answered by the default answer alone (`answer` its record JSON). */
-const draftOf = (json: string, answer = '{"status":200,"delayMs":0,"by":"default"}'): Draft => ({ json, choices: ONLY_DEFAULT, answers: [answer] });
+const entryOf = (json: string, answer = '{"status":200,"delayMs":0,"by":"default"}'): NewEntry => ({ json, choices: ONLY_DEFAULT, answers: [answer] });
 const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
 
 describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
@@ -312,7 +312,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     await store.createEndpoint(endpoint('live'), { maxEndpoints: 10, deadlineMs: clock + HOUR });
     const seen: Array<[string, boolean]> = [];
     for (const [id, kind] of [['secret', 'kept'], ['clear', 'kept'], ['live', 'live']] as const) {
-      await store.appendRequest(id, kind, (_response, redact) => (seen.push([id, redact]), draftOf('{}')), 0);
+      await store.appendRequest(id, kind, (_response, redact) => (seen.push([id, redact]), entryOf('{}')), 0);
     }
     expect(seen).toEqual([['secret', true], ['clear', false], ['live', false]]);
     expect((await store.getEndpoint('clear'))?.redact).toBe(false);
@@ -500,7 +500,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.findEndpointKind('k')).toBe('kept');
     expect(await store.findEndpointKind('missing')).toBeUndefined();
 
-    const draftFor = (response: ResponseConfig) => draftOf('{}', String(response.status));
+    const draftFor = (response: ResponseConfig) => entryOf('{}', String(response.status));
     expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 1, response: DEFAULT_RESPONSE, choice: 0, responder: false });
     const conflict = { ...DEFAULT_RESPONSE, status: 409 };
     await store.setResponse('a', conflict);
@@ -523,13 +523,13 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       { rule: 2, times: 1 },
       { rule: -1, times: 0 },
     ];
-    const draft: Draft = { json: '{}', choices, answers: ['"r0"', '"r2"', '"default"'] };
+    const draft: NewEntry = { json: '{}', choices, answers: ['"r0"', '"r2"', '"default"'] };
     const taken: number[] = [];
     for (let i = 0; i < 4; i++) taken.push((await store.appendRequest('a', 'kept', () => draft, 0))?.choice ?? -9);
     expect(taken).toEqual([0, 0, 1, 2]);
     expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual(['r0', 'r0', 'r2', 'default']);
     // A rule without `times` always answers when it is reached.
-    const unlimited: Draft = { json: '{}', choices: [{ rule: 0, times: 2 }, { rule: 1, times: 0 }, { rule: -1, times: 0 }], answers: ['"r0"', '"r1"', '"default"'] };
+    const unlimited: NewEntry = { json: '{}', choices: [{ rule: 0, times: 2 }, { rule: 1, times: 0 }, { rule: -1, times: 0 }], answers: ['"r0"', '"r1"', '"default"'] };
     expect((await store.appendRequest('a', 'kept', () => unlimited, 0))?.choice).toBe(1);
     await store.setResponse('a', { ...DEFAULT_RESPONSE, status: 201 });
     expect((await store.appendRequest('a', 'kept', () => draft, 0))?.choice).toBe(0);
@@ -552,9 +552,9 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     const { store, create, watch, events } = make();
     await create('a');
     await watch('a');
-    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
+    expect((await store.appendRequest('a', 'live', () => entryOf('{}'), 0))?.responder).toBe(false);
     expect(await store.setResponder('a', 'one', clock + 30_000, 'claim')).toBe(true);
-    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(true);
+    expect((await store.appendRequest('a', 'live', () => entryOf('{}'), 0))?.responder).toBe(true);
     expect(await store.setResponder('a', 'two', clock + 30_000, 'claim')).toBe(true);
     expect((await store.getEndpoint('a'))?.responder).toBe('two');
     // The first claim was replaced but waits its turn: it renews, and holds again once the second lets go.
@@ -562,11 +562,11 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.setResponder('a', 'two', clock + 60_000, 'renew')).toBe(true);
     expect(await store.setResponder('a', 'two', 0, 'release')).toBe(true);
     expect((await store.getEndpoint('a'))?.responder).toBe('one');
-    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(true);
+    expect((await store.appendRequest('a', 'live', () => entryOf('{}'), 0))?.responder).toBe(true);
     expect(await store.setResponder('a', 'one', 0, 'release')).toBe(true);
     expect(await store.setResponder('a', 'one', 0, 'release')).toBe(false);
     expect(await store.setResponder('a', 'never', clock + 1000, 'renew')).toBe(false);
-    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
+    expect((await store.appendRequest('a', 'live', () => entryOf('{}'), 0))?.responder).toBe(false);
     await expect.poll(() => events().filter(([, message]) => (message as { type: string }).type === 'responder')).toEqual([
       ['a', { type: 'responder', id: 'one' }],
       ['a', { type: 'responder', id: 'two' }],
@@ -581,7 +581,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect((await store.getEndpoint('a'))?.responder).toBeUndefined();
     await store.setResponder('a', 'five', clock + 30_000, 'claim');
     clock += 30_001;
-    expect((await store.appendRequest('a', 'live', () => draftOf('{}'), 0))?.responder).toBe(false);
+    expect((await store.appendRequest('a', 'live', () => entryOf('{}'), 0))?.responder).toBe(false);
     expect(await store.setResponder('missing', 'x', clock + 1, 'claim')).toBe(false);
   });
 
@@ -611,7 +611,7 @@ describe('Redis store: instances on one prefix', () => {
   it("counts a rule's answers across instances", async () => {
     const [a, c] = two();
     await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
-    const draft: Draft = { json: '{}', choices: [{ rule: 0, times: 3 }, { rule: -1, times: 0 }], answers: ['503', '200'] };
+    const draft: NewEntry = { json: '{}', choices: [{ rule: 0, times: 3 }, { rule: -1, times: 0 }], answers: ['503', '200'] };
     const taken = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : c).appendRequest('e', 'live', () => draft, 0)));
     expect(taken.filter((appended) => appended?.choice === 0)).toHaveLength(3);
     expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([503, 503, 503, 200, 200, 200, 200, 200]);
@@ -623,7 +623,7 @@ describe('Redis store: instances on one prefix', () => {
     const drafts: number[] = [];
     const draftFor = (response: ResponseConfig) => {
       drafts.push(response.status);
-      return draftOf('{}', String(response.status));
+      return entryOf('{}', String(response.status));
     };
     expect((await c.appendRequest('e', 'live', draftFor, 0))?.response.status).toBe(200);
     await a.setResponse('e', { ...DEFAULT_RESPONSE, status: 409 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 import { createRedisStore } from '../../src/redis/store.js';
-import { recordOf, type Draft } from '../../src/store/store.js';
+import { recordOf, type NewEntry } from '../../src/store/store.js';
 import { send } from '../helpers/http.js';
 import { LiveClient } from '../helpers/live-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
@@ -20,7 +20,7 @@ describe('the request log on Redis', () => {
     cleanups.push(() => client.close());
     return { client, welcome };
   }
-  const draftOf = (json: string): Draft => ({ json, choices: ONLY_DEFAULT, answers: ['{"status":200,"delayMs":0,"by":"default"}'] });
+  const entryOf = (json: string): NewEntry => ({ json, choices: ONLY_DEFAULT, answers: ['{"status":200,"delayMs":0,"by":"default"}'] });
 
   it('1: a cut connection with 60 captures in flight stores each exactly once, under the seq its caller was given', async () => {
     const redis = await redisServer();
@@ -30,10 +30,10 @@ describe('the request log on Redis', () => {
     const s = await instance(proxy.url, prefix, { requestsPerEndpoint: 1000, redisCommandTimeoutMs: 5000 });
     const { welcome } = await watcher(s.wsUrl);
     const { id } = welcome.endpoint;
-    expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
+    expect((await s.store.appendRequest(id, 'live', () => entryOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
     const dropped = proxy.dropReplyTo(isAppend);
     // All in one tick: one pipelined write, which Redis runs whole before the first reply is lost.
-    const results = await Promise.allSettled(Array.from({ length: 60 }, (_, n) => s.store.appendRequest(id, 'live', () => draftOf(`{"n":${n}}`), Date.now(), Date.now() + 5000)));
+    const results = await Promise.allSettled(Array.from({ length: 60 }, (_, n) => s.store.appendRequest(id, 'live', () => entryOf(`{"n":${n}}`), Date.now(), Date.now() + 5000)));
     await dropped;
     const log = await s.store.readLog(id, 1);
     const stored = (log?.requests ?? []).map((request) => [request.seq, (JSON.parse(recordOf(request.message).toString()) as { n: number }).n]);
@@ -53,17 +53,17 @@ describe('the request log on Redis', () => {
     const s = await instance(proxy.url, prefix, { redisCommandTimeoutMs: 1000 });
     const { welcome } = await watcher(s.wsUrl);
     const { id } = welcome.endpoint;
-    expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
+    expect((await s.store.appendRequest(id, 'live', () => entryOf('{"n":-1}'), Date.now()))?.seq).toBe(1);
     // Written by the instance, held at the proxy, then the connection cut: never run, never answered.
     proxy.pause();
-    const results = Promise.allSettled(Array.from({ length: 20 }, (_, n) => s.store.appendRequest(id, 'live', () => draftOf(`{"n":${n}}`), Date.now(), Date.now() + 1000)));
+    const results = Promise.allSettled(Array.from({ length: 20 }, (_, n) => s.store.appendRequest(id, 'live', () => entryOf(`{"n":${n}}`), Date.now(), Date.now() + 1000)));
     await expect.poll(() => proxy.held(), { timeout: 2000 }).toBeGreaterThan(0);
     proxy.killAll();
     // Redis stays out of reach (new connections wait at the proxy) until every caller has given up.
     expect((await results).map((result) => result.status)).toEqual(Array.from({ length: 20 }, () => 'rejected'));
     const appends = proxy.countCommands(isAppend);
     proxy.resume();
-    await expect.poll(async () => (await s.store.appendRequest(id, 'live', () => draftOf('{"n":"after"}'), Date.now()).catch(() => undefined))?.seq, { timeout: 10_000, interval: 100 }).toBeGreaterThan(1);
+    await expect.poll(async () => (await s.store.appendRequest(id, 'live', () => entryOf('{"n":"after"}'), Date.now()).catch(() => undefined))?.seq, { timeout: 10_000, interval: 100 }).toBeGreaterThan(1);
     // Only the captures tried after Redis came back reached it: none of the 20 was sent again by the client.
     expect(appends()).toBeLessThanOrEqual(2);
     const log = await s.store.readLog(id, 0);
@@ -78,10 +78,10 @@ describe('the request log on Redis', () => {
     const direct = await instance(redis.url, prefix);
     const { client, welcome } = await watcher(direct.wsUrl);
     const { id } = welcome.endpoint;
-    expect((await s.store.appendRequest(id, 'live', () => draftOf('{"n":1}'), Date.now()))?.seq).toBe(1);
+    expect((await s.store.appendRequest(id, 'live', () => entryOf('{"n":1}'), Date.now()))?.seq).toBe(1);
     // Held at the proxy, then let through to Redis alone: Redis runs it at once, and its reply is held.
     proxy.pause();
-    const late = s.store.appendRequest(id, 'live', () => draftOf('{"n":2}'), Date.now(), Date.now() + 1000);
+    const late = s.store.appendRequest(id, 'live', () => entryOf('{"n":2}'), Date.now(), Date.now() + 1000);
     await expect.poll(() => proxy.held(), { timeout: 2000 }).toBeGreaterThan(0);
     proxy.resume();
     proxy.pause();
@@ -152,7 +152,7 @@ describe('the request log on Redis', () => {
   });
 
   it('4: with a replica wait, a primary that acknowledges writes no replica has is reported; one with min-replicas-to-write and no replica in sync refuses every write, so no sender is told 2xx', async () => {
-    const draft = () => draftOf('{"n":1}');
+    const draft = () => entryOf('{"n":1}');
     const open = async (redis: PrivateRedis) => {
       const connection = connectRedis(redis.url);
       cleanups.push(() => connection.quit());

@@ -10,7 +10,7 @@ import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/schemas/
 import { responseConfigCost } from '../../src/log/rulebook.js';
 import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore, MAX_CAPTURES_PER_COMMIT } from '../../src/one-process/sqlite-store.js';
-import { recordOf, StoreUnavailableError, type Appended, type Draft, type RecordBuilder, type Store, type StoreLimits } from '../../src/store/store.js';
+import { recordOf, StoreUnavailableError, type Appended, type NewEntry, type EntryBuilder, type Store, type StoreLimits } from '../../src/store/store.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
 
@@ -18,9 +18,9 @@ const MIB = 1024 * 1024;
 const HOUR = 60 * 60 * 1000;
 const LIMITS: StoreLimits = { requestsPerEndpoint: 1000, maxStoredBytes: 256 * MIB, maxStoredBytesPerEndpoint: 64 * MIB, maxResponseConfigBytes: 64 * MIB };
 const DEFAULT_ANSWER = '{"status":200,"delayMs":0,"by":"default"}';
-const draftOf = (json: string): Draft => ({ json, choices: ONLY_DEFAULT, answers: [DEFAULT_ANSWER] });
+const entryOf = (json: string): NewEntry => ({ json, choices: ONLY_DEFAULT, answers: [DEFAULT_ANSWER] });
 /** Rule 0 answers once per configuration, then the default. */
-const onceThenDefault: Draft = { json: '{}', choices: [{ rule: 0, times: 1 }, { rule: -1, times: 0 }], answers: ['"rule"', '"default"'] };
+const onceThenDefault: NewEntry = { json: '{}', choices: [{ rule: 0, times: 1 }, { rule: -1, times: 0 }], answers: ['"rule"', '"default"'] };
 const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
 
 /**
@@ -79,7 +79,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
     storedThen: Promise<Buffer | undefined>;
   }
   /** Starts a capture and notes, the moment it is answered, what the database holds. */
-  const capture = (opened: ReturnType<typeof open>, id: string, recordFor: RecordBuilder): Promise<Answered> =>
+  const capture = (opened: ReturnType<typeof open>, id: string, recordFor: EntryBuilder): Promise<Answered> =>
     opened.store.appendRequest(id, 'kept', recordFor, Date.now()).then((appended) => ({
       appended,
       insertedThen: opened.inserted(),
@@ -99,7 +99,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
     }
     const burst = 200;
     const calls = Array.from({ length: burst }, (_, n) => ({ id: ids[n % ids.length] as string, n }));
-    const answers = await Promise.all(calls.map(({ id, n }) => capture(opened, id, () => draftOf(`{"n":${n}}`))));
+    const answers = await Promise.all(calls.map(({ id, n }) => capture(opened, id, () => entryOf(`{"n":${n}}`))));
 
     // One commit: every caller saw all of the burst inserted, none saw an open transaction, and each found its request stored.
     expect(opened.commits).toEqual([burst]);
@@ -125,7 +125,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
       Array.from({ length: 10 }, (_, n) =>
         opened.store.appendRequest('a', 'kept', () => {
           if (n === 3) throw new Error('this record cannot be built');
-          return draftOf(`{"n":${n}}`);
+          return entryOf(`{"n":${n}}`);
         }, Date.now()),
       ),
     );
@@ -137,7 +137,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
     await opened.bus.subscribe('a');
     opened.db.exec("CREATE TEMP TRIGGER test_refuse BEFORE INSERT ON requests WHEN CAST(NEW.message AS TEXT) LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
     const failed = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, n) => opened.store.appendRequest('a', 'kept', () => (n === 15 ? draftOf('{"poison":true}') : onceThenDefault), Date.now())),
+      Array.from({ length: 20 }, (_, n) => opened.store.appendRequest('a', 'kept', () => (n === 15 ? entryOf('{"poison":true}') : onceThenDefault), Date.now())),
     );
     expect(failed.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError)).toBe(true);
     expect((await opened.store.readLog('a', 0))?.lastSeq).toBe(9);
@@ -157,9 +157,9 @@ describe('the SQLite store commits the captures of one turn together', () => {
     const { store } = opened;
     await opened.create('a');
     const seen: Array<[number, boolean]> = [];
-    const noting: RecordBuilder = (response, redact) => {
+    const noting: EntryBuilder = (response, redact) => {
       seen.push([response.status, redact]);
-      return draftOf('{}');
+      return entryOf('{}');
     };
     expect((await store.appendRequest('a', 'kept', noting, Date.now()))?.response.status).toBe(200);
     await store.setResponse('a', { ...DEFAULT_RESPONSE, status: 201 });
@@ -206,7 +206,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
       // Rule 0's two answers, counted on disk across the configurations that left the cache, then the default.
       expect(new Set(statuses.map((appended) => appended?.choice))).toEqual(new Set([round < 2 ? 0 : 1]));
       // One at a time, each parse pushing an older one out.
-      for (const id of ids) expect((await store.appendRequest(id, 'kept', () => draftOf('{}'), Date.now()))?.response.status).toBe(200 + ids.indexOf(id));
+      for (const id of ids) expect((await store.appendRequest(id, 'kept', () => entryOf('{}'), Date.now()))?.response.status).toBe(200 + ids.indexOf(id));
     }
   });
 
@@ -218,7 +218,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
     let answered = 0;
     const calls = Array.from({ length: burst }, (_, n) => ({ id: ids[n % ids.length] as string, n }));
     const pending = calls.map(({ id, n }) =>
-      capture(opened, id, () => draftOf(`{"n":${n}}`)).then((answer) => {
+      capture(opened, id, () => entryOf(`{"n":${n}}`)).then((answer) => {
         answered++;
         return answer;
       }),
