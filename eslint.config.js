@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** An import (from src/shared or src/log, at any depth) of the server's own folders and files. */
-const SERVER_MODULES = '^(\\.\\./)+(capture|answers|request|store|bus|http|live|cli|endpoints|access|log|redis|one-process)(/|\\.js)|^(\\.\\./)+(app|main|config|errors|metrics)\\.js$';
+const SERVER_MODULES = '^(\\.\\./)+(capture|answers|request|store|bus|http|socket|cli|endpoints|access|log|redis|one-process)(/|\\.js)|^(\\.\\./)+(app|main|config|errors|metrics)\\.js$';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'client/dist/', 'bench/results/'] },

@@ -27,9 +27,9 @@ import { accessRoute } from './http/access-route.js';
 import { createAddressLimit, type CreateLimit } from './request/rate-limit.js';
 import { addReceiverRoutes, type CaptureUnrouted } from './http/receiver-route.js';
 import { createUnsentReplies } from './http/unsent-replies.js';
-import { createHub, type Hub } from './live/hub.js';
-import { liveRoute } from './live/live-route.js';
-import { liveUpgrades } from './live/upgrades.js';
+import { createHub, type Hub } from './socket/hub.js';
+import { socketRoute } from './socket/socket-route.js';
+import { liveUpgrades } from './socket/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
 import { createWaitingSenders } from './answers/waiting-senders.js';
@@ -139,7 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const closing = new AbortController();
   app.addHook('onClose', async () => closing.abort());
 
-  await registerLive(app, { config, store, service, hub, metrics, countCreate, access });
+  await registerSocket(app, { config, store, service, hub, metrics, countCreate, access });
   await app.register(accessRoute, { access });
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
@@ -224,7 +224,7 @@ function sweepExpired(app: FastifyInstance, store: Store, intervalMs: number): v
  * it adds two hooks and a handler wrapper to every route, receivers included; here upgrades
  * reach it only for /api/live.
  */
-async function registerLive(
+async function registerSocket(
   app: FastifyInstance,
   options: { config: Config; store: Store; service: EndpointService; hub: Hub; metrics: Metrics; countCreate: CreateLimit; access: Access },
 ): Promise<void> {
@@ -247,7 +247,7 @@ async function registerLive(
         live.websocketServer.close(() => done());
       },
     });
-    await live.register(liveRoute, options);
+    await live.register(socketRoute, options);
     app.decorate('websocketServer', live.websocketServer);
   });
 }

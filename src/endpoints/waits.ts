@@ -13,7 +13,7 @@ export interface EndpointListener {
 }
 
 /**
- * An instance's subscriptions to endpoints' events (the hub, live/hub.ts): the first listener
+ * An instance's subscriptions to endpoints' events (the hub, socket/hub.ts): the first listener
  * of an endpoint subscribes and leases it, as a watching socket does, and the last one to stop
  * lets it go.
  */

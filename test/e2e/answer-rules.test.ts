@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { haveChromium } from './browser.js';
 import { checkAxe, openPage, openRow, rows, screenshotDir, serverAndBrowser, VIEWS, viewContext, type View } from './page-helpers.js';
 
@@ -149,7 +149,7 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
     const context = await viewContext(rig.browser, laptop);
     const { page, url } = await openPage(context, rig.server.baseUrl);
     const [endpointId, key] = new URL(page.url()).hash.slice(1).split('.') as [string, string];
-    const { client } = await LiveClient.join(rig.server.wsUrl, endpointId, key);
+    const { client } = await SocketClient.join(rig.server.wsUrl, endpointId, key);
     client.send({ type: 'claim-responder' });
     await page.locator('#responder-note').waitFor({ state: 'visible', timeout: 3000 });
     expect(await page.locator('#responder-note').innerText()).toContain('Your local app answers senders (hookwatch forward --respond)');

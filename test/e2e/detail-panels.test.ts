@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ForwardedMessage } from '../../src/shared/protocol.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
 import { openPage, receiverUrl, rows, waitLive } from './page-helpers.js';
@@ -134,7 +134,7 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
   it('shows what forwarders got on the row and in the detail, including a result that came before its request', async () => {
     const { page, url } = await openPage(context, server.baseUrl);
     const [, endpointId = '', key = ''] = /#([^.]+)\.(.+)$/.exec(page.url()) ?? [];
-    const forwarder = await LiveClient.join(server.wsUrl, endpointId, key);
+    const forwarder = await SocketClient.join(server.wsUrl, endpointId, key);
     const report = (extra: Partial<ForwardedMessage>): ForwardedMessage => ({
       type: 'forwarded',
       seq: 1,

@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { EndpointInfo, ForwardedMessage } from '../../src/shared/protocol.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { haveChromium } from './browser.js';
 import { checkAxe, confirm, openPage, openRow, receiverUrl, rows, VIEWS, viewContext, waitLive, serverAndBrowser } from './page-helpers.js';
 
@@ -112,7 +112,7 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
   it('shows forward results a poll brings when WebSockets cannot connect', async () => {
     const created = await send(`${rig.server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
     const kept = JSON.parse(created.text) as EndpointInfo;
-    const forwarder = await LiveClient.join(rig.server.wsUrl, kept.id, kept.key);
+    const forwarder = await SocketClient.join(rig.server.wsUrl, kept.id, kept.key);
     const report = (seq: number, status: number): ForwardedMessage => ({
       type: 'forwarded',
       seq,

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
@@ -171,7 +171,7 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(command).toContain('base64 -d');
 
     // Replay it against a second endpoint, with real curl through a real shell.
-    const target = await LiveClient.create(server.wsUrl);
+    const target = await SocketClient.create(server.wsUrl);
     await run('sh', ['-c', command.replace(url, target.welcome.endpoint.url)]);
     const [replayed] = await target.client.requests(1);
     await target.client.close();
@@ -234,7 +234,7 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
   });
 
   it('shows an expired endpoint and offers a new URL', async () => {
-    const watcher = await LiveClient.create(server.wsUrl);
+    const watcher = await SocketClient.create(server.wsUrl);
     const link = `${server.baseUrl}/#${watcher.welcome.endpoint.id}.${watcher.welcome.endpoint.key}`;
     await watcher.client.close();
     await expect.poll(async () => (await send(watcher.welcome.endpoint.url)).status, { timeout: 3000, interval: 100 }).toBe(404);

@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
 import { checkAxe, openPage, receiverUrl, rows, switchableNetwork, VIEWS, viewContext, waitLive } from './page-helpers.js';
@@ -96,7 +96,7 @@ describe.skipIf(!haveChromium)('room for the log, and a header that says what it
     });
 
     it(`${view.name}: an expired share link shows a clean page: no joining text, no Try box, no answer form, no other endpoint's URL`, async () => {
-      const watcher = await LiveClient.create(server.wsUrl);
+      const watcher = await SocketClient.create(server.wsUrl);
       const { endpoint } = watcher.welcome;
       const link = `${server.baseUrl}/#${endpoint.id}.${endpoint.key}`;
       await watcher.client.close();

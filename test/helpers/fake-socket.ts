@@ -4,8 +4,8 @@ import type { WebSocket } from 'ws';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig, type Config, type SettingValues } from '../../src/config.js';
 import { createEndpointService } from '../../src/endpoints/endpoint-service.js';
-import { createHub, type Hub } from '../../src/live/hub.js';
-import { LiveSession, type SessionContext } from '../../src/live/live-session.js';
+import { createHub, type Hub } from '../../src/socket/hub.js';
+import { SocketSession, type SessionContext } from '../../src/socket/socket-session.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { ServerMessage } from '../../src/shared/protocol.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
@@ -13,7 +13,7 @@ import { storeLimits, type Store } from '../../src/store/store.js';
 
 /**
  * A stand-in for a ws socket with no TCP behind it: what the server writes arrives in `sent`
- * (parsed), and closing it calls the session's onClose as live-route's listener would.
+ * (parsed), and closing it calls the session's onClose as socket-route's listener would.
  */
 export class FakeSocket extends EventEmitter {
   readonly OPEN = 1;
@@ -53,7 +53,7 @@ export interface SessionRig {
   hub: Hub;
   context: SessionContext;
   /** A session on a new fake socket, closed as a real one would be. */
-  open(): { socket: FakeSocket; session: LiveSession; text: (message: unknown) => void };
+  open(): { socket: FakeSocket; session: SocketSession; text: (message: unknown) => void };
   close(): Promise<void>;
 }
 
@@ -81,7 +81,7 @@ export function sessionRig(overrides: Partial<SettingValues> = {}, wrapStore: (s
     context,
     open() {
       const socket = new FakeSocket();
-      const session = new LiveSession(socket as unknown as WebSocket, context, 'http://127.0.0.1:8080', '127.0.0.1');
+      const session = new SocketSession(socket as unknown as WebSocket, context, 'http://127.0.0.1:8080', '127.0.0.1');
       socket.on('close', () => session.onClose());
       return { socket, session, text: (message) => session.onMessage(Buffer.from(typeof message === 'string' ? message : JSON.stringify(message)), false) };
     },

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { CloseCode, type EndpointInfo } from '../../src/shared/protocol.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -79,26 +79,26 @@ describe('ACCESS_MODE=token', () => {
 
   it('a share link alone no longer watches: the socket needs the token in its first message', async () => {
     for (const token of [undefined, UNKNOWN, WRONG]) {
-      const client = await LiveClient.open(server.wsUrl);
+      const client = await SocketClient.open(server.wsUrl);
       client.send({ type: 'join', endpointId: kept.id, key: kept.key, ...(token === undefined ? {} : { token }) });
       const error = await client.next('error');
       expect(error.error.code).toBe('UNAUTHORIZED');
       expect(error.for).toBe('join');
       expect(await client.closed).toBe(CloseCode.UNAUTHORIZED);
     }
-    const creator = await LiveClient.open(server.wsUrl);
+    const creator = await SocketClient.open(server.wsUrl);
     creator.send({ type: 'create' });
     expect((await creator.next('error')).error.code).toBe('UNAUTHORIZED');
     expect(await creator.closed).toBe(CloseCode.UNAUTHORIZED);
 
-    const joined = await LiveClient.open(server.wsUrl);
+    const joined = await SocketClient.open(server.wsUrl);
     joined.send({ type: 'join', endpointId: kept.id, key: kept.key, token: BOB });
     expect((await joined.next('welcome')).endpoint.id).toBe(kept.id);
     await joined.close();
   });
 
   it('answers a malformed token in a socket message as a bad message, and a huge one without reading it as a token', async () => {
-    const client = await LiveClient.open(server.wsUrl);
+    const client = await SocketClient.open(server.wsUrl);
     for (const token of ['x'.repeat(1025), 12345, null, { nested: { deeper: [ALICE] } }]) {
       client.send({ type: 'join', endpointId: kept.id, key: kept.key, token } as Record<string, unknown>);
       const error = await client.next('error');
@@ -176,10 +176,10 @@ describe('ACCESS_TOKENS_FILE reloaded on SIGHUP, on a real server process', () =
     const base = `http://127.0.0.1:${started.port}`;
     const ws = `ws://127.0.0.1:${started.port}`;
 
-    const bob = await LiveClient.open(ws);
+    const bob = await SocketClient.open(ws);
     bob.send({ type: 'create', token: BOB });
     const welcome = await bob.next('welcome');
-    const alice = await LiveClient.open(ws);
+    const alice = await SocketClient.open(ws);
     alice.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key, token: ALICE });
     await alice.next('welcome');
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const preset = (id: string, n?: number) => {
@@ -85,7 +85,7 @@ describe('answer rules', () => {
 
   it("gives a sender's retry loop 503, 503, 503, then 200, over the socket's set-response", async () => {
     const s = await server();
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'set-response', response: { status: 200, body: 'done', contentType: 'text/plain', rules: [preset('fail-then-succeed', 3)] } });
     expect((await client.next('response')).response.rules).toHaveLength(1);
@@ -215,7 +215,7 @@ describe('answer rules', () => {
 
   it('refuses a bad rule on the socket with the same message, and the socket stays', async () => {
     const s = await server();
-    const { client } = await LiveClient.create(s.wsUrl);
+    const { client } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'set-response', response: { status: 200, rules: [{ name: 'x', times: 0.5, answer: {} }] } });
     const error = await client.next('error');

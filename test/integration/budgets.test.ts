@@ -3,7 +3,7 @@ import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { StoreUnavailableError, storeLimits, type Store } from '../../src/store/store.js';
 import { defaultConfig } from '../../src/config.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -29,7 +29,7 @@ describe('budgets: what one client or endpoint may hold', () => {
 
   it('pages the polling answer, so one poll never holds every stored byte', async () => {
     const s = await server({ maxStoredBytesPerEndpoint: 64 * MIB, maxStoredBytes: 128 * MIB });
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     const body = Buffer.alloc(MIB, 'a');
     for (let i = 0; i < 10; i++) expect((await send(welcome.endpoint.url, { method: 'POST', body })).status).toBe(200);
@@ -88,11 +88,11 @@ describe('budgets: what one client or endpoint may hold', () => {
     const s = await server({ keptCreatesPerAddress: 3 });
     await kept(s);
     await kept(s);
-    const first = await LiveClient.open(s.wsUrl);
+    const first = await SocketClient.open(s.wsUrl);
     cleanups.push(() => first.close());
     first.send({ type: 'create', kind: 'kept' });
     expect((await first.next('welcome')).endpoint.kind).toBe('kept');
-    const second = await LiveClient.open(s.wsUrl);
+    const second = await SocketClient.open(s.wsUrl);
     cleanups.push(() => second.close());
     second.send({ type: 'create', kind: 'kept' });
     expect((await second.next('error')).error.code).toBe('RATE_LIMITED');
@@ -100,14 +100,14 @@ describe('budgets: what one client or endpoint may hold', () => {
     const api = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
     expect(api.status).toBe(429);
     // Live endpoints stay bounded by the sockets that hold them, not by this count.
-    const live = await LiveClient.create(s.wsUrl);
+    const live = await SocketClient.create(s.wsUrl);
     cleanups.push(() => live.client.close());
     expect(live.welcome.endpoint.kind).toBe('live');
   });
 
   it('charges a message by its parsed type: a set-response dressed as a forwarder report is not cheap', async () => {
     const s = await server({ liveMessagesPerSecond: 20 });
-    const { client } = await LiveClient.create(s.wsUrl);
+    const { client } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     const disguised = `{"type":"forwarded","type":"set-response","response":{"status":200,"body":"${'x'.repeat(1000)}"}}`;
     for (let i = 0; i < 200; i++) client.socket.send(disguised);
@@ -119,7 +119,7 @@ describe('budgets: what one client or endpoint may hold', () => {
 
   it('still lets a forwarder report ten times the rate of other messages', async () => {
     const s = await server({ liveMessagesPerSecond: 20 });
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     await send(welcome.endpoint.url, { method: 'POST', body: 'x' });
     const report = { type: 'forwarded', seq: 1, target: 'http://localhost:3000/', status: 200, durationMs: 1, headers: [], body: '', bodyEncoding: 'utf8', bodyTruncated: false } as const;
@@ -131,7 +131,7 @@ describe('budgets: what one client or endpoint may hold', () => {
   it("redacts the local app's answer relayed on a kept endpoint, as its requests are", async () => {
     const s = await server();
     const endpoint = await kept(s);
-    const forwarder = await LiveClient.open(s.wsUrl);
+    const forwarder = await SocketClient.open(s.wsUrl);
     cleanups.push(() => forwarder.close());
     forwarder.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key });
     await forwarder.next('welcome');
@@ -165,10 +165,10 @@ describe('budgets: what one client or endpoint may hold', () => {
       },
     };
     const s = await server({ graceMs: 200 }, { store, bus });
-    const owner = await LiveClient.create(s.wsUrl);
+    const owner = await SocketClient.create(s.wsUrl);
     const { id, key } = owner.welcome.endpoint;
     failNextRead = true;
-    const joiner = await LiveClient.open(s.wsUrl);
+    const joiner = await SocketClient.open(s.wsUrl);
     cleanups.push(() => joiner.close());
     joiner.send({ type: 'join', endpointId: id, key });
     expect((await joiner.next('error')).error.code).toBe('STORE_UNAVAILABLE');

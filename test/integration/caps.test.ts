@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL } from '../../src/shared/protocol.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -33,7 +33,7 @@ describe('caps on addresses, connections and sockets', () => {
     return started;
   }
   async function endpoint(s: TestServer) {
-    const created = await LiveClient.create(s.wsUrl);
+    const created = await SocketClient.create(s.wsUrl);
     cleanups.push(() => created.client.close());
     return created;
   }
@@ -155,7 +155,7 @@ describe('caps on addresses, connections and sockets', () => {
     await first.client.close();
     await expect.poll(async () => {
       try {
-        const again = await LiveClient.create(s.wsUrl);
+        const again = await SocketClient.create(s.wsUrl);
         cleanups.push(() => again.client.close());
         return true;
       } catch {
@@ -166,14 +166,14 @@ describe('caps on addresses, connections and sockets', () => {
 
   it('closes a socket that sends too many messages a second with 4029, and one that sends a run of junk with 1008', async () => {
     const s = await server({ liveMessagesPerSecond: 5 });
-    const chatty = await LiveClient.open(s.wsUrl);
+    const chatty = await SocketClient.open(s.wsUrl);
     for (let i = 0; i < 30; i++) chatty.send({ type: 'clear' });
     expect(await chatty.closed).toBe(4029);
     expect(chatty.messages.some((m) => m.type === 'error' && m.error.code === 'TOO_MANY_MESSAGES')).toBe(true);
 
     // At the default rate: ten junk messages would use all of five a second's burst of ten.
     const roomy = await server();
-    const junk = await LiveClient.open(roomy.wsUrl);
+    const junk = await SocketClient.open(roomy.wsUrl);
     for (let i = 0; i < 10; i++) junk.socket.send('not json');
     expect(await junk.closed).toBe(1008);
   });
@@ -183,7 +183,7 @@ describe('caps on addresses, connections and sockets', () => {
     const a = await endpoint(s);
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'one' });
     // A page (or `tail --from-seq 99`) that claims to hold up to #99: told the real last seq, not refused (it would loop).
-    const client = await LiveClient.open(s.wsUrl);
+    const client = await SocketClient.open(s.wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'join', endpointId: a.welcome.endpoint.id, key: a.welcome.endpoint.key, afterSeq: 99 });
     const welcome = await client.next('welcome');
@@ -192,7 +192,7 @@ describe('caps on addresses, connections and sockets', () => {
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'two' });
     expect((await client.requests(1))[0]?.seq).toBe(2);
     expect((await a.client.requests(2)).map((request) => request.seq)).toEqual([1, 2]);
-    const again = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    const again = await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
     cleanups.push(() => again.client.close());
     expect([again.welcome.backlog, again.welcome.gap]).toEqual([2, false]);
     expect(a.client.messages.some((message) => message.type === 'evicted')).toBe(false);
@@ -206,7 +206,7 @@ describe('caps on addresses, connections and sockets', () => {
     const evicted = await a.client.next('evicted');
     expect(evicted.throughSeq).toBeGreaterThanOrEqual(1);
     expect((await s.store.stats()).storedBytes).toBeLessThanOrEqual(2 * 1024 * 1024);
-    const rejoin = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    const rejoin = await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
     cleanups.push(() => rejoin.client.close());
     expect(rejoin.welcome.gap).toBe(true);
     expect(rejoin.welcome.backlog).toBeLessThan(12);
@@ -216,7 +216,7 @@ describe('caps on addresses, connections and sockets', () => {
 
 describe('every answer in the documented format', () => {
   let s: TestServer;
-  let watcher: LiveClient;
+  let watcher: SocketClient;
   let url: string;
   afterEach(async () => {
     await watcher?.close();
@@ -224,7 +224,7 @@ describe('every answer in the documented format', () => {
   });
   async function setUp() {
     s = await startServer({ logLevel: 'warn' });
-    const created = await LiveClient.create(s.wsUrl);
+    const created = await SocketClient.create(s.wsUrl);
     watcher = created.client;
     url = created.welcome.endpoint.url;
   }

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, runCli } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('hookwatch create', () => {
@@ -30,7 +30,7 @@ describe('hookwatch create', () => {
     // Within the grace the endpoint still takes requests, and the link's key joins it.
     expect((await send(receiver!, { method: 'POST', body: 'hi' })).status).toBe(200);
     const [id, key] = new URL(link!).hash.slice(1).split('.') as [string, string];
-    const { client, welcome } = await LiveClient.join(s.wsUrl, id, key);
+    const { client, welcome } = await SocketClient.join(s.wsUrl, id, key);
     cleanups.push(() => client.close());
     expect(welcome.endpoint.url).toBe(receiver);
     expect(welcome.backlog).toBe(1);
@@ -46,7 +46,7 @@ describe('hookwatch create', () => {
     expect(result.stderr).toMatch(/kept endpoint lives until \d{4}-\d\d-\d\dT/);
     expect((await send(receiver!, { method: 'POST', body: 'kept' })).status).toBe(200);
     const [id, key] = new URL(link!).hash.slice(1).split('.') as [string, string];
-    const { client, welcome } = await LiveClient.join(s.wsUrl, id, key);
+    const { client, welcome } = await SocketClient.join(s.wsUrl, id, key);
     cleanups.push(() => client.close());
     expect(welcome.endpoint.kind).toBe('kept');
     expect(welcome.backlog).toBe(1);

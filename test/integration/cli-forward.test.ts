@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
 import { send, sendRaw } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { RawTarget } from '../helpers/raw-target.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -31,7 +31,7 @@ describe('hookwatch forward', () => {
   }
   /** An endpoint made by a test watcher, and its share link as the page builds it. */
   async function endpoint(s: TestServer) {
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     const { id, key } = welcome.endpoint;
     return { client, id, key, url: welcome.endpoint.url, link: `${s.baseUrl}/#${id}.${key}` };
@@ -440,7 +440,7 @@ describe('hookwatch forward', () => {
     });
     // A second watcher, joined with the key like a second tab, gets the first result in its
     // backlog (kept with its request) and the next one live.
-    const tab = await LiveClient.join(s.wsUrl, e.id, e.key);
+    const tab = await SocketClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => tab.client.close());
     expect((await tab.client.next('forwarded')).seq).toBe(1);
     await send(e.url, { method: 'PUT', body: 'again' });

@@ -6,7 +6,7 @@ import Stripe from 'stripe';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, runCli } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { RawTarget } from '../helpers/raw-target.js';
 import { startServer } from '../helpers/server.js';
 
@@ -31,7 +31,7 @@ describe('hookwatch replay', () => {
   async function captured() {
     const server = await startServer();
     cleanups.push(server.close);
-    const { client, welcome } = await LiveClient.create(server.wsUrl);
+    const { client, welcome } = await SocketClient.create(server.wsUrl);
     cleanups.push(() => client.close());
     const sent = await send(`${welcome.endpoint.url}/stripe/events?src=test`, {
       method: 'POST',

@@ -8,7 +8,7 @@ import Stripe from 'stripe';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/shared/signatures/index.js';
 import { ensureCliBuilt, runCli } from '../helpers/cli.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { RawTarget } from '../helpers/raw-target.js';
 import { startServer } from '../helpers/server.js';
 
@@ -51,7 +51,7 @@ describe('hookwatch send', () => {
   it('sends to a Hookwatch receiver URL: the captured GitHub event verifies as valid, with octokit too', async () => {
     const server = await startServer();
     cleanups.push(server.close);
-    const { client, welcome } = await LiveClient.create(server.wsUrl);
+    const { client, welcome } = await SocketClient.create(server.wsUrl);
     cleanups.push(() => client.close());
     const result = await runCli(['send', '--to', `${welcome.endpoint.url}/github`, '--provider', 'github', '--secret', GITHUB_SECRET, '--header', 'X-Extra=1']);
     expect(result.code).toBe(0);

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('hookwatch tail', () => {
@@ -16,7 +16,7 @@ describe('hookwatch tail', () => {
   async function setup() {
     const s: TestServer = await startServer();
     cleanups.push(s.close);
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     const { id, key, url } = welcome.endpoint;
     return { s, client, key, url, link: `${s.baseUrl}/#${id}.${key}` };

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, runCli, startCli } from '../helpers/cli.js';
 import { compileWithBodies, loadZodSchema } from '../helpers/generated-types.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const BODIES = ['{"id":1,"type":"a","data":{"name":"x"}}', '{"id":2,"type":"b","data":{"name":"y","email":"y@example.com"},"big":18446744073709551615}', '{"id":3,"type":"c","data":{"name":null},"tags":["t"]}'];
@@ -17,7 +17,7 @@ describe('hookwatch types and tail attempt numbers', () => {
   async function setup() {
     const s: TestServer = await startServer();
     cleanups.push(s.close);
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     const { id, key, url } = welcome.endpoint;
     return { client, key, url, link: `${s.baseUrl}/#${id}.${key}` };

@@ -4,7 +4,7 @@ import type { EndpointInfo } from '../../src/shared/protocol.js';
 import { ensureCliBuilt, runCli, startCli, type CliRun } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
 import { freePort } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 describe('hookwatch wait', () => {
@@ -73,7 +73,7 @@ describe('hookwatch wait', () => {
 
   it('waits on a live endpoint too, and / matches the bare receiver URL only', async () => {
     const s = await server();
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     const { id, key, url } = welcome.endpoint;
     const run = cli(['wait', '-', '--path', '/'], { stdin: `${s.baseUrl}/#${id}.${key}\n` });

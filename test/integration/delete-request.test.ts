@@ -1,7 +1,7 @@
 // One captured request deleted by its endpoint's owner (issue 34, item 1):
 // `DELETE /api/endpoints/<id>/requests/<seq>`, announced to every watcher, gone from every read.
 import { describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
 
@@ -9,9 +9,9 @@ describe('deleting one request', () => {
   it('deletes it for every watcher and every read; its seq is not given again; bad seqs and wrong keys are refused', async () => {
     const server = await startServer();
     try {
-      const { client, welcome } = await LiveClient.create(server.wsUrl);
+      const { client, welcome } = await SocketClient.create(server.wsUrl);
       const { url, key, id } = welcome.endpoint;
-      const other = (await LiveClient.join(server.wsUrl, id, key)).client;
+      const other = (await SocketClient.join(server.wsUrl, id, key)).client;
       for (let i = 1; i <= 3; i++) await send(`${url}/n/${i}`, { method: 'POST', body: `{"n":${i}}` });
       await client.requests(3);
       await other.requests(3);

@@ -4,7 +4,7 @@ import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
 
@@ -26,7 +26,7 @@ describe('faults', () => {
     };
     const server = await startServer({}, { store: flaky, bus });
     try {
-      const { client, welcome } = await LiveClient.create(server.wsUrl);
+      const { client, welcome } = await SocketClient.create(server.wsUrl);
       failNext = 1;
       const failed = await send(welcome.endpoint.url, { method: 'POST', body: 'secret-body' });
       expect(failed.status).toBe(500);
@@ -62,8 +62,8 @@ describe('faults', () => {
     };
     const server = await startServer({ logLevel: 'fatal' }, { store: flaky, bus });
     try {
-      const { client: owner, welcome } = await LiveClient.create(server.wsUrl);
-      const client = await LiveClient.open(server.wsUrl);
+      const { client: owner, welcome } = await SocketClient.create(server.wsUrl);
+      const client = await SocketClient.open(server.wsUrl);
       failNext = true;
       client.send({ type: 'join', endpointId: welcome.endpoint.id, key: welcome.endpoint.key });
       expect((await client.next('error')).error.code).toBe('INTERNAL');
@@ -82,7 +82,7 @@ describe('faults', () => {
     const failing: Bus = { ...bus, onMessage: (handler) => bus.onMessage(handler), subscribe: async () => Promise.reject(new Error('bus down')) };
     const server = await startServer({ logLevel: 'fatal' }, { store, bus: failing });
     try {
-      const client = await LiveClient.open(server.wsUrl);
+      const client = await SocketClient.open(server.wsUrl);
       client.send({ type: 'create' });
       expect((await client.next('error')).error.code).toBe('STORE_UNAVAILABLE');
       expect(await client.closed).toBe(1013);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -13,7 +13,7 @@ describe('forward results', () => {
   it('reach a tab that joins later, in its backlog right after their request, and the polling API', async () => {
     const s: TestServer = await startServer({ logLevel: 'warn' });
     cleanups.push(s.close);
-    const forwarder = await LiveClient.create(s.wsUrl);
+    const forwarder = await SocketClient.create(s.wsUrl);
     cleanups.push(() => forwarder.client.close());
     const { id, key, url } = forwarder.welcome.endpoint;
     await send(url, { method: 'POST', body: 'one' });
@@ -22,7 +22,7 @@ describe('forward results', () => {
     forwarder.client.send(report);
     await forwarder.client.next('forwarded');
 
-    const later = { client: await LiveClient.open(s.wsUrl) };
+    const later = { client: await SocketClient.open(s.wsUrl) };
     cleanups.push(() => later.client.close());
     later.client.send({ type: 'join', endpointId: id, key });
     const order = () =>

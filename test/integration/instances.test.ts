@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { send } from '../helpers/http.js';
 import { startInstance, startRedisServer, type Instance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis.js';
 
 /**
@@ -15,8 +15,8 @@ const SHARED = { RATE_LIMIT_PER_ADDRESS: '0', RATE_LIMIT_PER_ENDPOINT: '0', LIVE
 describe('three instances on one Redis', () => {
   const prefix = testPrefix();
   let instances: Instance[] = [];
-  const clients: LiveClient[] = [];
-  const track = <T extends { client: LiveClient }>(joined: T): T => {
+  const clients: SocketClient[] = [];
+  const track = <T extends { client: SocketClient }>(joined: T): T => {
     clients.push(joined.client);
     return joined;
   };
@@ -39,9 +39,9 @@ describe('three instances on one Redis', () => {
   const pathOf = (url: string) => new URL(url).pathname;
 
   it('delivers 1,000 requests sent concurrently to all three to watchers on each, exactly once and in seq order', async () => {
-    const owner = track(await LiveClient.create(a().wsUrl));
+    const owner = track(await SocketClient.create(a().wsUrl));
     const { id, key, url } = owner.welcome.endpoint;
-    const others = [track(await LiveClient.join(b().wsUrl, id, key)), track(await LiveClient.join(c().wsUrl, id, key))];
+    const others = [track(await SocketClient.join(b().wsUrl, id, key)), track(await SocketClient.join(c().wsUrl, id, key))];
     const total = 1000;
     let next = 0;
     await Promise.all(
@@ -63,22 +63,22 @@ describe('three instances on one Redis', () => {
   }, 60_000);
 
   it('tells every watcher on every instance how many watch', async () => {
-    const onA = track(await LiveClient.create(a().wsUrl));
+    const onA = track(await SocketClient.create(a().wsUrl));
     const { id, key } = onA.welcome.endpoint;
-    track(await LiveClient.join(b().wsUrl, id, key));
-    const onC = track(await LiveClient.join(c().wsUrl, id, key));
+    track(await SocketClient.join(b().wsUrl, id, key));
+    const onC = track(await SocketClient.join(c().wsUrl, id, key));
     await expect.poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 }).toEqual({ type: 'watchers', count: 3 });
     await onC.client.close();
     await expect.poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 }).toEqual({ type: 'watchers', count: 2 });
   });
 
   it('gives the same backlog from every instance', async () => {
-    const owner = track(await LiveClient.create(b().wsUrl));
+    const owner = track(await SocketClient.create(b().wsUrl));
     const { id, key, url } = owner.welcome.endpoint;
     for (let i = 0; i < 60; i++) await send(`${instances[i % 3]?.baseUrl}${pathOf(url)}`, { method: 'POST', body: `b${i}` });
     const backlogs = [];
     for (const instance of instances) {
-      const joined = track(await LiveClient.join(instance.wsUrl, id, key));
+      const joined = track(await SocketClient.join(instance.wsUrl, id, key));
       expect(joined.welcome.backlog).toBe(50);
       expect(joined.welcome.lastSeq).toBe(60);
       backlogs.push((await joined.client.requests(50)).map((request) => [request.seq, request.body]));
@@ -89,9 +89,9 @@ describe('three instances on one Redis', () => {
   });
 
   it('applies a set-response made on A to senders on C, and tells watchers on B', async () => {
-    const onA = track(await LiveClient.create(a().wsUrl));
+    const onA = track(await SocketClient.create(a().wsUrl));
     const { id, key, url } = onA.welcome.endpoint;
-    const onB = track(await LiveClient.join(b().wsUrl, id, key));
+    const onB = track(await SocketClient.join(b().wsUrl, id, key));
     // C has captured for the endpoint before, so it knows the default answer: it must not keep it.
     expect((await send(`${c().baseUrl}${pathOf(url)}`, { method: 'POST', body: 'before' })).status).toBe(200);
     const response = { status: 409, body: 'duplicate delivery', contentType: 'text/plain', headers: [['Retry-After', '7']], delayMs: 0 };
@@ -106,9 +106,9 @@ describe('three instances on one Redis', () => {
   });
 
   it('keeps an endpoint while a watcher is on any instance, and ends it a grace after the last one leaves', async () => {
-    const creator = await LiveClient.create(a().wsUrl);
+    const creator = await SocketClient.create(a().wsUrl);
     const { id, key, url } = creator.welcome.endpoint;
-    const onC = await LiveClient.join(c().wsUrl, id, key);
+    const onC = await SocketClient.join(c().wsUrl, id, key);
     await creator.client.close();
     // Nothing to wait on for "still alive": give A's grace (1.5 s) time to pass, then ask.
     await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -138,7 +138,7 @@ describe('faults', () => {
       await Promise.all([a?.stop(), b?.stop()]);
     });
     if (!a || !b) throw new Error('no instances');
-    const watcher = await LiveClient.create(a.wsUrl);
+    const watcher = await SocketClient.create(a.wsUrl);
     const { id, key, url } = watcher.welcome.endpoint;
     const path = new URL(url).pathname;
     for (let i = 1; i <= 5; i++) await send(`${b.baseUrl}${path}`, { method: 'POST', body: `before ${i}` });
@@ -147,7 +147,7 @@ describe('faults', () => {
     await watcher.client.closed;
     for (let i = 6; i <= 10; i++) await send(`${b.baseUrl}${path}`, { method: 'POST', body: `while away ${i}` });
     // The page's reconnect: join another instance after the last seq it holds.
-    const resumed = await LiveClient.join(b.wsUrl, id, key, seen.at(-1));
+    const resumed = await SocketClient.join(b.wsUrl, id, key, seen.at(-1));
     cleanups.push(() => resumed.client.close());
     expect(resumed.welcome.gap).toBe(false);
     expect((await resumed.client.requests(5)).map((request) => request.seq)).toEqual([6, 7, 8, 9, 10]);
@@ -165,7 +165,7 @@ describe('faults', () => {
     const answer = await send(`${instance.baseUrl}/api/webhook-tester/anything`, { method: 'POST', body: 'x' });
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.text).error.code).toBe('STORE_UNAVAILABLE');
-    const socket = await LiveClient.open(instance.wsUrl);
+    const socket = await SocketClient.open(instance.wsUrl);
     socket.send({ type: 'create' });
     expect((await socket.next('error')).error.code).toBe('STORE_UNAVAILABLE');
     expect(await socket.closed).toBe(1013);
@@ -173,7 +173,7 @@ describe('faults', () => {
     const redis = await startRedisServer(down.port);
     cleanups.push(() => redis.stop());
     await expect.poll(async () => (await send(`${instance.baseUrl}/readyz`)).status, { timeout: 10_000, interval: 200 }).toBe(200);
-    const created = await LiveClient.create(instance.wsUrl);
+    const created = await SocketClient.create(instance.wsUrl);
     cleanups.push(() => created.client.close());
     expect((await send(created.welcome.endpoint.url, { method: 'POST', body: 'back' })).status).toBe(200);
   }, 30_000);
@@ -185,14 +185,14 @@ describe('faults', () => {
       await instance.stop();
       await restarted.stop();
     });
-    const watcher = await LiveClient.create(instance.wsUrl);
+    const watcher = await SocketClient.create(instance.wsUrl);
     await redis.stop();
     const restarted = await startRedisServer(redis.port);
     await watcher.client.next('expired', 10_000);
     expect(await watcher.client.closed).toBe(4004);
     expect(instance.process.exitCode).toBeNull();
     await expect.poll(async () => (await send(`${instance.baseUrl}/readyz`)).status, { timeout: 10_000, interval: 200 }).toBe(200);
-    const again = await LiveClient.create(instance.wsUrl);
+    const again = await SocketClient.create(instance.wsUrl);
     cleanups.push(() => again.client.close());
   }, 30_000);
 
@@ -203,7 +203,7 @@ describe('faults', () => {
       await instance.stop();
       await redis.stop();
     });
-    const watcher = await LiveClient.create(instance.wsUrl);
+    const watcher = await SocketClient.create(instance.wsUrl);
     cleanups.push(() => watcher.client.close());
     // Redis stops answering every other client for 2 s (CLIENT PAUSE, Redis 6.2+).
     const blocker = connectRedis(redis.url);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -78,7 +78,7 @@ describe('kept endpoints the user shapes', () => {
   it('extends a kept endpoint, tells its watchers, and refuses to extend a live one', async () => {
     const s = await server();
     const kept = (await create(s, { kind: 'kept' })).body;
-    const watcher = await LiveClient.join(s.wsUrl, kept.id, kept.key);
+    const watcher = await SocketClient.join(s.wsUrl, kept.id, kept.key);
     cleanups.push(() => watcher.client.close());
     const extended = await send(`${s.baseUrl}/api/endpoints/${kept.id}/extend`, { method: 'POST', headers: bearer(kept.key), body: JSON.stringify({ ttlMs: 7 * DAY }) });
     expect(extended.status).toBe(200);
@@ -95,12 +95,12 @@ describe('kept endpoints the user shapes', () => {
 
   it('creates a shaped kept endpoint over the socket too', async () => {
     const s = await server();
-    const client = await LiveClient.open(s.wsUrl);
+    const client = await SocketClient.open(s.wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'create', kind: 'kept', name: 'from-socket', ttlMs: DAY, redact: false });
     const welcome = await client.next('welcome');
     expect(welcome.endpoint).toMatchObject({ id: 'from-socket', kind: 'kept', redact: false });
-    const again = await LiveClient.open(s.wsUrl);
+    const again = await SocketClient.open(s.wsUrl);
     cleanups.push(() => again.close());
     again.send({ type: 'create', kind: 'kept', name: 'from-socket' });
     expect((await again.next('error')).error.code).toBe('NAME_TAKEN');

@@ -3,7 +3,7 @@ import type { CapturedRequest } from '../../src/shared/schemas/captured-request.
 import type { EndpointInfo } from '../../src/shared/protocol.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startInstance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -50,7 +50,7 @@ describe('kept endpoints over HTTP', () => {
 
     expect((await send(`${endpoint.url}/github/push?x=1`, { method: 'PATCH', body: 'hello' })).status).toBe(200);
     expect((await send(`${s.baseUrl}/api/webhook-tester/${endpoint.id}`, { method: 'POST' })).status).toBe(404);
-    const live = await LiveClient.create(s.wsUrl);
+    const live = await SocketClient.create(s.wsUrl);
     cleanups.push(() => live.client.close());
     expect((await send(`${s.baseUrl}/api/webhook-endpoint/${live.welcome.endpoint.id}`, { method: 'POST' })).status).toBe(404);
 
@@ -155,7 +155,7 @@ describe('kept endpoints over HTTP', () => {
   it('sets the answer, clears, and deletes over HTTP; watchers hear each, and then it is gone everywhere', async () => {
     const s = await server();
     const endpoint = await createKept(s);
-    const watcher = await LiveClient.join(s.wsUrl, endpoint.id, endpoint.key);
+    const watcher = await SocketClient.join(s.wsUrl, endpoint.id, endpoint.key);
     expect(watcher.welcome.endpoint).toMatchObject({ kind: 'kept', expiresAt: endpoint.expiresAt });
     const response = { status: 202, body: 'queued', contentType: 'text/plain' };
     const put = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, { method: 'PUT', headers: bearer(endpoint), body: JSON.stringify(response) });
@@ -174,14 +174,14 @@ describe('kept endpoints over HTTP', () => {
     expect(await watcher.client.closed).toBe(4004);
     expect((await send(endpoint.url, { method: 'POST' })).status).toBe(404);
     expect((await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: bearer(endpoint) })).status).toBe(404);
-    const rejoin = await LiveClient.open(s.wsUrl);
+    const rejoin = await SocketClient.open(s.wsUrl);
     rejoin.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key });
     expect(await rejoin.closed).toBe(4004);
   });
 
   it('expires after KEPT_TTL_MS whether watched or not: 404, and watchers told', async () => {
     const s = await server({ keptTtlMs: 1500, leaseMs: 1200 });
-    const created = await LiveClient.open(s.wsUrl);
+    const created = await SocketClient.open(s.wsUrl);
     created.send({ type: 'create', kind: 'kept' });
     const welcome = await created.next('welcome');
     expect(welcome.endpoint.kind).toBe('kept');

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL } from '../../src/shared/protocol.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -18,7 +18,7 @@ describe('limits', () => {
     return started;
   }
   async function endpoint(s: TestServer) {
-    const created = await LiveClient.create(s.wsUrl);
+    const created = await SocketClient.create(s.wsUrl);
     cleanups.push(() => created.client.close());
     return created;
   }
@@ -146,7 +146,7 @@ describe('limits', () => {
   it('closes a socket that sends a frame over the message size limit (1009), keeping the endpoint', async () => {
     const s = await server({});
     const a = await endpoint(s);
-    const other = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    const other = await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
     other.client.socket.send('x'.repeat(1600 * 1024));
     expect(await other.client.closed).toBe(1009);
     expect((await send(a.welcome.endpoint.url, { method: 'POST', body: 'ok' })).status).toBe(200);
@@ -174,7 +174,7 @@ describe('metrics', () => {
   it('counts endpoints, watchers, captures, bytes, truncations and rejections', async () => {
     const s = await startServer({ maxBodyBytes: 10 });
     try {
-      const { client, welcome } = await LiveClient.create(s.wsUrl);
+      const { client, welcome } = await SocketClient.create(s.wsUrl);
       await send(welcome.endpoint.url, { method: 'POST', body: 'x'.repeat(25) });
       await send(`${s.baseUrl}/api/webhook-tester/unknown-id`);
       await client.requests(1);

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
 
@@ -8,7 +8,7 @@ describe('logs', () => {
   it('never contain a body, a header value or a watch key, even at trace level', async () => {
     const server = await startServer({ logLevel: 'trace', readLimitBytes: 4096, maxBodyBytes: 1024, graceMs: 0 });
     try {
-      const { client, welcome } = await LiveClient.create(server.wsUrl);
+      const { client, welcome } = await SocketClient.create(server.wsUrl);
       const { url, key, id } = welcome.endpoint;
       const bodySecret = 'body-secret-3f9a1c';
       const headerSecret = 'header-secret-77b2e0';
@@ -20,7 +20,7 @@ describe('logs', () => {
       await send(url, { method: 'PUT', body: `${bodySecret}${'x'.repeat(8000)}` }).catch(() => undefined);
       client.send({ type: 'set-response', response: { status: 200, body: `reply-${bodySecret}`, contentType: 'text/plain' } });
       await client.next('response');
-      const wrong = await LiveClient.open(server.wsUrl);
+      const wrong = await SocketClient.open(server.wsUrl);
       wrong.send({ type: 'join', endpointId: id, key: `${key}x` });
       await wrong.closed;
       wrong.socket.terminate();

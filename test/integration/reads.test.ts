@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, startCli } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 
 interface PollAnswer {
   lastSeq: number;
@@ -59,7 +59,7 @@ describe('reads change nothing', () => {
   it('a join or a tail --from-seq past the last seq keeps the log, and gets the next request', async () => {
     const { instance, endpoint, poll, link } = await keptOnSqlite();
     const wsUrl = instance.baseUrl.replace(/^http/, 'ws');
-    const { client, welcome } = await LiveClient.join(wsUrl, endpoint.id, endpoint.key, 1_000_000);
+    const { client, welcome } = await SocketClient.join(wsUrl, endpoint.id, endpoint.key, 1_000_000);
     cleanups.push(() => client.close());
     expect([welcome.lastSeq, welcome.backlog, welcome.gap]).toEqual([3, 0, false]);
     const tail = startCli(['tail', link, '--json', '--from-seq', '87']);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -8,12 +8,12 @@ const READ_LIMIT = 64 * 1024;
 
 describe('receiver', () => {
   let server: TestServer;
-  let watcher: LiveClient;
+  let watcher: SocketClient;
   let url: string;
 
   beforeAll(async () => {
     server = await startServer({ maxBodyBytes: STORED_CAP, readLimitBytes: READ_LIMIT, requestsPerEndpoint: 50 });
-    const created = await LiveClient.create(server.wsUrl);
+    const created = await SocketClient.create(server.wsUrl);
     watcher = created.client;
     url = created.welcome.endpoint.url;
   });
@@ -211,10 +211,10 @@ describe('receiver log limit', () => {
   it('keeps only the most recent requests', async () => {
     const server = await startServer({ requestsPerEndpoint: 50 });
     try {
-      const { client, welcome } = await LiveClient.create(server.wsUrl);
+      const { client, welcome } = await SocketClient.create(server.wsUrl);
       for (let i = 1; i <= 55; i++) await send(`${welcome.endpoint.url}?i=${i}`, { method: 'POST' });
       await client.requests(55);
-      const { client: late, welcome: lateWelcome } = await LiveClient.join(server.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
+      const { client: late, welcome: lateWelcome } = await SocketClient.join(server.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
       expect(lateWelcome.backlog).toBe(50);
       expect(lateWelcome.gap).toBe(true);
       const backlog = await late.requests(50);

@@ -7,7 +7,7 @@ import * as scripts from '../../src/redis/scripts.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
 import { freePort, startInstance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
 import { isAppend, privateRedisRig } from '../helpers/redis-rig.js';
 
@@ -21,7 +21,7 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
   beforeAll(() => ensureCliBuilt(), 120_000);
 
   async function watcher(wsUrl: string, endpoint?: { id: string; key: string }) {
-    const client = await LiveClient.open(wsUrl);
+    const client = await SocketClient.open(wsUrl);
     cleanups.push(() => client.close());
     client.send(endpoint ? { type: 'join', endpointId: endpoint.id, key: endpoint.key } : { type: 'create' });
     const welcome = await client.next('welcome', 5000).catch((error: unknown) => {
@@ -167,7 +167,7 @@ describe('Redis faults: nothing lost, nothing doubled, no seq given twice', () =
     // A page that claims more than was ever handed out resumes: welcomed with the real last seq,
     // never refused, and nothing stored changes for it (a read never changes state).
     const resumeAt = (fresh[1]?.seq ?? 0) + 5;
-    const { client: page, welcome: resumed } = await LiveClient.join(b.wsUrl, welcome.endpoint.id, welcome.endpoint.key, resumeAt);
+    const { client: page, welcome: resumed } = await SocketClient.join(b.wsUrl, welcome.endpoint.id, welcome.endpoint.key, resumeAt);
     cleanups.push(() => page.close());
     expect([resumed.gap, resumed.lastSeq, resumed.backlog]).toEqual([false, fresh[1]?.seq, 0]);
     await send(viaA, { method: 'POST', body: 'new3' });

@@ -3,7 +3,7 @@ import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
 import { startInstance } from '../helpers/instances.js';
 import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { RawTarget } from '../helpers/raw-target.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -21,7 +21,7 @@ describe('page replay through the connected hookwatch forward', () => {
   async function setUp(overrides: Parameters<typeof startServer>[0] = {}) {
     const server: TestServer = await startServer(overrides);
     cleanups.push(server.close);
-    const { client: tab, welcome } = await LiveClient.create(server.wsUrl);
+    const { client: tab, welcome } = await SocketClient.create(server.wsUrl);
     cleanups.push(() => tab.close());
     const sent = await send(`${welcome.endpoint.url}/shop/orders?v=1`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Shop': 'a' }, body: BODY });
     expect(sent.status).toBe(200);
@@ -40,7 +40,7 @@ describe('page replay through the connected hookwatch forward', () => {
 
   it('a replay reaches the forwarder, goes to its target byte for byte, and only the asking tab hears how it went', async () => {
     const { server, tab, welcome, target, link } = await setUp();
-    const { client: other } = await LiveClient.join(server.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
+    const { client: other } = await SocketClient.join(server.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
     cleanups.push(() => other.close());
     const cli = await forwarder(link, target.url('/local'));
 
@@ -131,7 +131,7 @@ describe('page replay through the connected hookwatch forward', () => {
       await redis.quit();
     });
     if (!a || !b) throw new Error('no instances');
-    const { client: tab, welcome } = await LiveClient.create(a.wsUrl);
+    const { client: tab, welcome } = await SocketClient.create(a.wsUrl);
     cleanups.push(() => tab.close());
     await send(`${b.baseUrl}${new URL(welcome.endpoint.url).pathname}/x`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'across' });
     await tab.requests(1, 5000);

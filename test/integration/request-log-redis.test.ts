@@ -4,7 +4,7 @@ import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 import { createRedisStore } from '../../src/redis/store.js';
 import { recordOf, type NewEntry } from '../../src/store/store.js';
 import { send } from '../helpers/http.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
 import { type PrivateRedis } from '../helpers/redis-instance.js';
 import { isAppend, privateRedisRig } from '../helpers/redis-rig.js';
@@ -16,7 +16,7 @@ import { isAppend, privateRedisRig } from '../helpers/redis-rig.js';
 describe('the request log on Redis', () => {
   const { cleanups, redisServer, proxyTo, instance } = privateRedisRig();
   async function watcher(wsUrl: string) {
-    const { client, welcome } = await LiveClient.create(wsUrl);
+    const { client, welcome } = await SocketClient.create(wsUrl);
     cleanups.push(() => client.close());
     return { client, welcome };
   }
@@ -102,7 +102,7 @@ describe('the request log on Redis', () => {
     const senders = await instance(proxy.url, prefix, { respondTimeoutMs: 3000 });
     const responders = await instance(redis.url, prefix);
     const { welcome } = await watcher(responders.wsUrl);
-    const { client: responder } = await LiveClient.join(responders.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
+    const { client: responder } = await SocketClient.join(responders.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
     cleanups.push(() => responder.close());
     responder.send({ type: 'claim-responder' });
     await responder.next('responder');

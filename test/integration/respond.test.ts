@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, startCli, type CliRun } from '../helpers/cli.js';
 import { send } from '../helpers/http.js';
 import { startInstance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { redisUrl, testPrefix } from '../helpers/redis.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -36,7 +36,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
   }
   /** A live endpoint watched by a test client (a tab), with the configured answer set. */
   async function endpoint(wsUrl: string, baseUrl: string) {
-    const { client, welcome } = await LiveClient.create(wsUrl);
+    const { client, welcome } = await SocketClient.create(wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'set-response', response: CONFIGURED });
     await client.next('response');
@@ -70,7 +70,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     const claimed = (await e.tab.next('responder')).id;
     expect(claimed).toEqual(expect.any(String));
     // A tab that joins later learns it from its welcome.
-    const { client: later, welcome: laterWelcome } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    const { client: later, welcome: laterWelcome } = await SocketClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => later.close());
     expect(laterWelcome.endpoint.responder).toBe(claimed);
 
@@ -146,7 +146,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
   it('refuses a local answer it cannot relay, and the sender gets the configured answer at once', async () => {
     const s = await server({ respondTimeoutMs: 10_000 });
     const e = await endpoint(s.wsUrl, s.baseUrl);
-    const { client: responder } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    const { client: responder } = await SocketClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => responder.close());
     responder.send({ type: 'local-answer', seq: 1, status: 200, headers: [], body: '', bodyEncoding: 'utf8' });
     expect((await responder.next('error')).error.message).toMatch(/claim-responder before local-answer/);
@@ -182,7 +182,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     const s = await server({ respondTimeoutMs: 10_000 });
     const e = await endpoint(s.wsUrl, s.baseUrl);
     const claim = async () => {
-      const { client } = await LiveClient.join(s.wsUrl, e.id, e.key);
+      const { client } = await SocketClient.join(s.wsUrl, e.id, e.key);
       cleanups.push(() => client.close());
       client.send({ type: 'claim-responder' });
       await client.next('responder');
@@ -203,7 +203,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
   it('holds at most RESPOND_MAX_WAITING senders; the rest get the configured answer at once', async () => {
     const s = await server({ respondMaxWaiting: 1, respondTimeoutMs: 10_000 });
     const e = await endpoint(s.wsUrl, s.baseUrl);
-    const { client: responder } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    const { client: responder } = await SocketClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => responder.close());
     responder.send({ type: 'claim-responder' });
     await responder.next('responder');
@@ -220,7 +220,7 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
   it('cuts off a responder that floods large answers (4029)', async () => {
     const s = await server();
     const e = await endpoint(s.wsUrl, s.baseUrl);
-    const { client: responder } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    const { client: responder } = await SocketClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => responder.close());
     responder.send({ type: 'claim-responder' });
     await responder.next('responder');

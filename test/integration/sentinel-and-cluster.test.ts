@@ -4,7 +4,7 @@ import type { CapturedRequest } from '../../src/shared/schemas/captured-request.
 import { partitionPrefixes } from '../../src/redis/partitions.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { testPrefix } from '../helpers/redis.js';
 import { hostPorts, startTopologies, type Topologies } from '../helpers/sentinel-and-cluster.js';
 
@@ -32,7 +32,7 @@ describe('past one Redis', () => {
     return started;
   }
   async function watch(instance: Instance, endpoint?: { id: string; key: string }) {
-    const joined = endpoint ? await LiveClient.join(instance.wsUrl, endpoint.id, endpoint.key) : await LiveClient.create(instance.wsUrl);
+    const joined = endpoint ? await SocketClient.join(instance.wsUrl, endpoint.id, endpoint.key) : await SocketClient.create(instance.wsUrl);
     cleanups.push(() => joined.client.close());
     return joined;
   }
@@ -73,7 +73,7 @@ describe('past one Redis', () => {
   }
 
   /** Every acknowledged body reached the watcher once, in acknowledgement order, with increasing seqs. */
-  async function expectDeliveredOnce(client: LiveClient, acknowledged: string[]) {
+  async function expectDeliveredOnce(client: SocketClient, acknowledged: string[]) {
     const got: CapturedRequest[] = [];
     const wanted = new Set(acknowledged);
     const deadline = Date.now() + 20_000;
@@ -174,7 +174,7 @@ describe('past one Redis', () => {
     }
     await expectDeliveredOnce(client, acknowledged);
     // A page resuming after seq 4 gets what came after it, once.
-    const { client: resumed, welcome: again } = await LiveClient.join(a.wsUrl, id, welcome.endpoint.key, 4);
+    const { client: resumed, welcome: again } = await SocketClient.join(a.wsUrl, id, welcome.endpoint.key, 4);
     cleanups.push(() => resumed.close());
     const backlog = await resumed.requests(again.backlog, 10_000);
     expect(backlog.map((request) => request.body)).toEqual(acknowledged.slice(4));

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis.js';
 
@@ -68,7 +68,7 @@ describe('process lifecycle', () => {
     const server = await startProcess(env());
     const base = `http://127.0.0.1:${server.port}`;
     expect((await send(`${base}/healthz`)).status).toBe(200);
-    const { client, welcome } = await LiveClient.create(`ws://127.0.0.1:${server.port}`);
+    const { client, welcome } = await SocketClient.create(`ws://127.0.0.1:${server.port}`);
 
     // A request whose body is still arriving when the signal comes.
     const socket = connect(server.port, '127.0.0.1');

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInstance, type Instance } from '../helpers/instances.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 
 /**
  * Findings 4, 5 and 6 of the hardening issue, against a server process: waits (long polls, a
@@ -22,11 +22,11 @@ describe('waiting senders and polls', () => {
 
   /** A live endpoint, watched, whose configured answer is 299, with a responder that may answer. */
   async function responded(s: Instance, answerWith?: (seq: number) => { status: number; body: string }) {
-    const { client, welcome } = await LiveClient.create(s.wsUrl);
+    const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     client.send({ type: 'set-response', response: { status: 299, body: 'configured', contentType: 'text/plain', headers: [], delayMs: 0 } });
     await client.next('response');
-    const { client: responder } = await LiveClient.join(s.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
+    const { client: responder } = await SocketClient.join(s.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
     cleanups.push(() => responder.close());
     responder.send({ type: 'claim-responder' });
     await responder.next('responder');
@@ -52,7 +52,7 @@ describe('waiting senders and polls', () => {
     );
     const senders = Array.from({ length: 10 }, (_, i) => post(silent.url, `wait ${i}`).then((answer) => ({ ...answer, afterMs: Date.now() - started })));
     // Garbage: 60 ordinary 1 MiB captures to another endpoint, while they wait.
-    const { client: other, welcome } = await LiveClient.create(s.wsUrl);
+    const { client: other, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => other.close());
     const body = Buffer.alloc(1024 * 1024, 0x61);
     for (let i = 0; i < 60; i++) expect((await post(welcome.endpoint.url, body)).status).toBe(200);
@@ -80,7 +80,7 @@ describe('waiting senders and polls', () => {
   it('a rule that matches answers before the local app does; the local app answers in place of the default', async () => {
     const s = await instance();
     const e = await responded(s, (seq) => ({ status: 201, body: `local ${seq}` }));
-    const { client: tab } = await LiveClient.join(s.wsUrl, e.id, e.key);
+    const { client: tab } = await SocketClient.join(s.wsUrl, e.id, e.key);
     cleanups.push(() => tab.close());
     tab.send({ type: 'set-response', response: { status: 299, rules: [{ name: 'Slack URL check', when: { json: { type: 'url_verification' } }, answer: { status: 200, contentType: 'text/plain', body: '{{json.challenge}}' } }] } });
     await tab.next('response');

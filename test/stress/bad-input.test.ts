@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL } from '../../src/shared/protocol.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { pool, random, rawExchange, type RawOutcome } from './raw.js';
@@ -12,7 +12,7 @@ const CONCURRENCY = 50;
 
 describe('hostile input', () => {
   let server: TestServer;
-  let watcher: LiveClient;
+  let watcher: SocketClient;
   let path: string;
   let url: string;
   let port: number;
@@ -34,7 +34,7 @@ describe('hostile input', () => {
       requestsPerEndpoint: 50,
     });
     port = Number(new URL(server.baseUrl).port);
-    const created = await LiveClient.create(server.wsUrl);
+    const created = await SocketClient.create(server.wsUrl);
     watcher = created.client;
     url = created.welcome.endpoint.url;
     path = new URL(url).pathname;

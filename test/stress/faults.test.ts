@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { pool } from './raw.js';
 
-const tcpOf = (client: LiveClient) => (client.socket as unknown as { _socket: { destroy(): void; pause(): void } })._socket;
+const tcpOf = (client: SocketClient) => (client.socket as unknown as { _socket: { destroy(): void; pause(): void } })._socket;
 const timeouts = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
 
 describe('faults', () => {
@@ -17,9 +17,9 @@ describe('faults', () => {
   it('forgets watchers that vanish without a close frame, and keeps serving the rest', async () => {
     server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, graceMs: 60_000 });
     const s = server;
-    const owner = await LiveClient.create(s.wsUrl);
+    const owner = await SocketClient.create(s.wsUrl);
     const { id, key, url } = owner.welcome.endpoint;
-    const ghosts = await Promise.all(Array.from({ length: 30 }, () => LiveClient.join(s.wsUrl, id, key)));
+    const ghosts = await Promise.all(Array.from({ length: 30 }, () => SocketClient.join(s.wsUrl, id, key)));
     expect(s.app.hub.watcherCount(id)).toBe(31);
     for (const ghost of ghosts) tcpOf(ghost.client).destroy();
     await expect.poll(() => s.app.hub.watcherCount(id), { timeout: 5000 }).toBe(1);
@@ -32,10 +32,10 @@ describe('faults', () => {
   it('cuts off a watcher that never reads while requests flow, and the others get every request', async () => {
     server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, rateLimitPerEndpoint: 0, rateLimitPerAddress: 0, maxSocketBufferBytes: 64 * 1024 });
     const s = server;
-    const reader = await LiveClient.create(s.wsUrl);
+    const reader = await SocketClient.create(s.wsUrl);
     const { id, key, url } = reader.welcome.endpoint;
-    const other = await LiveClient.join(s.wsUrl, id, key);
-    const stuck = await LiveClient.join(s.wsUrl, id, key);
+    const other = await SocketClient.join(s.wsUrl, id, key);
+    const stuck = await SocketClient.join(s.wsUrl, id, key);
     tcpOf(stuck.client).pause();
     // Loopback kernel buffers absorb several MiB before the server's own buffer starts to grow.
     const body = 'p'.repeat(100 * 1024);
@@ -62,17 +62,17 @@ describe('faults', () => {
     // 500 sockets that create an endpoint and leave at once.
     await pool(
       Array.from({ length: 500 }, () => async () => {
-        const { client } = await LiveClient.create(s.wsUrl);
+        const { client } = await SocketClient.create(s.wsUrl);
         await client.close();
       }),
       25,
     );
     // 500 sockets that join one endpoint and leave, some cleanly, some by cutting the connection.
-    const owner = await LiveClient.create(s.wsUrl);
+    const owner = await SocketClient.create(s.wsUrl);
     const { id, key, url } = owner.welcome.endpoint;
     await pool(
       Array.from({ length: 500 }, (_, i) => async () => {
-        const { client } = await LiveClient.join(s.wsUrl, id, key);
+        const { client } = await SocketClient.join(s.wsUrl, id, key);
         if (i % 2 === 0) await client.close();
         else {
           tcpOf(client).destroy();

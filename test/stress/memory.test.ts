@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
 
@@ -73,7 +73,7 @@ describe('memory no sender or reader can pin (scaled down)', () => {
   it('an old kept request does not keep the bytes of every later trimmed request alive', async () => {
     const kept = await keptEndpoint();
     expect((await send(kept.url, { method: 'POST', body: 'one small request' })).status).toBe(200);
-    const { client, welcome } = await LiveClient.create(server.wsUrl);
+    const { client, welcome } = await SocketClient.create(server.wsUrl);
     // 400 MiB through an endpoint that keeps the newest 50 and 32 MiB: without the fix each
     // trimmed request stayed reachable behind the kept one, about 1 MiB each.
     const statuses = await flood(welcome.endpoint.url, Buffer.alloc(MIB, 'b'), 400);
@@ -83,7 +83,7 @@ describe('memory no sender or reader can pin (scaled down)', () => {
   }, 120_000);
 
   it('polls that are never read hold at most the per-address cap, and the rest are refused at once', async () => {
-    const { client, welcome } = await LiveClient.create(server.wsUrl);
+    const { client, welcome } = await SocketClient.create(server.wsUrl);
     const body = Buffer.alloc(MIB, 0x80);
     await flood(welcome.endpoint.url, body, 24);
     const { id, key } = welcome.endpoint;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Writable } from 'node:stream';
 import * as ws from 'ws';
-import { textFrame } from '../../src/live/frame.js';
+import { textFrame } from '../../src/socket/frame.js';
 
 // ws's frame parser: exported at runtime, though @types/ws does not declare it.
 const Receiver = (ws as unknown as { Receiver: new (options: object) => Writable }).Receiver;

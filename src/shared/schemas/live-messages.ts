@@ -1,6 +1,6 @@
 /**
  * The messages of the live protocol, version 1 (docs/protocol.md; its constants are in
- * protocol.ts). What a client sends is validated with these schemas (live/client-messages.ts);
+ * protocol.ts). What a client sends is validated with these schemas (socket/client-messages.ts);
  * what the server sends is built by server-messages.ts with the types they give. The page
  * imports the types only, so zod stays out of its bundle.
  */

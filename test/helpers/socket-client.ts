@@ -5,7 +5,7 @@ import { LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage, type We
 type Of<T extends ServerMessage['type']> = Extract<ServerMessage, { type: T }>;
 
 /** A real `ws` client speaking the live protocol, with a queue to await messages from. */
-export class LiveClient {
+export class SocketClient {
   readonly messages: ServerMessage[] = [];
   private waiters: Array<() => void> = [];
   closeCode: number | undefined;
@@ -25,9 +25,9 @@ export class LiveClient {
     );
   }
 
-  static async open(wsUrl: string, protocol: string | undefined = SUBPROTOCOL): Promise<LiveClient> {
+  static async open(wsUrl: string, protocol: string | undefined = SUBPROTOCOL): Promise<SocketClient> {
     const socket = new WebSocket(`${wsUrl}${LIVE_PATH}`, protocol === undefined ? [] : [protocol]);
-    const client = new LiveClient(socket);
+    const client = new SocketClient(socket);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('error', reject);
@@ -36,14 +36,14 @@ export class LiveClient {
   }
 
   /** Opens a socket and creates a new endpoint. */
-  static async create(wsUrl: string): Promise<{ client: LiveClient; welcome: WelcomeMessage }> {
-    const client = await LiveClient.open(wsUrl);
+  static async create(wsUrl: string): Promise<{ client: SocketClient; welcome: WelcomeMessage }> {
+    const client = await SocketClient.open(wsUrl);
     client.send({ type: 'create' });
     return { client, welcome: await client.next('welcome') };
   }
 
-  static async join(wsUrl: string, endpointId: string, key: string, afterSeq?: number): Promise<{ client: LiveClient; welcome: WelcomeMessage }> {
-    const client = await LiveClient.open(wsUrl);
+  static async join(wsUrl: string, endpointId: string, key: string, afterSeq?: number): Promise<{ client: SocketClient; welcome: WelcomeMessage }> {
+    const client = await SocketClient.open(wsUrl);
     client.send({ type: 'join', endpointId, key, ...(afterSeq === undefined ? {} : { afterSeq }) });
     return { client, welcome: await client.next('welcome') };
   }

@@ -1,10 +1,10 @@
 import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tcpSocketOf } from '../../src/live/frame.js';
-import { FLUSH_AFTER_MESSAGES } from '../../src/live/corking.js';
+import { tcpSocketOf } from '../../src/socket/frame.js';
+import { FLUSH_AFTER_MESSAGES } from '../../src/socket/corking.js';
 import { LIVE_PATH } from '../../src/shared/protocol.js';
-import { LiveClient } from '../helpers/live-client.js';
+import { SocketClient } from '../helpers/socket-client.js';
 import { send, sendRaw } from '../helpers/http.js';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
@@ -23,7 +23,7 @@ describe('live protocol', () => {
     cleanups.push(started.close);
     return started;
   }
-  function track<T extends { client: LiveClient }>(joined: T): T {
+  function track<T extends { client: SocketClient }>(joined: T): T {
     cleanups.push(() => joined.client.close());
     return joined;
   }
@@ -59,7 +59,7 @@ describe('live protocol', () => {
 
   it('creates an endpoint with an unguessable id and key, and the default response', async () => {
     const s = await server();
-    const { welcome } = track(await LiveClient.create(s.wsUrl));
+    const { welcome } = track(await SocketClient.create(s.wsUrl));
     expect(welcome.created).toBe(true);
     expect(welcome.endpoint.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(welcome.endpoint.key).toMatch(/^[A-Za-z0-9]{32}$/);
@@ -69,8 +69,8 @@ describe('live protocol', () => {
 
   it('delivers each request to every watcher, and a third watcher gets the backlog', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
-    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const a = track(await SocketClient.create(s.wsUrl));
+    const b = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     expect(b.welcome.created).toBe(false);
 
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'one' });
@@ -79,14 +79,14 @@ describe('live protocol', () => {
     expect(fromA.map((r) => r.body)).toEqual(['one', 'two']);
     expect(fromB).toEqual(fromA);
 
-    const c = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const c = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     expect(c.welcome.backlog).toBe(2);
     expect(await c.client.requests(2)).toEqual(fromA);
   });
 
   it('flushes a busy turn after a few messages, but never with more writes than messages', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     const endpointId = a.welcome.endpoint.id;
     const serverSockets = () => [...s.app.websocketServer.clients].map((socket) => tcpSocketOf(socket)!);
     // Publishing is synchronous on the memory bus, so everything below happens in one turn.
@@ -106,7 +106,7 @@ describe('live protocol', () => {
     // More watchers than that: an early flush waits until it carries a message per socket.
     const watchers = FLUSH_AFTER_MESSAGES + 2;
     const others = [];
-    for (let i = 1; i < watchers; i++) others.push(track(await LiveClient.join(s.wsUrl, endpointId, a.welcome.endpoint.key)));
+    for (let i = 1; i < watchers; i++) others.push(track(await SocketClient.join(s.wsUrl, endpointId, a.welcome.endpoint.key)));
     publish(watchers - 1);
     expect(serverSockets().map((socket) => socket.writableCorked)).toEqual(Array(watchers).fill(1));
     publish(1);
@@ -118,7 +118,7 @@ describe('live protocol', () => {
 
   it('refuses WebSocket upgrades to any other path, receiver URLs included, and captures none', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     // A client that keeps its side open is still cut once the answer is sent: the server holds
     // no socket for it afterwards.
     const connections = () => new Promise<number>((resolve, reject) => s.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
@@ -154,12 +154,12 @@ describe('live protocol', () => {
 
   it('refuses a wrong key exactly as an unknown endpoint', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     for (const [id, key] of [
       [a.welcome.endpoint.id, 'x'.repeat(32)],
       ['no-such-endpoint', a.welcome.endpoint.key],
     ] as const) {
-      const intruder = await LiveClient.open(s.wsUrl);
+      const intruder = await SocketClient.open(s.wsUrl);
       intruder.send({ type: 'join', endpointId: id, key });
       const error = await intruder.next('error');
       expect(error.error.code).toBe('ENDPOINT_NOT_FOUND');
@@ -172,8 +172,8 @@ describe('live protocol', () => {
 
   it('applies a response configuration to senders and tells every watcher', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
-    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const a = track(await SocketClient.create(s.wsUrl));
+    const b = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     const response = { status: 201, body: 'created!', contentType: 'text/plain', headers: [], delayMs: 0 };
     a.client.send({ type: 'set-response', response });
     expect((await a.client.next('response')).response).toEqual(response);
@@ -191,7 +191,7 @@ describe('live protocol', () => {
     expect(empty.status).toBe(204);
     expect(empty.body.length).toBe(0);
 
-    const d = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const d = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     expect(d.welcome.endpoint.response.status).toBe(204);
   });
 
@@ -210,7 +210,7 @@ describe('live protocol', () => {
     ['a non-object', 'not an object', /expected object/],
   ])('rejects %s in a response configuration with a clear error', async (_label, response, message) => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     a.client.send({ type: 'set-response', response });
     const error = await a.client.next('error');
     expect(error.error.code).toBe('INVALID_RESPONSE_CONFIG');
@@ -222,7 +222,7 @@ describe('live protocol', () => {
 
   it('sends configured headers as given: in order, with their case, a repeated name once per pair', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     const headers = [
       ['X-Multi', 'one'],
       ['X-Multi', 'two'],
@@ -239,14 +239,14 @@ describe('live protocol', () => {
 
   it("passes a forwarder's result on to every watcher, and only from a socket that joined", async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
-    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const a = track(await SocketClient.create(s.wsUrl));
+    const b = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     const result = { type: 'forwarded', seq: 1, target: 'http://localhost:3000/hook', status: 201, durationMs: 12.5, headers: [['Content-Type', 'text/plain']], body: 'ok', bodyEncoding: 'utf8', bodyTruncated: false };
     b.client.send(result);
     expect(await a.client.next('forwarded')).toEqual(result);
     expect(await b.client.next('forwarded')).toEqual(result);
 
-    const stranger = track({ client: await LiveClient.open(s.wsUrl) });
+    const stranger = track({ client: await SocketClient.open(s.wsUrl) });
     stranger.client.send(result);
     expect((await stranger.client.next('error')).error.code).toBe('NOT_JOINED');
     b.client.send({ ...result, headers: Array.from({ length: 65 }, () => ['a', 'b']) });
@@ -262,8 +262,8 @@ describe('live protocol', () => {
 
   it('clears the log for every watcher and for later joiners', async () => {
     const s = await server();
-    const a = track(await LiveClient.create(s.wsUrl));
-    const b = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const a = track(await SocketClient.create(s.wsUrl));
+    const b = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'old' });
     await Promise.all([a.client.requests(1), b.client.requests(1)]);
     a.client.send({ type: 'clear' });
@@ -272,23 +272,23 @@ describe('live protocol', () => {
     await send(a.welcome.endpoint.url, { method: 'POST', body: 'new' });
     expect((await b.client.requests(1))[0]).toMatchObject({ seq: 2, body: 'new' });
 
-    const c = track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const c = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
     expect(c.welcome).toMatchObject({ backlog: 1, clearedSeq: 1, gap: false });
     expect((await c.client.requests(1))[0]?.body).toBe('new');
   });
 
   it('resumes after a reconnect with no gap and no repeat', async () => {
     const s = await server({ graceMs: 5_000 });
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     const { id, key, url } = a.welcome.endpoint;
-    const keeper = track(await LiveClient.join(s.wsUrl, id, key));
+    const keeper = track(await SocketClient.join(s.wsUrl, id, key));
     for (let i = 1; i <= 3; i++) await send(url, { method: 'POST', body: `r${i}` });
     const seen = await a.client.requests(3);
     await a.client.close();
 
     // Requests that arrive while the watcher is away, and while it is rejoining.
     for (let i = 4; i <= 6; i++) await send(url, { method: 'POST', body: `r${i}` });
-    const rejoin = await LiveClient.open(s.wsUrl);
+    const rejoin = await SocketClient.open(s.wsUrl);
     cleanups.push(() => rejoin.close());
     rejoin.send({ type: 'join', endpointId: id, key, afterSeq: seen.at(-1)?.seq ?? 0 });
     const during = Promise.all([7, 8].map((i) => send(url, { method: 'POST', body: `r${i}` })));
@@ -303,7 +303,7 @@ describe('live protocol', () => {
 
   it('purges the endpoint after the last watcher leaves and the grace passes', async () => {
     const s = await server({ graceMs: 200 });
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     const { id, key, url } = a.welcome.endpoint;
     await a.client.close();
     // Within the grace the endpoint still captures and can be rejoined.
@@ -311,17 +311,17 @@ describe('live protocol', () => {
 
     await expect.poll(async () => (await send(url, { method: 'POST' })).status, { timeout: 3000, interval: 50 }).toBe(404);
     expect(await s.store.getEndpoint(id)).toBeUndefined();
-    const late = await LiveClient.open(s.wsUrl);
+    const late = await SocketClient.open(s.wsUrl);
     late.send({ type: 'join', endpointId: id, key });
     expect((await late.next('error')).error.code).toBe('ENDPOINT_NOT_FOUND');
   });
 
   it('keeps the endpoint when a watcher rejoins within the grace', async () => {
     const s = await server({ graceMs: 300 });
-    const a = track(await LiveClient.create(s.wsUrl));
+    const a = track(await SocketClient.create(s.wsUrl));
     const { id, key, url } = a.welcome.endpoint;
     await a.client.close();
-    const b = track(await LiveClient.join(s.wsUrl, id, key));
+    const b = track(await SocketClient.join(s.wsUrl, id, key));
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect((await send(url, { method: 'POST', body: 'kept' })).status).toBe(200);
     expect((await b.client.requests(1))[0]?.body).toBe('kept');
@@ -329,15 +329,15 @@ describe('live protocol', () => {
 
   it('purges at once with a grace of 0', async () => {
     const s = await server({ graceMs: 0 });
-    const a = await LiveClient.create(s.wsUrl);
+    const a = await SocketClient.create(s.wsUrl);
     await a.client.close();
     await expect.poll(async () => (await send(a.welcome.endpoint.url)).status, { timeout: 2000, interval: 20 }).toBe(404);
   });
 
   it('makes a new URL by creating a new endpoint and leaving the old one', async () => {
     const s = await server({ graceMs: 100 });
-    const old = await LiveClient.create(s.wsUrl);
-    const fresh = track(await LiveClient.create(s.wsUrl));
+    const old = await SocketClient.create(s.wsUrl);
+    const fresh = track(await SocketClient.create(s.wsUrl));
     await old.client.close();
     expect(fresh.welcome.endpoint.id).not.toBe(old.welcome.endpoint.id);
     await expect.poll(async () => (await send(old.welcome.endpoint.url)).status, { timeout: 3000, interval: 50 }).toBe(404);
@@ -346,7 +346,7 @@ describe('live protocol', () => {
 
   it('answers malformed messages with an error and keeps the socket', async () => {
     const s = await server();
-    const client = await LiveClient.open(s.wsUrl);
+    const client = await SocketClient.open(s.wsUrl);
     cleanups.push(() => client.close());
     client.socket.send('not json');
     expect((await client.next('error')).error.code).toBe('BAD_MESSAGE');
@@ -363,7 +363,7 @@ describe('live protocol', () => {
   it('handles one socket\'s messages in the order sent, without waiting for each answer', async () => {
     const s = await server();
     // A set-response sent straight after create applies to the new endpoint.
-    const creator = await LiveClient.open(s.wsUrl);
+    const creator = await SocketClient.open(s.wsUrl);
     cleanups.push(() => creator.close());
     creator.send({ type: 'create' });
     creator.send({ type: 'set-response', response: { status: 202, headers: [], body: '', contentType: 'text/plain', delayMs: 0 } });
@@ -373,7 +373,7 @@ describe('live protocol', () => {
     expect(creator.messages.filter((message) => message.type === 'error')).toEqual([]);
 
     // A join refused for its afterSeq leaves the socket free for the corrected join sent after it.
-    const joiner = await LiveClient.open(s.wsUrl);
+    const joiner = await SocketClient.open(s.wsUrl);
     cleanups.push(() => joiner.close());
     joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key, afterSeq: -1 });
     joiner.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key });
@@ -388,12 +388,12 @@ describe('live protocol', () => {
     const { store: slow, bus, holdNextCreate, release } = storeHoldingNewLogs();
     const started = await startServer({}, { store: slow, bus });
     cleanups.push(started.close);
-    const { welcome } = track(await LiveClient.create(started.wsUrl));
+    const { welcome } = track(await SocketClient.create(started.wsUrl));
 
-    const creating = await LiveClient.open(started.wsUrl);
+    const creating = await SocketClient.open(started.wsUrl);
     cleanups.push(() => creating.close());
     const opened = Date.now();
-    const refused = await LiveClient.open(started.wsUrl);
+    const refused = await SocketClient.open(started.wsUrl);
     cleanups.push(() => refused.close());
     const created = holdNextCreate();
     creating.send({ type: 'create' });
@@ -414,7 +414,7 @@ describe('live protocol', () => {
     const { store, bus, holdNextCreate, release } = storeHoldingNewLogs();
     const started = await startServer({}, { store, bus });
     cleanups.push(started.close);
-    const leaving = await LiveClient.open(started.wsUrl);
+    const leaving = await SocketClient.open(started.wsUrl);
     const created = holdNextCreate();
     leaving.send({ type: 'create' });
     await created;
@@ -432,7 +432,7 @@ describe('live protocol', () => {
     const stuck: Store = { ...memory, setResponse: () => new Promise<'set'>(() => undefined) };
     const started = await startServer({}, { store: stuck, bus });
     cleanups.push(started.close);
-    const a = track(await LiveClient.create(started.wsUrl));
+    const a = track(await SocketClient.create(started.wsUrl));
     // Five rules of 60 KB each: 20 such messages are twice what a socket may have waiting.
     const rule = { answer: { body: 'x'.repeat(60_000) } };
     const response = { status: 200, body: '', contentType: 'text/plain', rules: [rule, rule, rule, rule, rule] };
@@ -450,9 +450,9 @@ describe('live protocol', () => {
 
   it('enforces the watcher cap per endpoint', async () => {
     const s = await server({ maxWatchersPerEndpoint: 2 });
-    const a = track(await LiveClient.create(s.wsUrl));
-    track(await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
-    const third = await LiveClient.open(s.wsUrl);
+    const a = track(await SocketClient.create(s.wsUrl));
+    track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
+    const third = await SocketClient.open(s.wsUrl);
     third.send({ type: 'join', endpointId: a.welcome.endpoint.id, key: a.welcome.endpoint.key });
     expect((await third.next('error')).error.code).toBe('TOO_MANY_WATCHERS');
     expect(await third.closed).toBe(4503);
@@ -460,8 +460,8 @@ describe('live protocol', () => {
 
   it('refuses new endpoints past the cap with AT_CAPACITY', async () => {
     const s = await server({ maxEndpoints: 1 });
-    track(await LiveClient.create(s.wsUrl));
-    const second = await LiveClient.open(s.wsUrl);
+    track(await SocketClient.create(s.wsUrl));
+    const second = await SocketClient.open(s.wsUrl);
     second.send({ type: 'create' });
     expect((await second.next('error')).error.code).toBe('AT_CAPACITY');
     expect(await second.closed).toBe(4503);
@@ -469,15 +469,15 @@ describe('live protocol', () => {
 
   it('tells watchers the server is going away (1001) on shutdown', async () => {
     const s = await startServer();
-    const a = await LiveClient.create(s.wsUrl);
+    const a = await SocketClient.create(s.wsUrl);
     await s.close();
     expect(await a.client.closed).toBe(1001);
   });
 
   it('terminates a watcher that stops answering heartbeats', async () => {
     const s = await server({ heartbeatMs: 1000 });
-    const a = track(await LiveClient.create(s.wsUrl));
-    const silent = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    const a = track(await SocketClient.create(s.wsUrl));
+    const silent = await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
     expect(s.app.hub.watcherCount(a.welcome.endpoint.id)).toBe(2);
     // A vanished peer: it never reads the ping, so it never pongs.
     (silent.client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
@@ -489,8 +489,8 @@ describe('live protocol', () => {
 
   it('disconnects a watcher that stops reading instead of buffering without bound', async () => {
     const s = await server({ maxSocketBufferBytes: 64 * 1024, maxBodyBytes: 256 * 1024 });
-    const a = track(await LiveClient.create(s.wsUrl));
-    const slow = await LiveClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
+    const a = track(await SocketClient.create(s.wsUrl));
+    const slow = await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key);
     // Stop reading at the TCP level: the server's send buffer for this socket fills up.
     (slow.client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
     const big = 'x'.repeat(200 * 1024);

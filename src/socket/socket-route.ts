@@ -12,7 +12,7 @@ import { createLimits, type CreateLimit } from '../request/rate-limit.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
-import { LiveSession, type SessionContext } from './live-session.js';
+import { SocketSession, type SessionContext } from './socket-session.js';
 import { CloseCode, LIVE_PATH, SUBPROTOCOL } from '../shared/protocol.js';
 
 export interface LiveRouteOptions {
@@ -29,7 +29,7 @@ export interface LiveRouteOptions {
 
 
 /** The WebSocket route of the live protocol (docs/protocol.md). */
-export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
+export async function socketRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
   const { config, store, service, hub, metrics, countCreate, access } = options;
   const configuredOrigins = new Set([...config.server.allowedOrigins, ...(config.server.publicUrl ? [new URL(config.server.publicUrl).origin] : [])]);
 
@@ -104,7 +104,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
   };
   const publicBaseFor = createPublicBase(config.server.publicUrl);
   // ws calls listeners with the socket as `this`; the session is looked up, not captured.
-  const sessions = new WeakMap<WebSocket, LiveSession>();
+  const sessions = new WeakMap<WebSocket, SocketSession>();
   function onMessage(this: WebSocket, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) {
     sessions.get(this)?.onMessage(data, isBinary);
   }
@@ -136,7 +136,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveRouteOptions)
 
     // Listeners go on before any await, so no frame or close is missed.
     const proxyUser = access.mode === 'proxy' ? access.userOf(request.raw) : undefined;
-    sessions.set(socket, new LiveSession(socket, context, publicBase, addressKey(request.ip), proxyUser));
+    sessions.set(socket, new SocketSession(socket, context, publicBase, addressKey(request.ip), proxyUser));
     socket.on('pong', onPong);
     socket.on('close', onClose);
     socket.on('message', onMessage);

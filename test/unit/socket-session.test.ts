@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HELLO_TIMEOUT_MS } from '../../src/live/live-session.js';
+import { HELLO_TIMEOUT_MS } from '../../src/socket/socket-session.js';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { sessionRig, type SessionRig } from '../helpers/fake-socket.js';
 
@@ -21,7 +21,7 @@ function holdingReads(): { rig: SessionRig; release: () => void } {
   return { rig, release: () => release?.() };
 }
 
-describe('LiveSession', () => {
+describe('SocketSession', () => {
   let rig: SessionRig | undefined;
   beforeEach(() => {
     vi.useFakeTimers();

@@ -96,7 +96,7 @@ interface Refusal {
  * first, and what a socket may send is bounded: a message rate, the bytes waiting their turn, and
  * a run of bad messages. Messages are parsed at once and handled one at a time, in the order sent.
  */
-export class LiveSession {
+export class SocketSession {
   private state: State;
   private readonly budget: MessageBudget;
   private badRun = 0;
@@ -117,7 +117,7 @@ export class LiveSession {
     private readonly publicBase: string,
     /** The client's address key (address-key.ts), for per-address limits. */
     private readonly addressKey: string,
-    /** Proxy mode: the user the sign-in proxy named in the handshake (live-route.ts checked it). */
+    /** Proxy mode: the user the sign-in proxy named in the handshake (socket-route.ts checked it). */
     proxyUser?: string,
   ) {
     this.user = proxyUser;

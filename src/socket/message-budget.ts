@@ -5,7 +5,7 @@
 export class MessageBudget {
   private tokens: number;
   private refilledAtMs: number;
-  /** Bytes of messages parsed and waiting to be handled (see live-session.ts). */
+  /** Bytes of messages parsed and waiting to be handled (see socket-session.ts). */
   waitingBytes = 0;
 
   constructor(
