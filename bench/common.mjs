@@ -33,7 +33,9 @@ export const THROUGHPUT_PHASES = ['capture', 'latency', 'fanout'];
  * @param {string} phase
  */
 export const runs = (config, phase) =>
-  config.only === undefined || config.only.includes(phase) || (THROUGHPUT_PHASES.includes(phase) && config.only.includes('throughput'));
+  config.only === undefined ||
+  config.only.includes(phase) ||
+  (THROUGHPUT_PHASES.includes(phase) && config.only.includes('throughput'));
 
 /**
  * The kind naming compared build `i`. The first is plain 'compared', the key results with a single
@@ -58,7 +60,10 @@ export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(v
 export function commitOf(dir) {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: dir }).toString().trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results'], { cwd: dir }).toString().trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results'], { cwd: dir })
+        .toString()
+        .trim() !== '';
     return dirty ? `${commit}+dirty` : commit;
   } catch {
     return 'unknown';

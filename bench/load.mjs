@@ -71,14 +71,22 @@ function timedBody(size) {
 const post = (url, agent, count) =>
   new Promise((resolve) => {
     const body = timedBody(KIB);
-    const req = httpRequest(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        if (res.statusCode >= 200 && res.statusCode < 300) count.ok++;
-        else count.failed++;
-        resolve();
-      });
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode >= 200 && res.statusCode < 300) count.ok++;
+          else count.failed++;
+          resolve();
+        });
+      },
+    );
     req.on('error', () => {
       count.failed++;
       resolve();
@@ -113,7 +121,13 @@ export async function pacedLoad(url, rate, seconds) {
   }
   await Promise.all(inFlight);
   agent.destroy();
-  return { '2xx': count.ok, non2xx: count.failed, errors: 0, timeouts: 0, elapsedSeconds: (performance.now() - started) / 1000 };
+  return {
+    '2xx': count.ok,
+    non2xx: count.failed,
+    errors: 0,
+    timeouts: 0,
+    elapsedSeconds: (performance.now() - started) / 1000,
+  };
 }
 
 /**
@@ -124,7 +138,17 @@ export async function pacedLoad(url, rate, seconds) {
  * @returns {Promise<LoadResult>}
  */
 export function load(url, options) {
-  const { size = KIB, body, seconds, connections = CONNECTIONS, label: _label, fanOut: _fanOut, knownRate: _knownRate, otherPids: _otherPids, ...rest } = options;
+  const {
+    size = KIB,
+    body,
+    seconds,
+    connections = CONNECTIONS,
+    label: _label,
+    fanOut: _fanOut,
+    knownRate: _knownRate,
+    otherPids: _otherPids,
+    ...rest
+  } = options;
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -136,10 +160,13 @@ export function load(url, options) {
         ...(rest.amount === undefined ? { duration: seconds } : {}),
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        ...(body === undefined ? { requests: [{ setupRequest: (/** @type {object} */ request) => ({ ...request, body: timedBody(size) }) }] } : { body }),
+        ...(body === undefined
+          ? { requests: [{ setupRequest: (/** @type {object} */ request) => ({ ...request, body: timedBody(size) }) }] }
+          : { body }),
         ...rest,
       },
-      (/** @type {Error | null} */ error, /** @type {LoadResult} */ result) => (error ? reject(error) : resolve(result)),
+      (/** @type {Error | null} */ error, /** @type {LoadResult} */ result) =>
+        error ? reject(error) : resolve(result),
     );
   });
 }
@@ -170,7 +197,9 @@ async function settle(watcher, quietMs) {
  */
 async function rateOf(url, options) {
   if (options.knownRate !== undefined) return options.knownRate;
-  const warm = options.pacedRate ? await pacedLoad(url, options.pacedRate, WARMUP_SECONDS) : await load(url, { ...options, seconds: WARMUP_SECONDS });
+  const warm = options.pacedRate
+    ? await pacedLoad(url, options.pacedRate, WARMUP_SECONDS)
+    : await load(url, { ...options, seconds: WARMUP_SECONDS });
   return warm['2xx'] / WARMUP_SECONDS;
 }
 
@@ -188,8 +217,15 @@ function cpuClock(pid, otherPids = {}) {
   const coresBefore = coreTimes();
   return () => {
     const cpuAfter = cpuTimes(pid);
-    const othersCpu = others.map(([name, other], i) => /** @type {[string, number]} */ ([name, cpuSeconds(other) - othersBefore[i]]));
-    return { user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system, others: othersCpu, busy: coresBusy(coresBefore) };
+    const othersCpu = others.map(
+      ([name, other], i) => /** @type {[string, number]} */ ([name, cpuSeconds(other) - othersBefore[i]]),
+    );
+    return {
+      user: cpuAfter.user - cpuBefore.user,
+      system: cpuAfter.system - cpuBefore.system,
+      others: othersCpu,
+      busy: coresBusy(coresBefore),
+    };
   };
 }
 
@@ -224,7 +260,9 @@ export async function measure(server, url, watcher, options) {
   const amount = Math.max(100, Math.round(rate * options.seconds));
   const stopClock = cpuClock(server.pid, options.otherPids);
   const started = performance.now();
-  const result = options.pacedRate ? await pacedLoad(url, options.pacedRate, options.seconds) : await load(url, { ...options, amount, seconds: undefined });
+  const result = options.pacedRate
+    ? await pacedLoad(url, options.pacedRate, options.seconds)
+    : await load(url, { ...options, amount, seconds: undefined });
   const elapsedSeconds = (performance.now() - started) / 1000;
   const cpu = stopClock();
   const sent = result['2xx'];
@@ -259,6 +297,8 @@ function logRun(label, run) {
   console.error(
     `  ${label}: ${run.rps.toFixed(0)} req/s, ${run.cpuMicrosPerRequest.toFixed(0)} µs/req (user ${run.userMicrosPerRequest.toFixed(0)}, system ${run.systemMicrosPerRequest.toFixed(0)}), ` +
       `p50 ${ms(run.delivery?.p50)} p99 ${ms(run.delivery?.p99)} ms, cores busy ${run.coresBusy.map((b) => b.toFixed(2)).join('/')}` +
-      Object.entries(run.othersMicrosPerRequest).map(([name, micros]) => `, ${name} ${micros.toFixed(0)} µs/req`).join(''),
+      Object.entries(run.othersMicrosPerRequest)
+        .map(([name, micros]) => `, ${name} ${micros.toFixed(0)} µs/req`)
+        .join(''),
   );
 }

@@ -47,7 +47,8 @@ export const coreTimes = () =>
  * The share of cores 0 and 1 in use since `before` (from coreTimes()).
  * @param {[number, number][]} before
  */
-export const coresBusy = (before) => coreTimes().map(([busy, total], i) => (busy - before[i][0]) / Math.max(1, total - before[i][1]));
+export const coresBusy = (before) =>
+  coreTimes().map(([busy, total], i) => (busy - before[i][0]) / Math.max(1, total - before[i][1]));
 
 /**
  * Samples a process's RSS every 200 ms; the returned stop() gives the peak of each half of the run, in MiB.

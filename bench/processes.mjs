@@ -52,7 +52,12 @@ export function stopAll() {
  * @param {string} kind
  * @param {string} checkout
  */
-const scriptOf = (kind, checkout) => (kind === 'hookwatch' ? `${checkout}/dist/main.js` : kind === 'hookwatch-gc' ? 'bench/gc-server.mjs' : `bench/baselines/${kind}.mjs`);
+const scriptOf = (kind, checkout) =>
+  kind === 'hookwatch'
+    ? `${checkout}/dist/main.js`
+    : kind === 'hookwatch-gc'
+      ? 'bench/gc-server.mjs'
+      : `bench/baselines/${kind}.mjs`;
 
 /**
  * Starts a server pinned to `core` and waits until it answers. `kind` is 'hookwatch', 'hookwatch-gc'
@@ -68,14 +73,23 @@ const scriptOf = (kind, checkout) => (kind === 'hookwatch' ? `${checkout}/dist/m
 export async function startServer(kind, env = {}, nodeFlags = [], checkout = root, core = 0) {
   const port = await freePort();
   const gc = kind === 'hookwatch-gc';
-  const child = spawn('taskset', ['-c', String(core), process.execPath, ...(gc ? ['--expose-gc'] : []), ...nodeFlags, scriptOf(kind, checkout)], {
-    cwd: root,
-    env: { ...benchServerEnv(port), ...env },
-    stdio: gc ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    'taskset',
+    ['-c', String(core), process.execPath, ...(gc ? ['--expose-gc'] : []), ...nodeFlags, scriptOf(kind, checkout)],
+    {
+      cwd: root,
+      env: { ...benchServerEnv(port), ...env },
+      stdio: gc ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'inherit', 'inherit'],
+    },
+  );
   track(child);
   await untilAnswering(kind, port);
-  return { kind: kind.startsWith('hookwatch') ? 'hookwatch' : kind, port, pid: /** @type {number} */ (child.pid), child };
+  return {
+    kind: kind.startsWith('hookwatch') ? 'hookwatch' : kind,
+    port,
+    pid: /** @type {number} */ (child.pid),
+    child,
+  };
 }
 
 /**
@@ -87,7 +101,10 @@ async function untilAnswering(kind, port) {
   const deadline = Date.now() + 15_000;
   for (;;) {
     try {
-      const response = await fetch(`http://127.0.0.1:${port}${hookwatch ? '/healthz' : '/'}`, { method: hookwatch ? 'GET' : 'POST', body: hookwatch ? undefined : 'x' });
+      const response = await fetch(`http://127.0.0.1:${port}${hookwatch ? '/healthz' : '/'}`, {
+        method: hookwatch ? 'GET' : 'POST',
+        body: hookwatch ? undefined : 'x',
+      });
       if (response.ok || response.status === 404) return;
     } catch {
       if (Date.now() > deadline) throw new Error(`${kind} did not start`);
@@ -105,11 +122,15 @@ async function untilAnswering(kind, port) {
 export async function startWatcher(server, options = {}) {
   // Both relays take a WebSocket on /ws and send it every body as is.
   const target = server.kind === 'hookwatch' ? 'hookwatch' : 'naive';
-  const child = fork(fileURLToPath(new URL('watcher.mjs', import.meta.url)), [JSON.stringify({ target, port: server.port, ...options })], {
-    execPath: 'taskset',
-    execArgv: ['-c', '1', process.execPath],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = fork(
+    fileURLToPath(new URL('watcher.mjs', import.meta.url)),
+    [JSON.stringify({ target, port: server.port, ...options })],
+    {
+      execPath: 'taskset',
+      execArgv: ['-c', '1', process.execPath],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   track(child);
   const ready = await nextMessage(child, (m) => m.ready, 120_000);
   return {

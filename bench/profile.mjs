@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const option = (name, fallback) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+const option = (name, fallback) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const kind = option('server', 'hookwatch');
 const seconds = Number(option('seconds', '8'));
 const interval = Number(option('interval', '100'));
@@ -27,17 +28,25 @@ const straceMode = process.argv.includes('--strace');
 const ioMode = process.argv.includes('--io');
 
 if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
-  if (checkout === resolve(root)) execFileSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
-  const pinned = spawn('taskset', ['-c', '1', process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, HOOKWATCH_BENCH_PINNED: '1' },
-  });
+  if (checkout === resolve(root))
+    execFileSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
+  const pinned = spawn(
+    'taskset',
+    ['-c', '1', process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, HOOKWATCH_BENCH_PINNED: '1' },
+    },
+  );
   pinned.on('exit', (code) => process.exit(code ?? 1));
 } else {
-  const hardStop = setTimeout(() => {
-    console.error('profile: over its time budget, stopping');
-    process.exit(1);
-  }, (seconds + 60) * 1000);
+  const hardStop = setTimeout(
+    () => {
+      console.error('profile: over its time budget, stopping');
+      process.exit(1);
+    },
+    (seconds + 60) * 1000,
+  );
   const children = new Set();
   process.on('exit', () => {
     for (const child of children) child.kill('SIGKILL');
@@ -45,35 +54,56 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-profile-'));
   const script = kind === 'hookwatch' ? `${checkout}/dist/main.js` : `bench/baselines/${kind}.mjs`;
-  const server = spawn('taskset', ['-c', '0', process.execPath, ...(straceMode || ioMode ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`]), script], {
-    cwd: root,
-    env: benchServerEnv(port),
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const server = spawn(
+    'taskset',
+    [
+      '-c',
+      '0',
+      process.execPath,
+      ...(straceMode || ioMode ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${interval}`]),
+      script,
+    ],
+    {
+      cwd: root,
+      env: benchServerEnv(port),
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   children.add(server);
   const exited = new Promise((done) => server.on('exit', done));
   for (let i = 0; ; i++) {
     try {
-      const response = await fetch(`http://127.0.0.1:${port}${kind === 'hookwatch' ? '/healthz' : '/'}`, { method: kind === 'hookwatch' ? 'GET' : 'POST', body: kind === 'hookwatch' ? undefined : 'x' });
+      const response = await fetch(`http://127.0.0.1:${port}${kind === 'hookwatch' ? '/healthz' : '/'}`, {
+        method: kind === 'hookwatch' ? 'GET' : 'POST',
+        body: kind === 'hookwatch' ? undefined : 'x',
+      });
       if (response.ok || response.status === 404) break;
     } catch {
       if (i > 150) throw new Error('server did not start');
       await new Promise((done) => setTimeout(done, 100));
     }
   }
-  const watcher = fork(fileURLToPath(new URL('watcher.mjs', import.meta.url)), [JSON.stringify({ target: kind === 'hookwatch' ? 'hookwatch' : 'naive', port, sockets })], {
-    execPath: 'taskset',
-    execArgv: ['-c', '1', process.execPath],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const watcher = fork(
+    fileURLToPath(new URL('watcher.mjs', import.meta.url)),
+    [JSON.stringify({ target: kind === 'hookwatch' ? 'hookwatch' : 'naive', port, sockets })],
+    {
+      execPath: 'taskset',
+      execArgv: ['-c', '1', process.execPath],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   children.add(watcher);
-  const { url } = await new Promise((done) => watcher.on('message', (/** @type {any} */ message) => message.ready && done(message)));
+  const { url } = await new Promise((done) =>
+    watcher.on('message', (/** @type {any} */ message) => message.ready && done(message)),
+  );
   console.error(`${sockets} watcher socket(s) open`);
   const target = url ?? `http://127.0.0.1:${port}/hook`;
   const pad = `,"pad":"${'x'.repeat(1024 - 40)}"}`;
   let strace;
   if (straceMode) {
-    strace = spawn('strace', ['-c', '-f', '-p', String(server.pid), '-o', join(dir, 'strace.txt')], { stdio: 'ignore' });
+    strace = spawn('strace', ['-c', '-f', '-p', String(server.pid), '-o', join(dir, 'strace.txt')], {
+      stdio: 'ignore',
+    });
     children.add(strace);
     await new Promise((done) => setTimeout(done, 500));
   }
@@ -86,7 +116,14 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
         duration: seconds,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        requests: [{ setupRequest: (request) => ({ ...request, body: `{"t":${(performance.timeOrigin + performance.now()).toFixed(3)}${pad}` }) }],
+        requests: [
+          {
+            setupRequest: (request) => ({
+              ...request,
+              body: `{"t":${(performance.timeOrigin + performance.now()).toFixed(3)}${pad}`,
+            }),
+          },
+        ],
       },
       (error, res) => (error ? fail(error) : done(res)),
     ),
@@ -95,7 +132,9 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   if (ioBefore) {
     const after = readCounters(server.pid);
     const per = (name) => ((after[name] - ioBefore[name]) / result['2xx']).toFixed(name === 'cpuMicros' ? 1 : 3);
-    console.log(`${kind}: ${result['2xx']} requests in ${seconds} s (${Math.round(result['2xx'] / seconds)} req/s); per request: ${per('cpuMicros')} µs CPU, ${per('syscr')} read calls, ${per('syscw')} write calls (write and writev), ${per('wchar')} bytes written`);
+    console.log(
+      `${kind}: ${result['2xx']} requests in ${seconds} s (${Math.round(result['2xx'] / seconds)} req/s); per request: ${per('cpuMicros')} µs CPU, ${per('syscr')} read calls, ${per('syscw')} write calls (write and writev), ${per('wchar')} bytes written`,
+    );
     server.kill('SIGKILL');
     process.exit(0);
   }
@@ -108,7 +147,8 @@ if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
     for (const line of lines) {
       const fields = line.trim().split(/\s+/);
       const calls = Number(fields[3]);
-      if (Number.isFinite(calls) && calls > 0 && fields.length >= 5) console.log(`  ${(calls / result['2xx']).toFixed(3).padStart(8)}  ${fields.at(-1)}`);
+      if (Number.isFinite(calls) && calls > 0 && fields.length >= 5)
+        console.log(`  ${(calls / result['2xx']).toFixed(3).padStart(8)}  ${fields.at(-1)}`);
     }
     server.kill('SIGKILL');
     process.exit(0);
@@ -139,7 +179,12 @@ function readCounters(pid) {
 /** Where a frame's code lives. */
 function placeOf(url, functionName) {
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
-  if (url.includes('/node_modules/')) return url.split('/node_modules/').pop().split('/')[0].replace(/^@[^/]+$/, (scope) => scope);
+  if (url.includes('/node_modules/'))
+    return url
+      .split('/node_modules/')
+      .pop()
+      .split('/')[0]
+      .replace(/^@[^/]+$/, (scope) => scope);
   if (url.startsWith('node:')) return 'node:';
   if (url.includes('/dist/') || url.includes('/bench/')) return 'ours';
   return url;
@@ -163,16 +208,23 @@ function summarise(profile, requests) {
       continue;
     }
     total += micros;
-    const file = callFrame.url.replace(/^file:\/\//, '').replace(root, '').replace(/.*node_modules\//, '');
+    const file = callFrame.url
+      .replace(/^file:\/\//, '')
+      .replace(root, '')
+      .replace(/.*node_modules\//, '');
     const key = `${callFrame.functionName || '(anonymous)'} ${file}${callFrame.url ? `:${callFrame.lineNumber + 1}` : ''}`;
     frames.set(key, (frames.get(key) ?? 0) + micros);
     const place = placeOf(callFrame.url, callFrame.functionName);
     places.set(place, (places.get(place) ?? 0) + micros);
   }
   const perRequest = (micros) => (micros / requests).toFixed(2);
-  console.log(`${kind}: ${requests} requests in ${seconds} s; sampled CPU (not idle) ${(total / 1e6).toFixed(2)} s = ${perRequest(total)} µs/req; idle ${(idle / 1e6).toFixed(2)} s`);
+  console.log(
+    `${kind}: ${requests} requests in ${seconds} s; sampled CPU (not idle) ${(total / 1e6).toFixed(2)} s = ${perRequest(total)} µs/req; idle ${(idle / 1e6).toFixed(2)} s`,
+  );
   console.log('\nSelf time by place (µs/req):');
-  for (const [place, micros] of [...places].sort((a, b) => b[1] - a[1])) console.log(`  ${perRequest(micros).padStart(7)}  ${((micros / total) * 100).toFixed(1).padStart(5)}%  ${place}`);
+  for (const [place, micros] of [...places].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${perRequest(micros).padStart(7)}  ${((micros / total) * 100).toFixed(1).padStart(5)}%  ${place}`);
   console.log(`\nTop ${top} self-time frames (µs/req):`);
-  for (const [key, micros] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${perRequest(micros).padStart(7)}  ${((micros / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+  for (const [key, micros] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`  ${perRequest(micros).padStart(7)}  ${((micros / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
 }

@@ -49,7 +49,8 @@ const f = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
 function nameOf(kind, results, config) {
   const { compareDirs } = config;
   const compared = comparedKinds(config).indexOf(kind);
-  if (compared !== -1) return `hookwatch at ${commitOf(compareDirs[compared])}${compareDirs.length > 1 ? ` (${compareDirs[compared]})` : ''}`;
+  if (compared !== -1)
+    return `hookwatch at ${commitOf(compareDirs[compared])}${compareDirs.length > 1 ? ` (${compareDirs[compared]})` : ''}`;
   return kind === 'hookwatch' && compareDirs[0] ? `hookwatch at ${results.commit}` : kind;
 }
 
@@ -91,13 +92,30 @@ const table = (results, config) => {
   if (lists.length === 0) return { lines: [] };
   const name = (/** @type {string} */ kind) => nameOf(kind, results, config);
   const rows = lists.flatMap(([list, label]) =>
-    Object.entries(list).map(([kind, r]) => row(`${name(kind)}${label}`, r, `${f(r.cpuMicrosPerRequest / list['lean-relay'].cpuMicrosPerRequest, 2)}x`, r.expectedDeliveries)),
+    Object.entries(list).map(([kind, r]) =>
+      row(
+        `${name(kind)}${label}`,
+        r,
+        `${f(r.cpuMicrosPerRequest / list['lean-relay'].cpuMicrosPerRequest, 2)}x`,
+        r.expectedDeliveries,
+      ),
+    ),
   );
   const perRound = lists.map(
-    ([list, , phase]) => `Server CPU µs/req per round, ${phase} (round order alternates): ${Object.entries(list).map(([kind, r]) => `${name(kind)} ${r.cpuMicrosPerRound.join(' ')}`).join('; ')}.`,
+    ([list, , phase]) =>
+      `Server CPU µs/req per round, ${phase} (round order alternates): ${Object.entries(list)
+        .map(([kind, r]) => `${name(kind)} ${r.cpuMicrosPerRound.join(' ')}`)
+        .join('; ')}.`,
   );
   return {
-    lines: ['', '| run | server CPU µs/req | user + system | vs lean relay | req/s | cores busy % (0 / 1) | delivered / sent | p50 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|', ...rows, '', ...perRound],
+    lines: [
+      '',
+      '| run | server CPU µs/req | user + system | vs lean relay | req/s | cores busy % (0 / 1) | delivered / sent | p50 ms | p99 ms | max ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...rows,
+      '',
+      ...perRound,
+    ],
   };
 };
 
@@ -118,8 +136,16 @@ const capture = ({ throughput: t }) => {
   // (Little's law). Where the load generator is the bottleneck the queue is before the stamp.
   const floor = (/** @type {number} */ rps) => f((CONNECTIONS / rps) * 1000, 2);
   return {
-    lines: [`At saturation ${CONNECTIONS} requests are in flight: ${CONNECTIONS} / rate = ${floor(t.hookwatch.rps)} ms for Hookwatch, ${floor(lean.rps)} ms for the lean relay, the least delivery latency a server-bound run can show.`],
-    targets: [['capture-and-deliver CPU <= 1.0x the lean relay (µs/req ratio)', t.hookwatch.cpuMicrosPerRequest / lean.cpuMicrosPerRequest, t.hookwatch.cpuMicrosPerRequest <= lean.cpuMicrosPerRequest]],
+    lines: [
+      `At saturation ${CONNECTIONS} requests are in flight: ${CONNECTIONS} / rate = ${floor(t.hookwatch.rps)} ms for Hookwatch, ${floor(lean.rps)} ms for the lean relay, the least delivery latency a server-bound run can show.`,
+    ],
+    targets: [
+      [
+        'capture-and-deliver CPU <= 1.0x the lean relay (µs/req ratio)',
+        t.hookwatch.cpuMicrosPerRequest / lean.cpuMicrosPerRequest,
+        t.hookwatch.cpuMicrosPerRequest <= lean.cpuMicrosPerRequest,
+      ],
+    ],
   };
 };
 
@@ -127,7 +153,16 @@ const capture = ({ throughput: t }) => {
 const latency = ({ latency: steady }) => {
   if (!steady) return { lines: [] };
   const [mine, relay] = [steady.hookwatch, steady['lean-relay']];
-  return { lines: [], targets: [["p99 at 2,000 req/s <= the lean relay's + 1 ms, nothing lost (ms over the relay's)", mine.p99Ms - relay.p99Ms, mine.p99Ms <= relay.p99Ms + 1 && mine.delivered >= mine.sent]] };
+  return {
+    lines: [],
+    targets: [
+      [
+        "p99 at 2,000 req/s <= the lean relay's + 1 ms, nothing lost (ms over the relay's)",
+        mine.p99Ms - relay.p99Ms,
+        mine.p99Ms <= relay.p99Ms + 1 && mine.delivered >= mine.sent,
+      ],
+    ],
+  };
 };
 
 /**
@@ -142,9 +177,17 @@ const fanOut = ({ throughput: t, latency: steady, fanOut: fan }) => {
   return {
     lines: [
       `Fan-out to ${FAN_OUT}: the server's capacity (1 / CPU per request) is ${f(capacity, 2)}x its single-watcher capacity${t ? `; in req/s ${f(fan.hookwatch.rps / t.hookwatch.rps, 2)}x (not judged)` : ''}. ` +
-        (t ? `The lean relay's: ${f(t['lean-relay'].cpuMicrosPerRequest / fan['lean-relay'].cpuMicrosPerRequest, 2)}x.` : ''),
+        (t
+          ? `The lean relay's: ${f(t['lean-relay'].cpuMicrosPerRequest / fan['lean-relay'].cpuMicrosPerRequest, 2)}x.`
+          : ''),
     ],
-    targets: [[`fan-out to ${FAN_OUT} >= 0.5x single-watcher throughput, nothing lost (capacity ratio)`, capacity, capacity >= 0.5 && fan.hookwatch.delivered >= fan.hookwatch.expectedDeliveries]],
+    targets: [
+      [
+        `fan-out to ${FAN_OUT} >= 0.5x single-watcher throughput, nothing lost (capacity ratio)`,
+        capacity,
+        capacity >= 0.5 && fan.hookwatch.delivered >= fan.hookwatch.expectedDeliveries,
+      ],
+    ],
   };
 };
 
@@ -157,14 +200,18 @@ const idle = ({ idleEndpoints: idle, idleEndpointsDefaultFlags: plain }) => {
         `${f(idle.bytesPerEndpoint / KIB, 2)} KiB per endpoint (V8 heap in use ${f(idle.heapBytesPerEndpoint / KIB, 2)} KiB of it).`,
       `  With default V8 flags: ${f(plain.bytesPerEndpoint / KIB, 2)} KiB per endpoint; heap in use ${f(plain.heapBytesPerEndpoint / KIB, 2)} KiB, heap committed ${f(plain.heapCommittedBytesPerEndpoint / KIB, 2)} KiB (the young generation growing once).`,
     ],
-    targets: [['idle endpoint with its socket <= 10 KiB RSS', idle.bytesPerEndpoint / KIB, idle.bytesPerEndpoint <= 10 * KIB]],
+    targets: [
+      ['idle endpoint with its socket <= 10 KiB RSS', idle.bytesPerEndpoint / KIB, idle.bytesPerEndpoint <= 10 * KIB],
+    ],
   };
 };
 
 /** @type {SectionOf} */
 const fullEndpoints = ({ fullEndpoints: full }) => ({
   lines: full
-    ? [`Full endpoints: ${full.endpoints} x 50 requests x ${full.storedCapBytes / KIB} KiB stored cap: stored at most ${f(full.boundMiB)} MiB (the lesser of the product and the default MAX_STORED_BYTES), RSS ${f(full.rssMiB)} MiB (${f(full.rssOverBound, 2)}x the bound).`]
+    ? [
+        `Full endpoints: ${full.endpoints} x 50 requests x ${full.storedCapBytes / KIB} KiB stored cap: stored at most ${f(full.boundMiB)} MiB (the lesser of the product and the default MAX_STORED_BYTES), RSS ${f(full.rssMiB)} MiB (${f(full.rssOverBound, 2)}x the bound).`,
+      ]
     : [],
 });
 
@@ -173,7 +220,10 @@ const storedBodies = ({ storedBodies: stored }) => ({
   lines: stored
     ? [
         'Stored 1 MiB bodies (16 per case, RSS after a full GC):',
-        ...stored.map((r) => `  ${r.label.padEnd(26)} RSS ${f(r.rssBytesPerBody / MIB, 2)} MiB per body, counted ${f(r.storedBytesPerBody / MIB, 2)} MiB (${r.ok}/16 accepted)`),
+        ...stored.map(
+          (r) =>
+            `  ${r.label.padEnd(26)} RSS ${f(r.rssBytesPerBody / MIB, 2)} MiB per body, counted ${f(r.storedBytesPerBody / MIB, 2)} MiB (${r.ok}/16 accepted)`,
+        ),
       ]
     : [],
 });
@@ -212,7 +262,24 @@ const rules = ({ rules: result }) => (result ? rulesReport(result, f) : { lines:
 const shards = ({ shards: result }) => (result ? shardsReport(result, f) : { lines: [] });
 
 /** The report's sections, in order; the blank section ends the throughput part. @type {SectionOf[]} */
-const SECTIONS = [header, table, comparisons, capture, latency, fanOut, () => ({ lines: [''] }), idle, fullEndpoints, storedBodies, fullBudget, largeBodies, kept, rules, redis, shards];
+const SECTIONS = [
+  header,
+  table,
+  comparisons,
+  capture,
+  latency,
+  fanOut,
+  () => ({ lines: [''] }),
+  idle,
+  fullEndpoints,
+  storedBodies,
+  fullBudget,
+  largeBodies,
+  kept,
+  rules,
+  redis,
+  shards,
+];
 
 /**
  * The report's text, and every target with whether it holds.
@@ -222,7 +289,12 @@ const SECTIONS = [header, table, comparisons, capture, latency, fanOut, () => ({
 export function report(results, config) {
   const sections = SECTIONS.map((section) => section(results, config));
   const targets = sections.flatMap((section) => section.targets ?? []);
-  const lines = [...sections.flatMap((section) => section.lines), '', 'Targets:', ...targets.map(([name, value, holds]) => `  ${holds ? 'HOLDS' : 'MISSES'}  ${name}: ${f(value, 2)}`)];
+  const lines = [
+    ...sections.flatMap((section) => section.lines),
+    '',
+    'Targets:',
+    ...targets.map(([name, value, holds]) => `  ${holds ? 'HOLDS' : 'MISSES'}  ${name}: ${f(value, 2)}`),
+  ];
   return { text: lines.join('\n'), targets: targets.map(([name, value, holds]) => ({ name, value, holds })) };
 }
 
@@ -280,7 +352,8 @@ const redisHistory = (redis) =>
  * @param {string} options
  */
 function historyLine(results, options) {
-  const cpuOf = (/** @type {Record<string, Summary> | undefined} */ list) => list && Object.fromEntries(Object.entries(list).map(([kind, r]) => [kind, round2(r.cpuMicrosPerRequest)]));
+  const cpuOf = (/** @type {Record<string, Summary> | undefined} */ list) =>
+    list && Object.fromEntries(Object.entries(list).map(([kind, r]) => [kind, round2(r.cpuMicrosPerRequest)]));
   const { throughput: t, latency: steady, fanOut: fan } = results;
   const one = t?.hookwatch ?? steady?.hookwatch;
   return {
@@ -289,7 +362,8 @@ function historyLine(results, options) {
     options,
     cpuMicrosPerRequest: cpuOf(t),
     hookwatchCpuVsLean: t && round2(t.hookwatch.cpuMicrosPerRequest / t['lean-relay'].cpuMicrosPerRequest),
-    naiveCpuVsLean: t?.['naive-relay'] && round2(t['naive-relay'].cpuMicrosPerRequest / t['lean-relay'].cpuMicrosPerRequest),
+    naiveCpuVsLean:
+      t?.['naive-relay'] && round2(t['naive-relay'].cpuMicrosPerRequest / t['lean-relay'].cpuMicrosPerRequest),
     compared: comparedHistory(results),
     p99At2000OverLeanMs: steady && round2(steady.hookwatch.p99Ms - steady['lean-relay'].p99Ms),
     fanOutCapacity: fan && one && round2(one.cpuMicrosPerRequest / fan.hookwatch.cpuMicrosPerRequest),

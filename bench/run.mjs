@@ -35,7 +35,8 @@ process.on('SIGINT', () => process.exit(130));
  */
 function parseOptions(argv) {
   const quick = argv.includes('--quick');
-  const option = (/** @type {string} */ name) => argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const option = (/** @type {string} */ name) =>
+    argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
   return {
     quick,
     // --only=capture,latency,fanout,memory,large runs some phases (to reproduce one figure); the
@@ -47,7 +48,10 @@ function parseOptions(argv) {
     // --compare=DIR: another built checkout of Hookwatch (DIR/dist/main.js), measured in the same
     // rounds as this one (capture, latency, fan-out), alternating: the before/after of a change, in one run.
     // Several, comma-separated, to size a ladder of throw-away builds in one run.
-    compareDirs: option('compare')?.split(',').map((dir) => resolve(dir)) ?? [],
+    compareDirs:
+      option('compare')
+        ?.split(',')
+        .map((dir) => resolve(dir)) ?? [],
     // --shards=N with --only=redis: Redis CPU per request on one node against an N-master Cluster.
     shards: Number(option('shards') ?? 0),
   };
@@ -69,7 +73,12 @@ function budgetMs(config) {
   const keptRuns = config.only?.includes('kept') ? rounds * 2 + 6 : 0;
   const rulesRuns = config.only?.includes('rules') ? rounds * 2 + 2 : 0;
   const shardRuns = config.only?.includes('redis') && config.shards > 1 ? rounds * 2 + 6 : 0;
-  return 30_000 + rounds * runsPerRound * (seconds + 5) * 1000 + (redisRuns + keptRuns + rulesRuns + shardRuns) * (seconds + 10) * 1000 + (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0);
+  return (
+    30_000 +
+    rounds * runsPerRound * (seconds + 5) * 1000 +
+    (redisRuns + keptRuns + rulesRuns + shardRuns) * (seconds + 10) * 1000 +
+    (runs(config, 'memory') || runs(config, 'large') ? 120_000 : 0)
+  );
 }
 
 /**
@@ -97,7 +106,9 @@ async function throughputPhases(config) {
 function selectedPhases(config) {
   return [
     ...(THROUGHPUT_PHASES.some((phase) => runs(config, phase)) ? [() => throughputPhases(config)] : []),
-    ...(runs(config, 'memory') ? [() => idlePhase(config), () => fullEndpointsPhase(config), () => storedBodiesPhase(config)] : []),
+    ...(runs(config, 'memory')
+      ? [() => idlePhase(config), () => fullEndpointsPhase(config), () => storedBodiesPhase(config)]
+      : []),
     ...(runs(config, 'large') ? [() => largeBodiesPhase(config)] : []),
     // Needs a Redis (REDIS_URL, else 127.0.0.1:6379): only when asked for.
     ...(config.only?.includes('redis') ? [() => redisPhase(config)] : []),
@@ -112,7 +123,13 @@ function selectedPhases(config) {
 /** @param {Config} config */
 async function main(config) {
   /** @type {import('./report.mjs').Results} */
-  const results = { commit: commitOf(root), machine: machine(), quick: config.quick, rounds: config.rounds, seconds: config.seconds };
+  const results = {
+    commit: commitOf(root),
+    machine: machine(),
+    quick: config.quick,
+    rounds: config.rounds,
+    seconds: config.seconds,
+  };
   const budget = budgetMs(config);
   const started = Date.now();
   const hardStop = setTimeout(() => {
@@ -137,10 +154,14 @@ async function main(config) {
 if (process.env.HOOKWATCH_BENCH_PINNED !== '1') {
   // Re-run this script pinned to core 1, away from the servers.
   execFileSync('npm', ['run', 'build:server', '--silent'], { cwd: root, stdio: 'inherit' });
-  const pinned = spawn('taskset', ['-c', '1', process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, HOOKWATCH_BENCH_PINNED: '1' },
-  });
+  const pinned = spawn(
+    'taskset',
+    ['-c', '1', process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, HOOKWATCH_BENCH_PINNED: '1' },
+    },
+  );
   pinned.on('exit', (code) => process.exit(code ?? 1));
 } else {
   await main(parseOptions(process.argv));

@@ -33,10 +33,10 @@ async function open(index, joining) {
   const socket = new WebSocket(url, target === 'hookwatch' ? ['hookwatch.v1'] : []);
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
   if (target === 'hookwatch') {
-    const welcome = new Promise((resolve) =>
-      socket.once('message', (data) => resolve(JSON.parse(data.toString()))),
+    const welcome = new Promise((resolve) => socket.once('message', (data) => resolve(JSON.parse(data.toString()))));
+    socket.send(
+      JSON.stringify(joining ? { type: 'join', endpointId: joining.id, key: joining.key } : { type: 'create' }),
     );
-    socket.send(JSON.stringify(joining ? { type: 'join', endpointId: joining.id, key: joining.key } : { type: 'create' }));
     const message = await welcome;
     if (message.type !== 'welcome') throw new Error(`no welcome: ${JSON.stringify(message)}`);
     joining = message.endpoint;
@@ -78,7 +78,13 @@ process.on('message', (message) => {
   } else if (message === 'report') {
     latencies.sort((a, b) => a - b);
     const pick = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-    process.send({ received, measured: latencies.length, p50: pick(0.5), p99: pick(0.99), max: latencies.at(-1) ?? NaN });
+    process.send({
+      received,
+      measured: latencies.length,
+      p50: pick(0.5),
+      p99: pick(0.99),
+      max: latencies.at(-1) ?? NaN,
+    });
   } else if (message === 'exit') {
     for (const socket of sockets) socket.terminate();
     process.exit(0);

@@ -12,7 +12,8 @@ type Setting = (typeof settings)[keyof typeof settings];
 export function withSettingsTables(readme: string): string {
   const start = readme.indexOf(START_MARKER);
   const end = readme.indexOf(END_MARKER);
-  if (start === -1 || end < start) throw new Error(`README.md needs the lines ${START_MARKER} and ${END_MARKER}, in that order`);
+  if (start === -1 || end < start)
+    throw new Error(`README.md needs the lines ${START_MARKER} and ${END_MARKER}, in that order`);
   return `${readme.slice(0, start + START_MARKER.length)}\n\n${settingsTables()}\n\n${readme.slice(end)}`;
 }
 
@@ -25,7 +26,10 @@ export function settingsTables(): string {
       const entries = Object.entries(group.settings) as [string, Setting][];
       const shownFirst = entries.filter(([key]) => first.has(key)).map(([, setting]) => `\`${setting.env}\``);
       const rest = entries.filter(([key]) => !first.has(key)).map(([, setting]) => setting);
-      const pointer = shownFirst.length === 0 ? [] : [`${rest.length === 0 ? 'All' : 'Also'} in [Start here](#start-here): ${shownFirst.join(', ')}.`];
+      const pointer =
+        shownFirst.length === 0
+          ? []
+          : [`${rest.length === 0 ? 'All' : 'Also'} in [Start here](#start-here): ${shownFirst.join(', ')}.`];
       return [`### ${group.title}`, group.about, ...pointer, ...(rest.length === 0 ? [] : [table(rest)])].join('\n\n');
     }),
   ];
@@ -33,7 +37,10 @@ export function settingsTables(): string {
 }
 
 function table(rows: Setting[]): string {
-  const lines = rows.map((setting) => `| \`${setting.env}\` | \`--${toFlag(setting.env)}\` | ${cell(shownDefault(setting))} | ${cell(setting.doc)} |`);
+  const lines = rows.map(
+    (setting) =>
+      `| \`${setting.env}\` | \`--${toFlag(setting.env)}\` | ${cell(shownDefault(setting))} | ${cell(setting.doc)} |`,
+  );
   return ['| env | flag | default | meaning |', '|---|---|---|---|', ...lines].join('\n');
 }
 
@@ -47,7 +54,11 @@ function plainDefault(env: string, value: unknown): string {
   if (value === undefined) return 'unset';
   if (Array.isArray(value) && value.length === 0) return 'empty';
   if (typeof value !== 'number') return `\`${String(value)}\``;
-  const unit = /_BYTES(_|$)/.test(env) ? inUnits(value, BYTE_UNITS) : /_MS$/.test(env) ? inUnits(value, TIME_UNITS) : undefined;
+  const unit = /_BYTES(_|$)/.test(env)
+    ? inUnits(value, BYTE_UNITS)
+    : /_MS$/.test(env)
+      ? inUnits(value, TIME_UNITS)
+      : undefined;
   return unit === undefined ? `\`${value}\`` : `\`${value}\` (${unit})`;
 }
 

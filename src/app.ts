@@ -80,7 +80,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   disableBodyParsing(app);
 
   const readingBudget = createReadingBudget(config.processLimits.maxReadingBytes);
-  const unsentReplies = createUnsentReplies({ maxBytes: config.processLimits.maxApiAnswerBytes, maxBytesPerAddress: config.clientLimits.maxApiAnswerBytesPerAddress });
+  const unsentReplies = createUnsentReplies({
+    maxBytes: config.processLimits.maxApiAnswerBytes,
+    maxBytesPerAddress: config.clientLimits.maxApiAnswerBytesPerAddress,
+  });
   // The gauges read their sources only when scraped, once everything below exists.
   const metrics = createMetrics({
     countEndpoints: () => store.countEndpoints(),
@@ -92,7 +95,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const openConnections = limitConnections(
     app.server,
-    { maxConnections: config.processLimits.maxConnections, maxConnectionsPerAddress: config.clientLimits.maxConnectionsPerAddress, tls: deps.tls !== undefined, trustProxy: config.server.trustProxy },
+    {
+      maxConnections: config.processLimits.maxConnections,
+      maxConnectionsPerAddress: config.clientLimits.maxConnectionsPerAddress,
+      tls: deps.tls !== undefined,
+      trustProxy: config.server.trustProxy,
+    },
     metrics,
   );
   const hub = createHub({
@@ -111,18 +119,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const access = createAccess(config.access, config.server.trustProxy);
   if (config.access.accessMode === 'proxy' && config.server.trustProxy === true) {
     // Every peer is then believed, so anyone who reaches this port directly can name any user.
-    app.log.warn('ACCESS_MODE=proxy with TRUST_PROXY=true believes the user header from every address: list the sign-in proxy\'s addresses instead, unless only the proxy can reach this port');
+    app.log.warn(
+      "ACCESS_MODE=proxy with TRUST_PROXY=true believes the user header from every address: list the sign-in proxy's addresses instead, unless only the proxy can reach this port",
+    );
   }
   app.decorate('reloadAccess', () => access.reload());
   // Who created or deleted what: the user, never a key, a token or a body.
   const audit: EndpointAudit = (event, endpoint, user) => {
     if (event === 'created') metrics.endpointsCreated.inc({ kind: endpoint.kind, mode: config.access.accessMode });
-    app.log.info({ endpointId: endpoint.id, kind: endpoint.kind, ...(user === undefined ? {} : { user }) }, `endpoint ${event}`);
+    app.log.info(
+      { endpointId: endpoint.id, kind: endpoint.kind, ...(user === undefined ? {} : { user }) },
+      `endpoint ${event}`,
+    );
   };
   const service = createEndpointService({ store, bus, config, audit });
 
   const { sendError, handleError } = createErrorHandler(metrics);
-  const onClientError = createClientErrorHandler({ maxHeaderBytes: config.requestLimits.maxHeaderBytes, metrics, log: app.log });
+  const onClientError = createClientErrorHandler({
+    maxHeaderBytes: config.requestLimits.maxHeaderBytes,
+    metrics,
+    log: app.log,
+  });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => sendError(errors.NOT_FOUND(), request, reply));
   answerOddRequests(app, metrics);
@@ -130,7 +147,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // With Redis the limits are counted there, so every instance enforces the same ones.
   await app.register(fastifyRateLimit, {
     global: false,
-    ...(deps.rateLimitRedis ? { redis: deps.rateLimitRedis, nameSpace: `${config.redis.redisPrefix}rl:`, skipOnError: true } : {}),
+    ...(deps.rateLimitRedis
+      ? { redis: deps.rateLimitRedis, nameSpace: `${config.redis.redisPrefix}rl:`, skipOnError: true }
+      : {}),
   });
   // One count for every way to make a kept endpoint: the API and the live socket's `create`.
   const countCreate = createCountCreate(app, config.clientLimits);
@@ -144,20 +163,37 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoute, { store });
   await app.register(metricsRoute, { metrics });
   await app.register(openApiRoute);
-  await app.register(endpointsRoute, { config, store, service, waits, readingBudget, unsentReplies, countCreate, access, publicBaseFor: createPublicBase(config.server.publicUrl) });
+  await app.register(endpointsRoute, {
+    config,
+    store,
+    service,
+    waits,
+    readingBudget,
+    unsentReplies,
+    countCreate,
+    access,
+    publicBaseFor: createPublicBase(config.server.publicUrl),
+  });
   const waitingSenders = createWaitingSenders(waits, {
     timeoutMs: config.requestLimits.respondTimeoutMs,
     maxWaiting: config.processLimits.respondMaxWaiting,
     maxWaitingPerAddress: config.clientLimits.respondMaxWaitingPerAddress,
     maxBytes: config.processLimits.respondMaxBytes,
   });
-  app.decorate('captureUnrouted', addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, waitingSenders }));
+  app.decorate(
+    'captureUnrouted',
+    addReceiverRoutes(app, { config, store, metrics, readingBudget, closing: closing.signal, waitingSenders }),
+  );
   await app.register(pageRoute, deps.clientRoot === undefined ? {} : { root: deps.clientRoot });
   return app;
 }
 
 /** The Fastify instance with the HTTP server's bounds; `onClientError` answers what Node's parser rejects. */
-function createFastify(config: Pick<Config, 'server' | 'requestLimits'>, deps: AppDeps, onClientError: (error: NodeJS.ErrnoException, socket: Socket) => void): FastifyInstance {
+function createFastify(
+  config: Pick<Config, 'server' | 'requestLimits'>,
+  deps: AppDeps,
+  onClientError: (error: NodeJS.ErrnoException, socket: Socket) => void,
+): FastifyInstance {
   const httpOptions = {
     maxHeaderSize: config.requestLimits.maxHeaderBytes,
     // The head must arrive within headersTimeout from the connection's start, which also gives
@@ -177,7 +213,8 @@ function createFastify(config: Pick<Config, 'server' | 'requestLimits'>, deps: A
     clientErrorHandler: onClientError,
     // Errors the router raises before any route: answered in our format, and a receiver URL the
     // router cannot decode is still captured.
-    frameworkErrors: (error, request, reply) => handleRouterError(error, request, reply, request.server.captureUnrouted, request.server.errorHandler),
+    frameworkErrors: (error, request, reply) =>
+      handleRouterError(error, request, reply, request.server.captureUnrouted, request.server.errorHandler),
     // One line per captured request at debug (receiver-route) instead of two per HTTP request.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 200 },
@@ -192,8 +229,14 @@ function createFastify(config: Pick<Config, 'server' | 'requestLimits'>, deps: A
  */
 function createCountCreate(app: FastifyInstance, limits: Config['clientLimits']): CreateLimit {
   const window = { windowMs: limits.rateLimitWindowMs, what: 'new endpoints' };
-  const byAddress = limits.keptCreatesPerAddress > 0 ? createAddressLimit(app, { name: 'endpoint-create', max: limits.keptCreatesPerAddress, ...window }) : undefined;
-  const byUser = limits.keptCreatesPerUser > 0 ? createAddressLimit(app, { name: 'user-create', max: limits.keptCreatesPerUser, ...window }) : undefined;
+  const byAddress =
+    limits.keptCreatesPerAddress > 0
+      ? createAddressLimit(app, { name: 'endpoint-create', max: limits.keptCreatesPerAddress, ...window })
+      : undefined;
+  const byUser =
+    limits.keptCreatesPerUser > 0
+      ? createAddressLimit(app, { name: 'user-create', max: limits.keptCreatesPerUser, ...window })
+      : undefined;
   return async ({ address, user }) => (user === undefined ? byAddress?.(address) : byUser?.(user));
 }
 
@@ -206,7 +249,10 @@ function answerOddRequests(app: FastifyInstance, metrics: Metrics): void {
   // connection without a word.
   app.server.on('connect', (_request, socket: Duplex) => {
     metrics.reject('bad_request');
-    refuseHandedOver(socket, { ...errors.BAD_REQUEST(), message: 'CONNECT is not supported: this server opens no tunnels' });
+    refuseHandedOver(socket, {
+      ...errors.BAD_REQUEST(),
+      message: 'CONNECT is not supported: this server opens no tunnels',
+    });
   });
 }
 
@@ -226,7 +272,15 @@ function sweepExpired(app: FastifyInstance, store: Store, intervalMs: number): v
  */
 async function registerSocket(
   app: FastifyInstance,
-  options: { config: Config; store: Store; service: EndpointService; hub: Hub; metrics: Metrics; countCreate: CreateLimit; access: Access },
+  options: {
+    config: Config;
+    store: Store;
+    service: EndpointService;
+    hub: Hub;
+    metrics: Metrics;
+    countCreate: CreateLimit;
+    access: Access;
+  },
 ): Promise<void> {
   const upgrades = liveUpgrades(app.server);
   await app.register(async (live) => {

@@ -9,13 +9,22 @@ const MIB = 1024 * KIB;
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** `host:port,host:port`: Redis sentinels or cluster nodes. */
 const hostPorts = z.string().transform((value, ctx): Array<{ host: string; port: number }> => {
-  const nodes = value.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const nodes = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   const parsed = nodes.map((node) => /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(node));
   if (nodes.length === 0 || parsed.some((match) => match === null || Number(match[2]) > 65535)) {
-    ctx.addIssue({ code: 'custom', message: 'must be host:port pairs separated by commas, e.g. 10.0.0.1:26379,10.0.0.2:26379' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be host:port pairs separated by commas, e.g. 10.0.0.1:26379,10.0.0.2:26379',
+    });
     return z.NEVER;
   }
-  return parsed.map((match) => ({ host: (match as RegExpExecArray)[1]!.replace(/^\[|\]$/g, ''), port: Number((match as RegExpExecArray)[2]) }));
+  return parsed.map((match) => ({
+    host: (match as RegExpExecArray)[1]!.replace(/^\[|\]$/g, ''),
+    port: Number((match as RegExpExecArray)[2]),
+  }));
 });
 
 const MIN_HEADER_BYTES = KIB;
@@ -30,7 +39,10 @@ const trustProxy = z.string().transform((value, ctx): boolean | string[] => {
   const trimmed = value.trim();
   if (trimmed === '' || trimmed === 'false' || trimmed === '0') return false;
   if (trimmed === 'true' || trimmed === '1') return true;
-  const list = trimmed.split(',').map((item) => item.trim()).filter(Boolean);
+  const list = trimmed
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
   if (list.some((item) => !/^[0-9a-fA-F.:/]+$/.test(item))) {
     ctx.addIssue({ code: 'custom', message: 'expected true, false or a comma-separated list of IP addresses/CIDRs' });
     return z.NEVER;
@@ -83,15 +95,24 @@ const server = {
     schema: z.string().min(1).optional(),
     doc: 'PEM certificate chain: serve HTTPS directly (with `TLS_KEY_FILE`). See [docs/deploy.md](docs/deploy.md).',
   },
-  tlsKeyFile: { env: 'TLS_KEY_FILE', schema: z.string().min(1).optional(), doc: 'PEM private key for `TLS_CERT_FILE`.' },
+  tlsKeyFile: {
+    env: 'TLS_KEY_FILE',
+    schema: z.string().min(1).optional(),
+    doc: 'PEM private key for `TLS_CERT_FILE`.',
+  },
   allowedOrigins: {
     env: 'ALLOWED_ORIGINS',
     schema: z
       .string()
-      .transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean))
+      .transform((value) =>
+        value
+          .split(',')
+          .map((item) => item.trim().replace(/\/+$/, ''))
+          .filter(Boolean),
+      )
       .pipe(z.array(z.string().url()))
       .default([]),
-    doc: 'Extra browser origins allowed to open live sockets (comma-separated). The page\'s own origin and `PUBLIC_URL`\'s are always allowed; clients sending no `Origin` (scripts) are too.',
+    doc: "Extra browser origins allowed to open live sockets (comma-separated). The page's own origin and `PUBLIC_URL`'s are always allowed; clients sending no `Origin` (scripts) are too.",
   },
   logLevel: {
     env: 'LOG_LEVEL',
@@ -112,12 +133,21 @@ const access = {
   },
   accessTokens: {
     env: 'ACCESS_TOKENS',
-    schema: z.string().transform((value, ctx) => {
-      const tokens = parseAccessTokens(value);
-      if (typeof tokens !== 'string' && tokens.length > 0) return tokens;
-      ctx.addIssue({ code: 'custom', message: typeof tokens === 'string' ? tokens : 'no tokens: expected name:token or token entries, separated by commas' });
-      return z.NEVER;
-    }).optional(),
+    schema: z
+      .string()
+      .transform((value, ctx) => {
+        const tokens = parseAccessTokens(value);
+        if (typeof tokens !== 'string' && tokens.length > 0) return tokens;
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            typeof tokens === 'string'
+              ? tokens
+              : 'no tokens: expected name:token or token entries, separated by commas',
+        });
+        return z.NEVER;
+      })
+      .optional(),
     secret: true,
     doc: 'Tokens for `ACCESS_MODE=token`, comma-separated, each `name:token` or `token` (16–512 of `A-Z a-z 0-9 . _ ~ + / = -`); the name is the user in logs. Never logged, not even when refused at start.',
   },
@@ -128,7 +158,11 @@ const access = {
   },
   accessUserHeader: {
     env: 'ACCESS_USER_HEADER',
-    schema: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/, 'expected a header name').transform((name) => name.toLowerCase()).default('x-forwarded-email'),
+    schema: z
+      .string()
+      .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/, 'expected a header name')
+      .transform((name) => name.toLowerCase())
+      .default('x-forwarded-email'),
     doc: '`ACCESS_MODE=proxy`: the header the sign-in proxy puts the user in (oauth2-proxy: `X-Forwarded-Email`; Authelia: `Remote-Email`; Cloudflare Access: `Cf-Access-Authenticated-User-Email`). Believed only from `TRUST_PROXY` addresses; `ACCESS_MODE=proxy` without `TRUST_PROXY` refuses to start.',
   },
 } as const satisfies Record<string, Setting>;
@@ -175,7 +209,7 @@ const redis = {
   redisClusterNodes: {
     env: 'REDIS_CLUSTER_NODES',
     schema: hostPorts.optional(),
-    doc: '`host:port,host:port`: some nodes of a Redis Cluster; endpoints spread over its shards, each endpoint\'s keys and channel in one hash slot (sharded pub/sub). Instead of `REDIS_URL`.',
+    doc: "`host:port,host:port`: some nodes of a Redis Cluster; endpoints spread over its shards, each endpoint's keys and channel in one hash slot (sharded pub/sub). Instead of `REDIS_URL`.",
   },
   redisPartitions: {
     env: 'REDIS_PARTITIONS',
@@ -190,8 +224,13 @@ const redis = {
   },
   redisPrefix: {
     env: 'REDIS_PREFIX',
-    schema: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only').default('hookwatch:v3:'),
-    doc: 'Prefix of every Redis key and channel, so deployments (and test runs) can share one Redis. (`v3`: this release\'s layout, each stored request beside its seq; data under the `v2` and `v1` layouts is not read.)',
+    schema: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only')
+      .default('hookwatch:v3:'),
+    doc: "Prefix of every Redis key and channel, so deployments (and test runs) can share one Redis. (`v3`: this release's layout, each stored request beside its seq; data under the `v2` and `v1` layouts is not read.)",
   },
   redisCommandTimeoutMs: {
     env: 'REDIS_COMMAND_TIMEOUT_MS',
@@ -220,7 +259,7 @@ const endpoints = {
   leaseMs: {
     env: 'LEASE_MS',
     schema: integer(1000, 10 * 60 * 1000).default(15_000),
-    doc: 'How long an instance\'s hold on a watched endpoint lasts without renewal (renewed every third of it). An instance that dies stops renewing: its endpoints live this plus `GRACE_MS`, time for their watchers to reconnect to another instance.',
+    doc: "How long an instance's hold on a watched endpoint lasts without renewal (renewed every third of it). An instance that dies stops renewing: its endpoints live this plus `GRACE_MS`, time for their watchers to reconnect to another instance.",
   },
   namedEndpoints: {
     env: 'NAMED_ENDPOINTS',
@@ -236,7 +275,12 @@ const endpoints = {
     env: 'REDACT_HEADERS',
     schema: z
       .string()
-      .transform((value) => value.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean))
+      .transform((value) =>
+        value
+          .split(',')
+          .map((item) => item.trim().toLowerCase())
+          .filter(Boolean),
+      )
       .pipe(z.array(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9a-z]+$/, 'expected header names')))
       .default([]),
     doc: 'More header names (comma-separated) whose values kept endpoints store as `[redacted]`, beyond the built-in list.',
@@ -294,7 +338,7 @@ const requestLimits = {
   respondTimeoutMs: {
     env: 'RESPOND_TIMEOUT_MS',
     schema: integer(100, 30_000).default(10_000),
-    doc: 'How long a sender waits for the local app\'s answer while a `hookwatch forward --respond` holds its endpoint; past it, or with no responder, it gets the configured answer.',
+    doc: "How long a sender waits for the local app's answer while a `hookwatch forward --respond` holds its endpoint; past it, or with no responder, it gets the configured answer.",
   },
 } as const satisfies Record<string, Setting>;
 
@@ -309,7 +353,7 @@ const endpointLimits = {
     env: 'MAX_STORED_BYTES_PER_ENDPOINT',
     schema: integer(SMALLEST_RECORD, 64 * 1024 * MIB).default(32 * MIB),
     defaultFollows: 'or the largest record¹ if larger, or `MAX_STORED_BYTES` if smaller',
-    doc: 'Bytes of stored requests one endpoint holds, counted as for `MAX_STORED_BYTES`; past it that endpoint\'s oldest requests go first.',
+    doc: "Bytes of stored requests one endpoint holds, counted as for `MAX_STORED_BYTES`; past it that endpoint's oldest requests go first.",
   },
   rateLimitPerEndpoint: {
     env: 'RATE_LIMIT_PER_ENDPOINT',
@@ -379,7 +423,7 @@ const clientLimits = {
   respondMaxWaitingPerAddress: {
     env: 'RESPOND_MAX_WAITING_PER_ADDRESS',
     schema: integer(1, 100_000).default(100),
-    doc: 'Senders from one client address held waiting for a local app\'s answer at once; past it that address\'s senders get the configured answer at once, so one address cannot take every waiting place. A sender that hangs up stops waiting.',
+    doc: "Senders from one client address held waiting for a local app's answer at once; past it that address's senders get the configured answer at once, so one address cannot take every waiting place. A sender that hangs up stops waiting.",
   },
 } as const satisfies Record<string, Setting>;
 
@@ -444,12 +488,12 @@ const processLimits = {
   respondMaxWaiting: {
     env: 'RESPOND_MAX_WAITING',
     schema: integer(1, 100_000).default(1000),
-    doc: 'Senders one instance holds waiting for a local app\'s answer at once; past it a sender gets the configured answer at once.',
+    doc: "Senders one instance holds waiting for a local app's answer at once; past it a sender gets the configured answer at once.",
   },
   respondMaxBytes: {
     env: 'RESPOND_MAX_BYTES',
     schema: integer(2 * MIB, 1024 * MIB).default(64 * MIB),
-    doc: 'Bytes of local apps\' answers one instance holds while relaying them to their senders; past it a sender gets the configured answer instead.',
+    doc: "Bytes of local apps' answers one instance holds while relaying them to their senders; past it a sender gets the configured answer instead.",
   },
 } as const satisfies Record<string, Setting>;
 
@@ -459,27 +503,77 @@ const processLimits = {
  * settings table, in this order (after `startHere`).
  */
 export const groups = {
-  server: { title: 'Listening and reaching the service', about: 'Where the service listens, how senders and browsers reach it, and what it logs.', settings: server },
-  access: { title: 'Who may create and watch', about: 'A private instance: who may create, watch and configure endpoints. Receiver URLs stay public in every mode.', settings: access },
-  storage: { title: 'Storage without Redis', about: 'One process keeps live endpoints in memory and kept ones in an SQLite file.', settings: storage },
-  redis: { title: 'Redis: several instances', about: 'Set one way to reach Redis and every instance shares endpoints, requests and limits; see [docs/deploy.md](docs/deploy.md#several-instances).', settings: redis },
-  endpoints: { title: 'Endpoint lifetimes and options', about: 'How long endpoints live, and what the creator of a kept one may choose.', settings: endpoints },
-  requestLimits: { title: 'Limits on one request', about: 'Its size, its head, its timing, and how long its sender may wait.', settings: requestLimits },
-  endpointLimits: { title: 'Limits on one endpoint', about: 'What one endpoint may hold and receive.', settings: endpointLimits },
+  server: {
+    title: 'Listening and reaching the service',
+    about: 'Where the service listens, how senders and browsers reach it, and what it logs.',
+    settings: server,
+  },
+  access: {
+    title: 'Who may create and watch',
+    about:
+      'A private instance: who may create, watch and configure endpoints. Receiver URLs stay public in every mode.',
+    settings: access,
+  },
+  storage: {
+    title: 'Storage without Redis',
+    about: 'One process keeps live endpoints in memory and kept ones in an SQLite file.',
+    settings: storage,
+  },
+  redis: {
+    title: 'Redis: several instances',
+    about:
+      'Set one way to reach Redis and every instance shares endpoints, requests and limits; see [docs/deploy.md](docs/deploy.md#several-instances).',
+    settings: redis,
+  },
+  endpoints: {
+    title: 'Endpoint lifetimes and options',
+    about: 'How long endpoints live, and what the creator of a kept one may choose.',
+    settings: endpoints,
+  },
+  requestLimits: {
+    title: 'Limits on one request',
+    about: 'Its size, its head, its timing, and how long its sender may wait.',
+    settings: requestLimits,
+  },
+  endpointLimits: {
+    title: 'Limits on one endpoint',
+    about: 'What one endpoint may hold and receive.',
+    settings: endpointLimits,
+  },
   clientLimits: {
     title: 'Limits on one client',
-    about: 'Per client address (IPv6 by /64), or per signed-in user where the access mode knows one. A proxy trusted by `TRUST_PROXY` counts each client it carries by `X-Forwarded-For`.',
+    about:
+      'Per client address (IPv6 by /64), or per signed-in user where the access mode knows one. A proxy trusted by `TRUST_PROXY` counts each client it carries by `X-Forwarded-For`.',
     settings: clientLimits,
   },
-  socketLimits: { title: 'Limits on one live socket', about: 'What one watcher may cost and send.', settings: socketLimits },
-  processLimits: { title: 'Limits on the whole process', about: 'Budgets and caps on everything one instance holds at once.', settings: processLimits },
+  socketLimits: {
+    title: 'Limits on one live socket',
+    about: 'What one watcher may cost and send.',
+    settings: socketLimits,
+  },
+  processLimits: {
+    title: 'Limits on the whole process',
+    about: 'Budgets and caps on everything one instance holds at once.',
+    settings: processLimits,
+  },
 } as const;
 
 /**
  * Every setting by its key (keys are unique across groups). This table is the only place that
  * reads `process.env` or argv (via `loadConfig`).
  */
-export const settings = { ...server, ...access, ...storage, ...redis, ...endpoints, ...requestLimits, ...endpointLimits, ...clientLimits, ...socketLimits, ...processLimits } as const;
+export const settings = {
+  ...server,
+  ...access,
+  ...storage,
+  ...redis,
+  ...endpoints,
+  ...requestLimits,
+  ...endpointLimits,
+  ...clientLimits,
+  ...socketLimits,
+  ...processLimits,
+} as const;
 
 /** What most deployments set, shown first in the README, in this order. */
 export const startHere = [
@@ -500,7 +594,9 @@ export const startHere = [
 type Settings = typeof settings;
 type Key = keyof Settings;
 type Groups = typeof groups;
-type ValuesOf<S> = { readonly [K in keyof S]: S[K] extends { schema: infer T extends z.ZodType } ? z.output<T> : never };
+type ValuesOf<S> = {
+  readonly [K in keyof S]: S[K] extends { schema: infer T extends z.ZodType } ? z.output<T> : never;
+};
 /** Every setting's value by its key: what the settings are checked against each other in, and what tests override. */
 export type SettingValues = ValuesOf<Settings>;
 /** What the service runs with: one frozen slice per group, so a module can be given only its own. */
@@ -517,8 +613,15 @@ const derivedDefaults: { [K in Key]?: (values: SettingValues, isSet: (key: Key) 
   readLimitBytes: (c) => Math.max(c.readLimitBytes, c.maxBodyBytes, c.keptMaxBodyBytes),
   // Shrinks only when the record budgets cannot hold a head this large even with the set body caps.
   maxHeaderBytes: (c, isSet) => {
-    const bodies = Math.max(isSet('maxBodyBytes') ? c.maxBodyBytes : 0, isSet('keptMaxBodyBytes') ? c.keptMaxBodyBytes : 0);
-    return largestFitting(MIN_HEADER_BYTES, c.maxHeaderBytes, (maxHeaderBytes) => maxRecordBytes({ maxBodyBytes: bodies, maxHeaderBytes }) <= recordRoom(c));
+    const bodies = Math.max(
+      isSet('maxBodyBytes') ? c.maxBodyBytes : 0,
+      isSet('keptMaxBodyBytes') ? c.keptMaxBodyBytes : 0,
+    );
+    return largestFitting(
+      MIN_HEADER_BYTES,
+      c.maxHeaderBytes,
+      (maxHeaderBytes) => maxRecordBytes({ maxBodyBytes: bodies, maxHeaderBytes }) <= recordRoom(c),
+    );
   },
   // At most the read limit, and small enough for the largest record to fit the budgets.
   maxBodyBytes: (c) => Math.min(c.readLimitBytes, bodyFitting(c, c.maxBodyBytes)),
@@ -560,8 +663,11 @@ export function defaultConfig(overrides: Partial<SettingValues> = {}): Config {
 
 /** Each group's settings as its frozen slice. */
 function toConfig(values: SettingValues): Config {
-  const sliceOf = (group: { settings: object }) => Object.freeze(Object.fromEntries(Object.keys(group.settings).map((key) => [key, values[key as Key]])));
-  return Object.freeze(Object.fromEntries(Object.entries(groups).map(([name, group]) => [name, sliceOf(group)]))) as Config;
+  const sliceOf = (group: { settings: object }) =>
+    Object.freeze(Object.fromEntries(Object.keys(group.settings).map((key) => [key, values[key as Key]])));
+  return Object.freeze(
+    Object.fromEntries(Object.entries(groups).map(([name, group]) => [name, sliceOf(group)])),
+  ) as Config;
 }
 
 /** Every setting's value, checked alone and against the others. */
@@ -594,7 +700,10 @@ function loadValues(env: NodeJS.ProcessEnv, argv: string[]): SettingValues {
     }
   }
   if (problems.length === 0) {
-    for (const [key, derive] of Object.entries(derivedDefaults) as [Key, (c: SettingValues, isSet: (key: Key) => boolean) => unknown][]) {
+    for (const [key, derive] of Object.entries(derivedDefaults) as [
+      Key,
+      (c: SettingValues, isSet: (key: Key) => boolean) => unknown,
+    ][]) {
       if (!set.has(key)) result[key] = derive(result as SettingValues, (other) => set.has(other));
     }
   }
@@ -608,9 +717,13 @@ function loadValues(env: NodeJS.ProcessEnv, argv: string[]): SettingValues {
     problems.push(`${show('keptMaxBodyBytes')} must not exceed ${show('readLimitBytes')}`);
   }
   if (problems.length === 0) problems.push(...checkBudgets(config, show));
-  const redisWays = (['redisUrl', 'redisSentinels', 'redisClusterNodes'] as const).filter((key) => config[key] !== undefined);
+  const redisWays = (['redisUrl', 'redisSentinels', 'redisClusterNodes'] as const).filter(
+    (key) => config[key] !== undefined,
+  );
   if (problems.length === 0 && redisWays.length > 1) {
-    problems.push(`${redisWays.map((key) => settings[key].env).join(' and ')} are each a way to reach Redis: set exactly one`);
+    problems.push(
+      `${redisWays.map((key) => settings[key].env).join(' and ')} are each a way to reach Redis: set exactly one`,
+    );
   }
   if (problems.length === 0 && (config.tlsCertFile === undefined) !== (config.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither');
@@ -628,10 +741,14 @@ export function usesRedis(redis: Config['redis']): boolean {
 /** A mode that needs something to judge callers by says what is missing. */
 function checkAccess(config: SettingValues): string[] {
   if (config.accessMode === 'token' && config.accessTokens === undefined && config.accessTokensFile === undefined) {
-    return ['ACCESS_MODE=token needs ACCESS_TOKENS or ACCESS_TOKENS_FILE: the tokens that may create and watch endpoints'];
+    return [
+      'ACCESS_MODE=token needs ACCESS_TOKENS or ACCESS_TOKENS_FILE: the tokens that may create and watch endpoints',
+    ];
   }
   if (config.accessMode === 'proxy' && config.trustProxy === false) {
-    return [`ACCESS_MODE=proxy needs TRUST_PROXY: the addresses of the authenticating proxy, the only senders whose ${config.accessUserHeader} header is believed`];
+    return [
+      `ACCESS_MODE=proxy needs TRUST_PROXY: the addresses of the authenticating proxy, the only senders whose ${config.accessUserHeader} header is believed`,
+    ];
   }
   return [];
 }
@@ -662,7 +779,10 @@ function checkBudgets(config: SettingValues, show: (key: Key) => string): string
 }
 
 function largestRecord(config: SettingValues): number {
-  return maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
+  return maxRecordBytes({
+    maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes),
+    maxHeaderBytes: config.maxHeaderBytes,
+  });
 }
 
 /** What one record may take: an endpoint's budget, the total, and half a watcher's buffer. */
@@ -672,7 +792,11 @@ function recordRoom(config: SettingValues): number {
 
 /** The largest body cap up to `cap` whose largest record fits the record room. */
 function bodyFitting(config: SettingValues, cap: number): number {
-  return largestFitting(0, cap, (maxBodyBytes) => maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.maxHeaderBytes }) <= recordRoom(config));
+  return largestFitting(
+    0,
+    cap,
+    (maxBodyBytes) => maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.maxHeaderBytes }) <= recordRoom(config),
+  );
 }
 
 /** The largest n in [low, high] that `fits` (monotone: true up to some n), or `high` when none does (the check then names the conflict). */

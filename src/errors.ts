@@ -6,7 +6,13 @@ import createError from '@fastify/error';
  * `{"error":{"code","message"}}`. docs/errors.md lists each (a test keeps the two in step).
  */
 export const errors = {
-  ENDPOINT_NOT_FOUND: createError('ENDPOINT_NOT_FOUND', 'No endpoint has this id: it never existed, or it expired', 404, undefined, false),
+  ENDPOINT_NOT_FOUND: createError(
+    'ENDPOINT_NOT_FOUND',
+    'No endpoint has this id: it never existed, or it expired',
+    404,
+    undefined,
+    false,
+  ),
   REQUEST_NOT_FOUND: createError<'REQUEST_NOT_FOUND', 404, [number]>(
     'REQUEST_NOT_FOUND',
     'Request #%s is not stored: it was deleted, cleared, or trimmed to make room for newer ones',
@@ -28,9 +34,27 @@ export const errors = {
     undefined,
     false,
   ),
-  INVALID_REQUEST: createError<'INVALID_REQUEST', 400, [string]>('INVALID_REQUEST', 'Invalid request: %s', 400, undefined, false),
-  AT_CAPACITY: createError<'AT_CAPACITY', 503, [string]>('AT_CAPACITY', 'The service is at capacity: %s', 503, undefined, false),
-  RATE_LIMITED: createError<'RATE_LIMITED', 429, [string, string]>('RATE_LIMITED', 'Too many requests %s; retry in %s', 429, undefined, false),
+  INVALID_REQUEST: createError<'INVALID_REQUEST', 400, [string]>(
+    'INVALID_REQUEST',
+    'Invalid request: %s',
+    400,
+    undefined,
+    false,
+  ),
+  AT_CAPACITY: createError<'AT_CAPACITY', 503, [string]>(
+    'AT_CAPACITY',
+    'The service is at capacity: %s',
+    503,
+    undefined,
+    false,
+  ),
+  RATE_LIMITED: createError<'RATE_LIMITED', 429, [string, string]>(
+    'RATE_LIMITED',
+    'Too many requests %s; retry in %s',
+    429,
+    undefined,
+    false,
+  ),
   TOO_MANY_CONNECTIONS: createError<'TOO_MANY_CONNECTIONS', 429, [number]>(
     'TOO_MANY_CONNECTIONS',
     'This client address already has %s open connections',
@@ -62,9 +86,27 @@ export const errors = {
     false,
   ),
   NOT_FOUND: createError('NOT_FOUND', 'No such route', 404, undefined, false),
-  UPGRADE_NOT_SUPPORTED: createError('UPGRADE_NOT_SUPPORTED', 'Only /api/live accepts WebSocket upgrades', 400, undefined, false),
-  UPGRADE_REQUIRED: createError('UPGRADE_REQUIRED', '/api/live is a WebSocket: open it with the subprotocol hookwatch.v1', 426, undefined, false),
-  NAME_TAKEN: createError<'NAME_TAKEN', 409, [string]>('NAME_TAKEN', 'The name %s is taken by a living endpoint; choose another', 409, undefined, false),
+  UPGRADE_NOT_SUPPORTED: createError(
+    'UPGRADE_NOT_SUPPORTED',
+    'Only /api/live accepts WebSocket upgrades',
+    400,
+    undefined,
+    false,
+  ),
+  UPGRADE_REQUIRED: createError(
+    'UPGRADE_REQUIRED',
+    '/api/live is a WebSocket: open it with the subprotocol hookwatch.v1',
+    426,
+    undefined,
+    false,
+  ),
+  NAME_TAKEN: createError<'NAME_TAKEN', 409, [string]>(
+    'NAME_TAKEN',
+    'The name %s is taken by a living endpoint; choose another',
+    409,
+    undefined,
+    false,
+  ),
   UNAUTHORIZED: createError<'UNAUTHORIZED', 401, [string]>('UNAUTHORIZED', 'Sign in first: %s', 401, undefined, false),
   TOO_MANY_KEPT: createError<'TOO_MANY_KEPT', 429, [number, string]>(
     'TOO_MANY_KEPT',
@@ -73,7 +115,13 @@ export const errors = {
     undefined,
     false,
   ),
-  STORE_UNAVAILABLE: createError('STORE_UNAVAILABLE', 'The store is unreachable; try again shortly', 503, undefined, false),
+  STORE_UNAVAILABLE: createError(
+    'STORE_UNAVAILABLE',
+    'The store is unreachable; try again shortly',
+    503,
+    undefined,
+    false,
+  ),
   INTERNAL: createError('INTERNAL', 'Internal error', 500, undefined, false),
   // Live protocol only (sent in an `error` message, never as an HTTP status).
   BAD_MESSAGE: createError<'BAD_MESSAGE', 400, [string]>('BAD_MESSAGE', 'Malformed message: %s', 400, undefined, false),
@@ -85,7 +133,13 @@ export const errors = {
     false,
   ),
   NOT_JOINED: createError('NOT_JOINED', 'Send "create" or "join" first', 400, undefined, false),
-  ALREADY_JOINED: createError('ALREADY_JOINED', 'This socket already watches an endpoint; open another socket to watch another', 400, undefined, false),
+  ALREADY_JOINED: createError(
+    'ALREADY_JOINED',
+    'This socket already watches an endpoint; open another socket to watch another',
+    400,
+    undefined,
+    false,
+  ),
   TOO_MANY_WATCHERS: createError<'TOO_MANY_WATCHERS', 503, [number]>(
     'TOO_MANY_WATCHERS',
     'This endpoint already has %s watchers',

@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   try {
     // One name for this process: its leases on watched endpoints and its captures' idempotency keys.
     const instanceId = nanoid(10);
-    stores = usesRedis(config.redis) ? onRedis(config.redis, storeLimits(config), log, instanceId) : oneProcess(config.storage, storeLimits(config), instanceId);
+    stores = usesRedis(config.redis)
+      ? onRedis(config.redis, storeLimits(config), log, instanceId)
+      : oneProcess(config.storage, storeLimits(config), instanceId);
   } catch (error) {
     if (!(error instanceof DatabaseOpenError)) throw error;
     process.stderr.write(`hookwatch: ${error.message}\n`);
@@ -76,7 +78,11 @@ async function main(): Promise<void> {
  * One process without Redis: live endpoints in memory; kept ones in the SQLite file under
  * DATA_DIR, so they outlive a restart (DATA_DIR=none: in memory too).
  */
-function oneProcess(storage: Config['storage'], limits: StoreLimits, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
+function oneProcess(
+  storage: Config['storage'],
+  limits: StoreLimits,
+  instanceId: string,
+): { deps: AppDeps; close: () => Promise<void> } {
   const bus = createMemoryBus();
   const live = createMemoryStore({ ...limits, bus });
   if (storage.dataDir === 'none') return { deps: { store: live, bus, instanceId }, close: async () => undefined };

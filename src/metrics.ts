@@ -85,9 +85,21 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.inc((await sources.storeStats()).unreplicatedCaptures ?? 0);
     },
   });
-  gauge('hookwatch_reading_bytes', 'Body bytes being read at this moment, as counted against MAX_READING_BYTES', sources.readingBytes);
-  gauge('hookwatch_api_answer_bytes', 'Bytes of endpoints-API answers their clients have not read yet, as counted against MAX_API_ANSWER_BYTES', sources.apiAnswerBytes);
-  gauge('hookwatch_open_connections', 'Open TCP connections, as counted against MAX_CONNECTIONS', sources.openConnections);
+  gauge(
+    'hookwatch_reading_bytes',
+    'Body bytes being read at this moment, as counted against MAX_READING_BYTES',
+    sources.readingBytes,
+  );
+  gauge(
+    'hookwatch_api_answer_bytes',
+    'Bytes of endpoints-API answers their clients have not read yet, as counted against MAX_API_ANSWER_BYTES',
+    sources.apiAnswerBytes,
+  );
+  gauge(
+    'hookwatch_open_connections',
+    'Open TCP connections, as counted against MAX_CONNECTIONS',
+    sources.openConnections,
+  );
   const rejections = new Counter({
     name: 'hookwatch_rejections_total',
     help: 'Requests and sockets turned away, by reason',
@@ -97,11 +109,28 @@ export function createMetrics(sources: MetricsSources): Metrics {
 
   return {
     registry,
-    capturedRequests: new Counter({ name: 'hookwatch_captured_requests_total', help: 'Requests captured', registers: [registry] }),
-    capturedBytes: new Counter({ name: 'hookwatch_captured_bytes_total', help: 'Body bytes received by captured requests', registers: [registry] }),
-    truncations: new Counter({ name: 'hookwatch_truncated_requests_total', help: 'Captured requests whose body was cut at the stored cap', registers: [registry] }),
+    capturedRequests: new Counter({
+      name: 'hookwatch_captured_requests_total',
+      help: 'Requests captured',
+      registers: [registry],
+    }),
+    capturedBytes: new Counter({
+      name: 'hookwatch_captured_bytes_total',
+      help: 'Body bytes received by captured requests',
+      registers: [registry],
+    }),
+    truncations: new Counter({
+      name: 'hookwatch_truncated_requests_total',
+      help: 'Captured requests whose body was cut at the stored cap',
+      registers: [registry],
+    }),
     rejections,
-    endpointsCreated: new Counter({ name: 'hookwatch_endpoints_created_total', help: 'Endpoints created, by kind and ACCESS_MODE', labelNames: ['kind', 'mode'] as const, registers: [registry] }),
+    endpointsCreated: new Counter({
+      name: 'hookwatch_endpoints_created_total',
+      help: 'Endpoints created, by kind and ACCESS_MODE',
+      labelNames: ['kind', 'mode'] as const,
+      registers: [registry],
+    }),
     deliveryLagSeconds: new Histogram({
       name: 'hookwatch_delivery_lag_seconds',
       help: 'Time from capture to the message being handed to a watcher socket',

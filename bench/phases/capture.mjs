@@ -15,7 +15,10 @@ import { builds, rounds, summaries } from './fleet.mjs';
  * The servers this phase measures.
  * @param {Config} config
  */
-export const captureKinds = (config) => (config.compareDirs.length === 0 ? ['bare-http', 'lean-relay', 'naive-relay', 'hookwatch'] : ['lean-relay', ...builds(config)]);
+export const captureKinds = (config) =>
+  config.compareDirs.length === 0
+    ? ['bare-http', 'lean-relay', 'naive-relay', 'hookwatch']
+    : ['lean-relay', ...builds(config)];
 
 /**
  * @param {import('./fleet.mjs').Fleet} fleet
@@ -28,8 +31,16 @@ export async function capturePhase(fleet, kinds, config) {
   // Paired rounds: each round measured the builds next to each other.
   /** @type {Comparison[]} */
   const comparisons = config.compareDirs.map((dir, i) => {
-    const differences = lists.hookwatch.map((r, round) => r.cpuMicrosPerRequest - lists[comparedKind(i)][round].cpuMicrosPerRequest);
-    return { kind: comparedKind(i), dir, commit: commitOf(dir), medianPairedDifferenceMicros: median(differences), roundsLower: differences.filter((d) => d < 0).length };
+    const differences = lists.hookwatch.map(
+      (r, round) => r.cpuMicrosPerRequest - lists[comparedKind(i)][round].cpuMicrosPerRequest,
+    );
+    return {
+      kind: comparedKind(i),
+      dir,
+      commit: commitOf(dir),
+      medianPairedDifferenceMicros: median(differences),
+      roundsLower: differences.filter((d) => d < 0).length,
+    };
   });
   return { throughput, comparisons, compared: comparisons[0] };
 }

@@ -18,7 +18,13 @@ export async function fanOutPhase(fleet, kinds, config) {
   /** @type {Record<string, import('../processes.mjs').Watcher>} */
   const fanWatchers = {};
   for (const kind of kinds) fanWatchers[kind] = await startWatcher(fleet.servers[kind], { sockets: FAN_OUT });
-  const lists = await rounds(fleet, kinds, (kind) => fanWatchers[kind], { fanOut: FAN_OUT, label: `, ${FAN_OUT} watchers` }, config);
+  const lists = await rounds(
+    fleet,
+    kinds,
+    (kind) => fanWatchers[kind],
+    { fanOut: FAN_OUT, label: `, ${FAN_OUT} watchers` },
+    config,
+  );
   for (const watcher of Object.values(fanWatchers)) watcher.stop();
   const fanOut = Object.fromEntries(
     Object.entries(lists).map(([kind, list]) => {

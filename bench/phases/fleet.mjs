@@ -78,7 +78,14 @@ export async function rounds(fleet, kinds, watcherOf, options, config) {
       // Paced runs send at their own rate; closed-loop ones reuse the previous round's.
       const knownRate = options.pacedRate || round === 0 ? undefined : lists[kind][round - 1].rps;
       const url = watcher?.url ?? fleet.urls[kind];
-      lists[kind].push(await measure(fleet.servers[kind], url, watcher, { ...options, seconds: config.seconds, knownRate, label: `${kind}${options.label}` }));
+      lists[kind].push(
+        await measure(fleet.servers[kind], url, watcher, {
+          ...options,
+          seconds: config.seconds,
+          knownRate,
+          label: `${kind}${options.label}`,
+        }),
+      );
     }
   }
   return lists;
@@ -99,7 +106,9 @@ export const summary = (list) => ({
   sent: list.reduce((n, r) => n + r.sent, 0),
   non2xx: list.reduce((n, r) => n + r.non2xx, 0),
   errors: list.reduce((n, r) => n + r.errors, 0),
-  delivered: list.every((r) => r.delivery === undefined) ? undefined : list.reduce((n, r) => n + (r.delivery?.received ?? 0), 0),
+  delivered: list.every((r) => r.delivery === undefined)
+    ? undefined
+    : list.reduce((n, r) => n + (r.delivery?.received ?? 0), 0),
   p50Ms: median(list.map((r) => r.delivery?.p50 ?? NaN)),
   p99Ms: median(list.map((r) => r.delivery?.p99 ?? NaN)),
   maxMs: Math.max(...list.map((r) => r.delivery?.max ?? NaN)),
@@ -109,4 +118,5 @@ export const summary = (list) => ({
  * A summary per kind.
  * @param {Record<string, Run[]>} lists
  */
-export const summaries = (lists) => Object.fromEntries(Object.entries(lists).map(([kind, list]) => [kind, summary(list)]));
+export const summaries = (lists) =>
+  Object.fromEntries(Object.entries(lists).map(([kind, list]) => [kind, summary(list)]));

@@ -16,7 +16,10 @@ import { startServer } from '../processes.mjs';
  * @param {import('../processes.mjs').Server} server
  */
 async function keptUrl(server) {
-  const answer = await fetch(`http://127.0.0.1:${server.port}/api/endpoints`, { method: 'POST', body: '{"kind":"kept"}' });
+  const answer = await fetch(`http://127.0.0.1:${server.port}/api/endpoints`, {
+    method: 'POST',
+    body: '{"kind":"kept"}',
+  });
   return /** @type {{ url: string }} */ (await answer.json()).url;
 }
 
@@ -31,19 +34,33 @@ async function captureRounds(config, dataDir) {
   const env = { KEPT_CREATES_PER_ADDRESS: '0', RATE_LIMIT_PER_ENDPOINT: '0', RATE_LIMIT_PER_ADDRESS: '0' };
   const memory = await startServer('hookwatch', { ...env, DATA_DIR: 'none' });
   const sqlite = await startServer('hookwatch', { ...env, DATA_DIR: dataDir });
-  const servers = { memory: { server: memory, url: await keptUrl(memory) }, sqlite: { server: sqlite, url: await keptUrl(sqlite) } };
+  const servers = {
+    memory: { server: memory, url: await keptUrl(memory) },
+    sqlite: { server: sqlite, url: await keptUrl(sqlite) },
+  };
   for (let round = 0; round < config.rounds; round++) {
     /** @type {('memory' | 'sqlite')[]} */
     const order = round % 2 === 0 ? ['memory', 'sqlite'] : ['sqlite', 'memory'];
     for (const store of order) {
       const { server, url } = servers[store];
-      lists[store].push(await measure(server, url, undefined, { label: `kept endpoint, ${store} store`, seconds: config.seconds }));
+      lists[store].push(
+        await measure(server, url, undefined, { label: `kept endpoint, ${store} store`, seconds: config.seconds }),
+      );
     }
   }
   memory.child.kill();
   sqlite.child.kill('SIGKILL');
-  const summary = (/** @type {Run[]} */ runs) => ({ cpuMicrosPerRequest: median(runs.map((r) => r.cpuMicrosPerRequest)), rps: median(runs.map((r) => r.rps)) });
-  return { memory: summary(lists.memory), sqlite: summary(lists.sqlite), pairedDifferenceMicros: median(lists.sqlite.map((r, i) => r.cpuMicrosPerRequest - lists.memory[i].cpuMicrosPerRequest)) };
+  const summary = (/** @type {Run[]} */ runs) => ({
+    cpuMicrosPerRequest: median(runs.map((r) => r.cpuMicrosPerRequest)),
+    rps: median(runs.map((r) => r.rps)),
+  });
+  return {
+    memory: summary(lists.memory),
+    sqlite: summary(lists.sqlite),
+    pairedDifferenceMicros: median(
+      lists.sqlite.map((r, i) => r.cpuMicrosPerRequest - lists.memory[i].cpuMicrosPerRequest),
+    ),
+  };
 }
 
 /**
@@ -53,7 +70,13 @@ async function captureRounds(config, dataDir) {
  */
 async function restartRound(dataDir) {
   // 200 kept endpoints from one address: past the default MAX_KEPT_PER_ADDRESS (20).
-  const env = { KEPT_CREATES_PER_ADDRESS: '0', MAX_KEPT_PER_ADDRESS: '250', RATE_LIMIT_PER_ENDPOINT: '0', RATE_LIMIT_PER_ADDRESS: '0', DATA_DIR: dataDir };
+  const env = {
+    KEPT_CREATES_PER_ADDRESS: '0',
+    MAX_KEPT_PER_ADDRESS: '250',
+    RATE_LIMIT_PER_ENDPOINT: '0',
+    RATE_LIMIT_PER_ADDRESS: '0',
+    DATA_DIR: dataDir,
+  };
   const filling = await startServer('hookwatch', env);
   const urls = [];
   for (let i = 0; i < 200; i++) urls.push(await keptUrl(filling));
@@ -71,7 +94,9 @@ async function restartRound(dataDir) {
   const storedBytes = Number(/^hookwatch_stored_bytes (\d+)/m.exec(metrics)?.[1]);
   filling.child.kill('SIGKILL');
   await sleep(200);
-  const fileBytes = ['hookwatch.db', 'hookwatch.db-wal'].map((name) => sizeOf(join(dataDir, name))).reduce((a, b) => a + b, 0);
+  const fileBytes = ['hookwatch.db', 'hookwatch.db-wal']
+    .map((name) => sizeOf(join(dataDir, name)))
+    .reduce((a, b) => a + b, 0);
   const started = performance.now();
   const restarted = await startServer('hookwatch', env);
   const readyMs = performance.now() - started;

@@ -31,17 +31,32 @@ async function overTheLimit(server, url, seconds) {
 
 /** @param {import('../common.mjs').Config} config */
 export async function largeBodiesPhase(config) {
-  const server = await startServer('hookwatch', { MAX_BODY_BYTES: String(512 * KIB), READ_LIMIT_BYTES: String(10 * MIB) });
+  const server = await startServer('hookwatch', {
+    MAX_BODY_BYTES: String(512 * KIB),
+    READ_LIMIT_BYTES: String(10 * MIB),
+  });
   const watcher = await startWatcher(server);
   const url = /** @type {string} */ (watcher.url);
   const rss0 = rssBytes(server.pid);
   const stopSampling = sampleRss(server.pid);
-  const truncating = await measure(server, url, watcher, { body: 'z'.repeat(MIB), connections: 10, label: '1 MiB bodies', seconds: config.seconds });
+  const truncating = await measure(server, url, watcher, {
+    body: 'z'.repeat(MIB),
+    connections: 10,
+    label: '1 MiB bodies',
+    seconds: config.seconds,
+  });
   const oneMiBRss = stopSampling();
   const rss1 = rssBytes(server.pid);
   const twentyMiB = await overTheLimit(server, url, config.seconds);
   watcher.stop();
   server.child.kill();
-  const oneMiB = { rps: truncating.rps, delivered: truncating.delivery?.received, sent: truncating.sent, rssBeforeMiB: rss0 / MIB, rssAfterMiB: rss1 / MIB, ...oneMiBRss };
+  const oneMiB = {
+    rps: truncating.rps,
+    delivered: truncating.delivery?.received,
+    sent: truncating.sent,
+    rssBeforeMiB: rss0 / MIB,
+    rssAfterMiB: rss1 / MIB,
+    ...oneMiBRss,
+  };
   return { largeBodies: { oneMiB, twentyMiB } };
 }

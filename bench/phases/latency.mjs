@@ -9,6 +9,12 @@ import { rounds, summaries } from './fleet.mjs';
  * @param {import('../common.mjs').Config} config
  */
 export async function latencyPhase(fleet, kinds, config) {
-  const lists = await rounds(fleet, kinds, (kind) => fleet.watchers[kind], { pacedRate: 2000, label: ' at 2,000 req/s' }, config);
+  const lists = await rounds(
+    fleet,
+    kinds,
+    (kind) => fleet.watchers[kind],
+    { pacedRate: 2000, label: ' at 2,000 req/s' },
+    config,
+  );
   return { latency: summaries(lists) };
 }

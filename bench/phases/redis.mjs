@@ -60,8 +60,17 @@ async function measureSides(sides, config) {
     const order = round % 2 === 0 ? ['memory', 'redis'] : ['redis', 'memory'];
     for (const mode of order) {
       const { server, url, watcher, others } = sides[mode];
-      runs[mode].push(await measure(server, url, watcher, { label: `${mode} throughput`, seconds: config.seconds, ...others }));
-      runs[`${mode}Steady`].push(await measure(server, url, watcher, { label: `${mode} at ${STEADY_RATE}/s`, pacedRate: STEADY_RATE, seconds: config.seconds, ...others }));
+      runs[mode].push(
+        await measure(server, url, watcher, { label: `${mode} throughput`, seconds: config.seconds, ...others }),
+      );
+      runs[`${mode}Steady`].push(
+        await measure(server, url, watcher, {
+          label: `${mode} at ${STEADY_RATE}/s`,
+          pacedRate: STEADY_RATE,
+          seconds: config.seconds,
+          ...others,
+        }),
+      );
     }
   }
   return runs;
@@ -110,7 +119,9 @@ function resultOf(runs, rounds) {
     memoryP99: of(runs.memorySteady, (run) => run.delivery?.p99),
     redisP50: of(runs.redisSteady, (run) => run.delivery?.p50),
     redisP99: of(runs.redisSteady, (run) => run.delivery?.p99),
-    lost: runs.redis.concat(runs.redisSteady).reduce((sum, run) => sum + Math.max(0, run.sent - (run.delivery?.received ?? 0)), 0),
+    lost: runs.redis
+      .concat(runs.redisSteady)
+      .reduce((sum, run) => sum + Math.max(0, run.sent - (run.delivery?.received ?? 0)), 0),
   };
 }
 
@@ -129,10 +140,16 @@ export function redisReport(result, f) {
       `at ${STEADY_RATE} req/s delivery p50/p99 ${f(result.redisP50, 2)}/${f(result.redisP99, 2)} ms against ${f(result.memoryP50, 2)}/${f(result.memoryP99, 2)} ms; ${result.lost} not delivered.`,
   ];
   const senderRatio = result.redisSenderCpuMicros / result.memoryCpuMicros;
-  lines.push(`Added p99 delivery latency at ${STEADY_RATE} req/s: ${f(addedP99, 2)} ms (reported, not judged). req/s on two cores measures how processes share them: printed, not judged.`);
+  lines.push(
+    `Added p99 delivery latency at ${STEADY_RATE} req/s: ${f(addedP99, 2)} ms (reported, not judged). req/s on two cores measures how processes share them: printed, not judged.`,
+  );
   /** @type {[string, number, boolean][]} */
   const targets = [
-    ['Redis: Redis CPU per captured request (one node) <= 20 µs', result.redisServerCpuMicros, result.redisServerCpuMicros <= 20],
+    [
+      'Redis: Redis CPU per captured request (one node) <= 20 µs',
+      result.redisServerCpuMicros,
+      result.redisServerCpuMicros <= 20,
+    ],
     ["Redis: the sender's instance CPU per request <= 1.4x memory mode's", senderRatio, senderRatio <= 1.4],
   ];
   return { lines, targets };

@@ -32,9 +32,15 @@ export const NON_MATCHING_RULES = Array.from({ length: 20 }, (_, i) => {
  */
 async function endpointWith(server, rules) {
   const base = `http://127.0.0.1:${server.port}`;
-  const made = /** @type {{ id: string, key: string, url: string }} */ (await (await fetch(`${base}/api/endpoints`, { method: 'POST', body: '{"kind":"kept"}' })).json());
+  const made = /** @type {{ id: string, key: string, url: string }} */ (
+    await (await fetch(`${base}/api/endpoints`, { method: 'POST', body: '{"kind":"kept"}' })).json()
+  );
   if (rules.length > 0) {
-    const set = await fetch(`${base}/api/endpoints/${made.id}/response`, { method: 'PUT', headers: { authorization: `Bearer ${made.key}` }, body: JSON.stringify({ status: 200, rules }) });
+    const set = await fetch(`${base}/api/endpoints/${made.id}/response`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${made.key}` },
+      body: JSON.stringify({ status: 200, rules }),
+    });
     if (!set.ok) throw new Error(`rules refused: ${await set.text()}`);
   }
   return made.url;
@@ -42,7 +48,12 @@ async function endpointWith(server, rules) {
 
 /** @param {import('../common.mjs').Config} config */
 export async function rulesPhase(config) {
-  const server = await startServer('hookwatch', { KEPT_CREATES_PER_ADDRESS: '0', RATE_LIMIT_PER_ENDPOINT: '0', RATE_LIMIT_PER_ADDRESS: '0', DATA_DIR: 'none' });
+  const server = await startServer('hookwatch', {
+    KEPT_CREATES_PER_ADDRESS: '0',
+    RATE_LIMIT_PER_ENDPOINT: '0',
+    RATE_LIMIT_PER_ADDRESS: '0',
+    DATA_DIR: 'none',
+  });
   try {
     const urls = { none: await endpointWith(server, []), twenty: await endpointWith(server, NON_MATCHING_RULES) };
     /** @type {Record<'none' | 'twenty', Run[]>} */
@@ -50,7 +61,13 @@ export async function rulesPhase(config) {
     for (let round = 0; round < config.rounds; round++) {
       /** @type {('none' | 'twenty')[]} */
       const order = round % 2 === 0 ? ['none', 'twenty'] : ['twenty', 'none'];
-      for (const variant of order) lists[variant].push(await measure(server, urls[variant], undefined, { label: `kept endpoint, ${variant === 'none' ? 'no rules' : '20 rules, none matching'}`, seconds: config.seconds }));
+      for (const variant of order)
+        lists[variant].push(
+          await measure(server, urls[variant], undefined, {
+            label: `kept endpoint, ${variant === 'none' ? 'no rules' : '20 rules, none matching'}`,
+            seconds: config.seconds,
+          }),
+        );
     }
     const cpu = (/** @type {Run[]} */ runs) => median(runs.map((r) => r.cpuMicrosPerRequest));
     const differences = lists.twenty.map((r, i) => r.cpuMicrosPerRequest - lists.none[i].cpuMicrosPerRequest);
@@ -60,7 +77,10 @@ export async function rulesPhase(config) {
         twentyRulesMicros: cpu(lists.twenty),
         pairedDifferenceMicros: median(differences),
         ratio: cpu(lists.twenty) / cpu(lists.none),
-        perRound: lists.none.map((r, i) => [Math.round(r.cpuMicrosPerRequest), Math.round(lists.twenty[i].cpuMicrosPerRequest)]),
+        perRound: lists.none.map((r, i) => [
+          Math.round(r.cpuMicrosPerRequest),
+          Math.round(lists.twenty[i].cpuMicrosPerRequest),
+        ]),
       },
     };
   } finally {

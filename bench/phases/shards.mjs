@@ -28,13 +28,28 @@ const run = promisify(execFile);
 async function redisNode(dir, cluster) {
   const port = await freePort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
-  if (cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-port', String(await freePort()));
+  if (cluster)
+    args.push(
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-port',
+      String(await freePort()),
+    );
   const child = spawn('redis-server', args, { stdio: 'ignore' });
   track(child);
   for (let attempt = 0; ; attempt++) {
-    const client = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    const client = new Redis(port, '127.0.0.1', {
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
     client.on('error', () => undefined);
-    const pong = await client.connect().then(() => client.ping(), () => undefined);
+    const pong = await client.connect().then(
+      () => client.ping(),
+      () => undefined,
+    );
     client.disconnect();
     if (pong === 'PONG') break;
     if (attempt > 100) throw new Error('redis-server did not start');
@@ -51,7 +66,14 @@ async function startRedis(shards) {
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-bench-shards-'));
   const nodes = await Promise.all(Array.from({ length: shards }, () => redisNode(dir, shards > 1)));
   if (shards > 1) {
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes.map((node) => `127.0.0.1:${node.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
     for (const node of nodes) {
       for (let attempt = 0; ; attempt++) {
         const { stdout } = await run('redis-cli', ['-p', String(node.port), 'cluster', 'info']);
@@ -61,7 +83,10 @@ async function startRedis(shards) {
       }
     }
   }
-  const env = shards > 1 ? { REDIS_CLUSTER_NODES: nodes.map((node) => `127.0.0.1:${node.port}`).join(',') } : { REDIS_URL: `redis://127.0.0.1:${nodes[0]?.port}` };
+  const env =
+    shards > 1
+      ? { REDIS_CLUSTER_NODES: nodes.map((node) => `127.0.0.1:${node.port}`).join(',') }
+      : { REDIS_URL: `redis://127.0.0.1:${nodes[0]?.port}` };
   return {
     env: { ...env, REDIS_PREFIX: 'hookwatch-bench:' },
     pids: nodes.map((node) => node.pid),
@@ -86,10 +111,18 @@ async function spreadLoad(urls, seconds) {
   let failed = 0;
   const post = (/** @type {string} */ url) =>
     new Promise((resolve) => {
-      const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode === 200));
-      });
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode === 200));
+        },
+      );
       req.on('error', () => resolve(false));
       req.end(body);
     });
@@ -117,7 +150,9 @@ async function measureSetup(shards, config) {
   const b = await startServer('hookwatch', redis.env, [], undefined, 1);
   const watcher = await startWatcher(b, { endpoints: ENDPOINTS });
   try {
-    const urls = /** @type {string[]} */ (watcher.urls).map((url) => `http://127.0.0.1:${a.port}${new URL(url).pathname}`);
+    const urls = /** @type {string[]} */ (watcher.urls).map(
+      (url) => `http://127.0.0.1:${a.port}${new URL(url).pathname}`,
+    );
     await spreadLoad(urls, 1);
     /** @type {number[]} */
     const perRequest = [];
@@ -125,9 +160,14 @@ async function measureSetup(shards, config) {
       const before = redis.pids.map(cpuTimes);
       const { sent } = await spreadLoad(urls, config.seconds);
       const after = redis.pids.map(cpuTimes);
-      const seconds = after.reduce((sum, t, i) => sum + t.user + t.system - (/** @type {{ user: number, system: number }} */ (before[i]).user + /** @type {{ user: number, system: number }} */ (before[i]).system), 0);
+      const seconds = after.reduce((sum, t, i) => {
+        const start = /** @type {{ user: number, system: number }} */ (before[i]);
+        return sum + t.user + t.system - (start.user + start.system);
+      }, 0);
       perRequest.push((seconds / Math.max(1, sent)) * 1e6);
-      console.log(`  shards ${shards}: ${sent} captured, Redis CPU ${((seconds / Math.max(1, sent)) * 1e6).toFixed(1)} µs per request (all shards together)`);
+      console.log(
+        `  shards ${shards}: ${sent} captured, Redis CPU ${((seconds / Math.max(1, sent)) * 1e6).toFixed(1)} µs per request (all shards together)`,
+      );
     }
     return { redisMicros: median(perRequest), perRound: perRequest.map((micros) => Math.round(micros * 10) / 10) };
   } finally {

@@ -13,7 +13,11 @@ import { startServer, startWatcher } from '../processes.mjs';
  */
 const ENCODING_CASES = [
   ['ASCII text', () => Buffer.alloc(MIB, 0x61), 'text/plain'],
-  ['non-UTF-8 bytes (base64)', () => Buffer.from(Array.from({ length: MIB }, (_, i) => (i * 7919 + 0x80) % 256 | 0x80)), 'application/octet-stream'],
+  [
+    'non-UTF-8 bytes (base64)',
+    () => Buffer.from(Array.from({ length: MIB }, (_, i) => ((i * 7919 + 0x80) % 256) | 0x80)),
+    'application/octet-stream',
+  ],
   ['" characters', () => Buffer.alloc(MIB, 0x22), 'text/plain'],
   ['0x01 bytes', () => Buffer.alloc(MIB, 0x01), 'text/plain'],
   ['0x01 bytes as a form', () => Buffer.alloc(MIB, 0x01), 'application/x-www-form-urlencoded'],
@@ -35,7 +39,11 @@ async function postBodies(port, paths, body, contentType, count) {
     Array.from({ length: 4 }, async () => {
       while (next < count) {
         const path = paths[next++ % paths.length];
-        const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, headers: { 'content-type': contentType } });
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': contentType },
+        });
         await response.arrayBuffer();
         statuses.push(response.status);
       }
@@ -59,7 +67,10 @@ async function storedBytesOf(port) {
  * @param {number} count
  */
 async function storedBodies([label, makeBody, contentType], count) {
-  const server = await startServer('hookwatch-gc', { MAX_STORED_BYTES: String(256 * MIB), MAX_STORED_BYTES_PER_ENDPOINT: String(64 * MIB) });
+  const server = await startServer('hookwatch-gc', {
+    MAX_STORED_BYTES: String(256 * MIB),
+    MAX_STORED_BYTES_PER_ENDPOINT: String(64 * MIB),
+  });
   const watcher = await startWatcher(server, { endpoints: 1 });
   const paths = [new URL(watcher.urls[0]).pathname];
   const before = await settledMemory(server);
@@ -68,7 +79,12 @@ async function storedBodies([label, makeBody, contentType], count) {
   const stored = await storedBytesOf(server.port);
   watcher.stop();
   server.child.kill();
-  return { label, ok: statuses.filter((s) => s === 200).length, rssBytesPerBody: (after.rss - before.rss) / count, storedBytesPerBody: stored / count };
+  return {
+    label,
+    ok: statuses.filter((s) => s === 200).length,
+    rssBytesPerBody: (after.rss - before.rss) / count,
+    storedBytesPerBody: stored / count,
+  };
 }
 
 /**
@@ -77,7 +93,10 @@ async function storedBodies([label, makeBody, contentType], count) {
  * @param {number} budget
  */
 async function fullBudget(budget) {
-  const server = await startServer('hookwatch', { MAX_STORED_BYTES: String(budget), MAX_STORED_BYTES_PER_ENDPOINT: String(16 * MIB) });
+  const server = await startServer('hookwatch', {
+    MAX_STORED_BYTES: String(budget),
+    MAX_STORED_BYTES_PER_ENDPOINT: String(16 * MIB),
+  });
   const watcher = await startWatcher(server, { endpoints: 12 });
   const paths = watcher.urls.map((url) => new URL(url).pathname);
   const rssBefore = rssBytes(server.pid);
@@ -87,7 +106,14 @@ async function fullBudget(budget) {
   await postBodies(server.port, paths, form[1](), form[2], sent);
   const peaks = stopSampling();
   const stored = await storedBytesOf(server.port);
-  const result = { budgetMiB: budget / MIB, sentMiB: sent, storedMiB: stored / MIB, rssBeforeMiB: rssBefore / MIB, rssPeakMiB: Math.max(peaks.firstHalfPeakMiB, peaks.secondHalfPeakMiB), rssAfterMiB: rssBytes(server.pid) / MIB };
+  const result = {
+    budgetMiB: budget / MIB,
+    sentMiB: sent,
+    storedMiB: stored / MIB,
+    rssBeforeMiB: rssBefore / MIB,
+    rssPeakMiB: Math.max(peaks.firstHalfPeakMiB, peaks.secondHalfPeakMiB),
+    rssAfterMiB: rssBytes(server.pid) / MIB,
+  };
   watcher.stop();
   server.child.kill();
   return result;

@@ -12,7 +12,12 @@ export function utc(iso: string): string {
 }
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-const preciseClock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3 });
+const preciseClock = new Intl.DateTimeFormat(undefined, {
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  fractionalSecondDigits: 3,
+});
 const calendar = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 
 /** The reader's local time of day, in their locale's style: `17:20:01` or `5:20:01 PM`. */
@@ -26,10 +31,12 @@ export function localDateTimeParts(iso: string): [string, string, string] {
   const offset = -date.getTimezoneOffset();
   const hours = Math.trunc(Math.abs(offset) / 60);
   const minutes = Math.abs(offset) % 60;
-  const zone = offset === 0 ? 'UTC' : `UTC${offset > 0 ? '+' : '−'}${hours}${minutes ? `:${String(minutes).padStart(2, '0')}` : ''}`;
+  const zone =
+    offset === 0
+      ? 'UTC'
+      : `UTC${offset > 0 ? '+' : '−'}${hours}${minutes ? `:${String(minutes).padStart(2, '0')}` : ''}`;
   return [`${calendar.format(date)},`, preciseClock.format(date), `(${zone})`];
 }
-
 
 /** A delay as the answer form says it: `250 ms`, `2 s`. */
 export function formatDelay(ms: number): string {
@@ -84,7 +91,9 @@ function paramLines(params: ParamMap | null): string {
 
 /** A multipart body's parts: `name=text` for fields, the file name for files. */
 function partLines(parts: CapturedRequest['parts']): string {
-  return (parts ?? []).map((part) => (part.filename === null ? `${part.name}=${part.text ?? ''}` : `${part.name} ${part.filename}`)).join('\n');
+  return (parts ?? [])
+    .map((part) => (part.filename === null ? `${part.name}=${part.text ?? ''}` : `${part.name} ${part.filename}`))
+    .join('\n');
 }
 
 /**

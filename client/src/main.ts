@@ -2,14 +2,29 @@
 // drives the endpoint's actions. Captured content is only ever set as text. This module wires the
 // parts together: the connection (connection.ts), the log and its views (log-screen.ts), the
 // header (endpoint-bar.ts) and the answer form (response-form.ts).
-import { createEndpoint, deleteEndpoint as deleteOnServer, deleteRequest as deleteRequestOnServer, extendEndpoint } from '../../src/shared/api-client.js';
+import {
+  createEndpoint,
+  deleteEndpoint as deleteOnServer,
+  deleteRequest as deleteRequestOnServer,
+  extendEndpoint,
+} from '../../src/shared/api-client.js';
 import type { EndpointInfo, ServerMessage, WelcomeMessage } from '../../src/shared/protocol.js';
 import { askAccess, pageApi } from './transport/access.js';
 import { confirmClear, confirmNewUrl, copy, copyCurl } from './log/actions.js';
 import { LiveConnection, type ConnectionState, type Credentials, type PageEndpoint } from './transport/connection.js';
 import { byId, confirmAction, toast } from './dom.js';
 import { EndpointBar } from './endpoint/endpoint-bar.js';
-import { lastAlive, listedExpired, listedName, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from './endpoint/endpoint-list.js';
+import {
+  lastAlive,
+  listedExpired,
+  listedName,
+  listedSummary,
+  listForget,
+  listOpened,
+  listUpdate,
+  readList,
+  type ListStorage,
+} from './endpoint/endpoint-list.js';
 import { credentialsFromLink, shareLink } from './endpoint/endpoint.js';
 import { Replays } from './transport/replays.js';
 import { formatSpan } from './endpoint/lifetime.js';
@@ -52,7 +67,10 @@ const responseForm = new ResponseForm((response) => {
   return false;
 });
 // Replays go through the socket to the endpoint's hookwatch forward (replays.ts).
-const replays = new Replays((message) => connection.send(message), () => shareLink(endpoint, location));
+const replays = new Replays(
+  (message) => connection.send(message),
+  () => shareLink(endpoint, location),
+);
 const screen = new LogScreen({
   replays,
   endpoint: () => endpoint,
@@ -181,7 +199,13 @@ function showState(state: ConnectionState): void {
 }
 
 async function newUrl(ask: boolean): Promise<void> {
-  if (ask && endpoint && connectionState !== 'expired' && !(await confirmNewUrl(endpoint, bar.chosenKind(), bar.keptName()))) return;
+  if (
+    ask &&
+    endpoint &&
+    connectionState !== 'expired' &&
+    !(await confirmNewUrl(endpoint, bar.chosenKind(), bar.keptName()))
+  )
+    return;
   // A kept one is made over HTTP first, so that a refused name leaves this endpoint as it is; then joined.
   const kept = bar.chosenKind() === 'kept' ? await createKept() : undefined;
   if (kept === null) return;
@@ -198,7 +222,11 @@ async function createKept(): Promise<EndpointInfo | null> {
     return answer.value;
   }
   const { error } = answer;
-  const message = error?.message ?? (answer.status === 0 ? 'The server did not answer: no new URL was made.' : `The server answered ${answer.status}: no new URL was made.`);
+  const message =
+    error?.message ??
+    (answer.status === 0
+      ? 'The server did not answer: no new URL was made.'
+      : `The server answered ${answer.status}: no new URL was made.`);
   // The name's own trouble goes next to it; anything else is said once.
   if (error && (error.code === 'NAME_TAKEN' || /\bname\b/i.test(error.message))) bar.showNameError(message);
   else toast(message);
@@ -227,7 +255,10 @@ function extended(expiresAt: string): void {
 
 /** "Your endpoints": this browser's list, to reopen, forget or delete one; with a server-side user, the user's own from the server too. */
 async function openList(): Promise<void> {
-  const [{ showEndpointList }, own] = await Promise.all([import('./endpoint/endpoints-panel.js'), signedInUser === undefined ? undefined : import('./endpoint/own-endpoints.js')]);
+  const [{ showEndpointList }, own] = await Promise.all([
+    import('./endpoint/endpoints-panel.js'),
+    signedInUser === undefined ? undefined : import('./endpoint/own-endpoints.js'),
+  ]);
   let owned = own ? await own.fetchOwnEndpoints() : [];
   const items = () => {
     const kept = readList(storage).map((entry) => ({
@@ -239,7 +270,14 @@ async function openList(): Promise<void> {
     }));
     const here = new Set(kept.map((item) => item.id));
     // The server's newest first, after this browser's, without those this browser holds already.
-    const fromServer = own ? owned.filter((listed) => !here.has(listed.id)).reverse().map((listed) => own.ownListItem(listed, connectionState === 'expired' ? undefined : endpoint?.id, Date.now())) : [];
+    const fromServer = own
+      ? owned
+          .filter((listed) => !here.has(listed.id))
+          .reverse()
+          .map((listed) =>
+            own.ownListItem(listed, connectionState === 'expired' ? undefined : endpoint?.id, Date.now()),
+          )
+      : [];
     return [...kept, ...fromServer];
   };
   showEndpointList(items, {
@@ -261,11 +299,20 @@ async function openList(): Promise<void> {
 /** Deletes a listed endpoint on the server, after asking: its URL answers 404 at once, for everyone. True when it is gone. */
 async function deleteEndpoint(id: string): Promise<boolean> {
   // One of the user's own on the server, not held here: its creator deletes it without the key.
-  const entry = readList(storage).find((listed) => listed.id === id) ?? (signedInUser === undefined ? undefined : { id, key: '', requests: 0 });
+  const entry =
+    readList(storage).find((listed) => listed.id === id) ??
+    (signedInUser === undefined ? undefined : { id, key: '', requests: 0 });
   if (!entry) return false;
   const requests = entry.id === endpoint?.id ? screen.log.received : entry.requests;
   const what = requests === 1 ? 'its 1 request' : `its ${requests} requests`;
-  if (!(await confirmAction(`Delete ${entry.id}?`, `Its URL answers 404 from now on, and ${what} and its answer are deleted for everyone watching it. It cannot be undone.`, 'Delete endpoint'))) return false;
+  if (
+    !(await confirmAction(
+      `Delete ${entry.id}?`,
+      `Its URL answers 404 from now on, and ${what} and its answer are deleted for everyone watching it. It cannot be undone.`,
+      'Delete endpoint',
+    ))
+  )
+    return false;
   const answer = await deleteOnServer(pageApi(), entry);
   // 404: gone already (expired, or deleted elsewhere): off the list all the same.
   if (answer.status === 204 || answer.status === 404) {
@@ -281,7 +328,14 @@ async function deleteEndpoint(id: string): Promise<boolean> {
 async function deleteRequest(seq: number): Promise<void> {
   const current = endpoint;
   if (!current) return;
-  if (!(await confirmAction(`Delete request #${seq}?`, 'It is deleted on the server, for everyone watching this endpoint, with what forwarders reported for it. It cannot be undone.', 'Delete request'))) return;
+  if (
+    !(await confirmAction(
+      `Delete request #${seq}?`,
+      'It is deleted on the server, for everyone watching this endpoint, with what forwarders reported for it. It cannot be undone.',
+      'Delete request',
+    ))
+  )
+    return;
   const answer = await deleteRequestOnServer(pageApi(), current, seq);
   // Not stored any more (trimmed, or deleted from another tab): off this list all the same.
   if (answer.ok || answer.error?.code === 'REQUEST_NOT_FOUND') {
@@ -292,7 +346,8 @@ async function deleteRequest(seq: number): Promise<void> {
 }
 
 async function clearLog(): Promise<void> {
-  if ((await confirmClear(screen.log.requests.length, watchers)) && !connection.send({ type: 'clear' })) toast('Not connected');
+  if ((await confirmClear(screen.log.requests.length, watchers)) && !connection.send({ type: 'clear' }))
+    toast('Not connected');
 }
 
 byId('skip-link').addEventListener('click', (event) => {

@@ -66,7 +66,8 @@ function indexOf(tokens: readonly AccessToken[]): Map<string, AccessToken> {
   if (!index) {
     index = new Map();
     // The first of a repeated token wins, as it did when every token was compared in order.
-    for (const token of tokens) if (!index.has(token.hash.toString('hex'))) index.set(token.hash.toString('hex'), token);
+    for (const token of tokens)
+      if (!index.has(token.hash.toString('hex'))) index.set(token.hash.toString('hex'), token);
     indexes.set(tokens, index);
   }
   return index;

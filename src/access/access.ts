@@ -15,7 +15,8 @@ const MAX_TOKENS_FILE_BYTES = 8 * 1024 * 1024;
 const MAX_USER_CHARS = 256;
 
 /** The same words for a missing, an unknown and a wrong token: a caller learns nothing about tokens. */
-const NO_TOKEN = 'this instance needs an access token (send it as X-Hookwatch-Token; the page asks for it, the CLI takes --token or HOOKWATCH_TOKEN)';
+const NO_TOKEN =
+  'this instance needs an access token (send it as X-Hookwatch-Token; the page asks for it, the CLI takes --token or HOOKWATCH_TOKEN)';
 
 /** ACCESS_TOKENS_FILE could not be read or holds a bad entry. */
 export class AccessTokensError extends Error {
@@ -37,7 +38,11 @@ export interface Access {
    * the ACCESS_USER_HEADER value, believed only when the request's peer is a TRUST_PROXY address.
    * Throws UNAUTHORIZED otherwise. (A live socket's token comes in its first message instead.)
    */
-  userOf(request: { headers: IncomingHttpHeaders; rawHeaders: string[]; socket: { remoteAddress?: string | undefined } }): string | undefined;
+  userOf(request: {
+    headers: IncomingHttpHeaders;
+    rawHeaders: string[];
+    socket: { remoteAddress?: string | undefined };
+  }): string | undefined;
   /** Token mode: the user a token signs in now, or undefined (then refuse with `refusal()`). */
   userOfToken(token: string | undefined): string | undefined;
   /** The error a refused caller gets. */
@@ -64,22 +69,35 @@ export function createAccess(config: Config['access'], trustProxy: Config['serve
     let text: string;
     try {
       const bytes = statSync(config.accessTokensFile).size;
-      if (bytes > MAX_TOKENS_FILE_BYTES) throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile} is larger than ${MAX_TOKENS_FILE_BYTES} bytes`);
+      if (bytes > MAX_TOKENS_FILE_BYTES)
+        throw new AccessTokensError(
+          `ACCESS_TOKENS_FILE ${config.accessTokensFile} is larger than ${MAX_TOKENS_FILE_BYTES} bytes`,
+        );
       text = readFileSync(config.accessTokensFile, 'utf8');
     } catch (error) {
       if (error instanceof AccessTokensError) throw error;
-      throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new AccessTokensError(
+        `ACCESS_TOKENS_FILE ${config.accessTokensFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
     const parsed = parseAccessTokens(text);
-    if (typeof parsed === 'string') throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile}: ${parsed}`);
+    if (typeof parsed === 'string')
+      throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile}: ${parsed}`);
     return parsed;
   };
   let tokens: readonly AccessToken[] = mode === 'token' ? [...fixed, ...readFile()] : [];
   let generation = 0;
-  if (mode === 'token' && tokens.length === 0) throw new AccessTokensError(`ACCESS_TOKENS_FILE ${config.accessTokensFile ?? ''} holds no tokens, and ACCESS_TOKENS gives none: nobody could sign in`);
+  if (mode === 'token' && tokens.length === 0)
+    throw new AccessTokensError(
+      `ACCESS_TOKENS_FILE ${config.accessTokensFile ?? ''} holds no tokens, and ACCESS_TOKENS gives none: nobody could sign in`,
+    );
   const trusted = typeof trustProxy === 'boolean' ? () => trustProxy : proxyAddr.compile(trustProxy);
-  const refusal = () => errors.UNAUTHORIZED(mode === 'proxy' ? 'no signed-in user came with this request from the sign-in proxy' : NO_TOKEN);
-  const tokenUser = (token: string | undefined) => (token === undefined || token.length > 1024 ? undefined : userOfToken(tokens, token));
+  const refusal = () =>
+    errors.UNAUTHORIZED(
+      mode === 'proxy' ? 'no signed-in user came with this request from the sign-in proxy' : NO_TOKEN,
+    );
+  const tokenUser = (token: string | undefined) =>
+    token === undefined || token.length > 1024 ? undefined : userOfToken(tokens, token);
 
   return {
     mode,
@@ -95,9 +113,12 @@ export function createAccess(config: Config['access'], trustProxy: Config['serve
       }
       const address = request.socket.remoteAddress;
       // Node joins a repeated custom header into one value ("victim@x, me@x"): only a header sent once is believed.
-      const user = sentOnce(request.rawHeaders, config.accessUserHeader) ? single(request.headers[config.accessUserHeader])?.trim() : undefined;
+      const user = sentOnce(request.rawHeaders, config.accessUserHeader)
+        ? single(request.headers[config.accessUserHeader])?.trim()
+        : undefined;
       // The header is believed only from the proxy: anyone else could send it too.
-      if (address === undefined || !trusted(address, 0) || !user || user.length > MAX_USER_CHARS || hasControl(user)) throw refusal();
+      if (address === undefined || !trusted(address, 0) || !user || user.length > MAX_USER_CHARS || hasControl(user))
+        throw refusal();
       return user;
     },
     userOfToken: tokenUser,

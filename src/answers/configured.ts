@@ -33,7 +33,10 @@ export function sendConfigured(request: FastifyRequest, reply: FastifyReply, res
   const raw = reply.raw;
   if (answer.body === undefined) {
     // As Fastify answers with no payload: Content-Length 0, except for 204 and HEAD.
-    raw.writeHead(answer.status, answer.status !== 204 && request.method !== 'HEAD' ? answer.emptyHeaders : answer.headers);
+    raw.writeHead(
+      answer.status,
+      answer.status !== 204 && request.method !== 'HEAD' ? answer.emptyHeaders : answer.headers,
+    );
     raw.end();
   } else {
     raw.writeHead(answer.status, answer.headers);
@@ -61,10 +64,14 @@ const preparedAnswers = new WeakMap<Answer, PreparedAnswer>();
  * type and length.
  */
 function prepareAnswer(response: Answer): PreparedAnswer {
-  const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'configured' }).flat(), ...response.headers.flat()];
+  const lines = [
+    ...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'configured' }).flat(),
+    ...response.headers.flat(),
+  ];
   let body: Buffer | undefined;
   if (response.status !== 204 && response.body !== '') {
-    const charset = response.contentType.startsWith('text/') || response.contentType === 'application/json' ? '; charset=utf-8' : '';
+    const charset =
+      response.contentType.startsWith('text/') || response.contentType === 'application/json' ? '; charset=utf-8' : '';
     body = Buffer.from(response.body);
     lines.push('content-type', `${response.contentType}${charset}`, 'content-length', String(body.length));
   }

@@ -19,7 +19,10 @@ export function relayLocal(
   const { endpointId, seq, receivedAtMs } = stored;
   reply.hijack();
   const raw = reply.raw;
-  const lines = [...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'forwarded' }).flat(), ...local.headers.flat()];
+  const lines = [
+    ...Object.entries({ ...RECEIVER_HEADERS, [RESPONSE_SOURCE_HEADER]: 'forwarded' }).flat(),
+    ...local.headers.flat(),
+  ];
   const noBody = local.status === 204 || local.status === 304 || request.method === 'HEAD';
   if (!noBody) lines.push('content-length', String(local.bytes.length));
   // A sender that hung up meanwhile has no 'close' to come: its answer's bytes are let go now.
@@ -29,6 +32,10 @@ export function relayLocal(
   raw.end(noBody ? undefined : local.bytes);
   const recorded: RecordedAnswer = { status: local.status, delayMs: Date.now() - receivedAtMs, by: 'forwarder' };
   if (local.droppedHeaders.length > 0) recorded.droppedHeaders = local.droppedHeaders;
-  store.setAnswer(endpointId, seq, JSON.stringify(recorded)).catch((error: unknown) => request.log.warn({ err: error, endpointId, seq }, 'recording the relayed answer failed'));
+  store
+    .setAnswer(endpointId, seq, JSON.stringify(recorded))
+    .catch((error: unknown) =>
+      request.log.warn({ err: error, endpointId, seq }, 'recording the relayed answer failed'),
+    );
   return undefined;
 }

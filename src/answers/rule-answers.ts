@@ -6,8 +6,21 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { parseParams, subPathOf } from '../shared/request-target.js';
-import { answerChoices, ONLY_DEFAULT, parseOrUndefined, type AnswerChoice, type AnswerRule, type RuleInput } from '../shared/answer-rules.js';
-import { cleanHeaderValue, escapeJsonContent, fillTemplate, parseTemplate, type Template } from '../shared/answer-template.js';
+import {
+  answerChoices,
+  ONLY_DEFAULT,
+  parseOrUndefined,
+  type AnswerChoice,
+  type AnswerRule,
+  type RuleInput,
+} from '../shared/answer-rules.js';
+import {
+  cleanHeaderValue,
+  escapeJsonContent,
+  fillTemplate,
+  parseTemplate,
+  type Template,
+} from '../shared/answer-template.js';
 import type { RecordedAnswer } from '../shared/schemas/captured-request.js';
 import type { ResponseConfig } from '../shared/schemas/response-config.js';
 
@@ -74,7 +87,9 @@ export function recordedAnswers(response: ResponseConfig, choices: readonly Answ
 
 /** Who may answer this request (answer-rules.ts); the default alone, at no cost, without rules. */
 export function choicesFor(response: ResponseConfig, input: () => RuleInput): readonly AnswerChoice[] {
-  return response.rules === undefined || response.rules.length === 0 ? ONLY_DEFAULT : answerChoices(response.rules, input());
+  return response.rules === undefined || response.rules.length === 0
+    ? ONLY_DEFAULT
+    : answerChoices(response.rules, input());
 }
 
 /**
@@ -82,7 +97,12 @@ export function choicesFor(response: ResponseConfig, input: () => RuleInput): re
  * lines are reused), a rule's prepared answer, or for a rule with placeholders a new answer with
  * them filled in: JSON-escaped in a JSON body, control characters removed in a header value.
  */
-export function answerOf(response: ResponseConfig, choice: AnswerChoice, inputOf: () => RuleInput, seq: number): Answer {
+export function answerOf(
+  response: ResponseConfig,
+  choice: AnswerChoice,
+  inputOf: () => RuleInput,
+  seq: number,
+): Answer {
   if (choice.rule === -1) return response;
   const rule = prepare(response).rules[choice.rule];
   if (!rule) return response;
@@ -101,7 +121,11 @@ export function answerOf(response: ResponseConfig, choice: AnswerChoice, inputOf
 }
 
 /** What a rule sees of a request as received (before any redaction), each part read only when a rule asks. */
-export function requestRuleInput(request: FastifyRequest, endpointPath: string, body: { bytes: Buffer; truncated: boolean }): RuleInput {
+export function requestRuleInput(
+  request: FastifyRequest,
+  endpointPath: string,
+  body: { bytes: Buffer; truncated: boolean },
+): RuleInput {
   const url = request.raw.url ?? '';
   const rawHeaders = request.raw.rawHeaders;
   let query: ReturnType<typeof parseParams> | undefined;
@@ -118,7 +142,8 @@ export function requestRuleInput(request: FastifyRequest, endpointPath: string, 
     },
     header: (lowerName) => {
       const values: string[] = [];
-      for (let i = 0; i + 1 < rawHeaders.length; i += 2) if ((rawHeaders[i] as string).toLowerCase() === lowerName) values.push(rawHeaders[i + 1] as string);
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2)
+        if ((rawHeaders[i] as string).toLowerCase() === lowerName) values.push(rawHeaders[i + 1] as string);
       return values;
     },
     json: () => {

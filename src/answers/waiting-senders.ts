@@ -15,7 +15,12 @@ export interface WaitingSenders {
    * reached, or one of `stops` aborted (the sender hung up, the app closes). A returned answer's bytes
    * stay counted until `release` is called.
    */
-  wait(endpointId: string, seq: number, addressKey: string, stops: AbortSignal[]): Promise<(RelayedAnswer & { bytes: Buffer; release: () => void }) | undefined>;
+  wait(
+    endpointId: string,
+    seq: number,
+    addressKey: string,
+    stops: AbortSignal[],
+  ): Promise<(RelayedAnswer & { bytes: Buffer; release: () => void }) | undefined>;
   /** Senders waiting now, and bytes held (for metrics and tests). */
   held(): { waiting: number; bytes: number };
 }
@@ -52,7 +57,8 @@ export function createWaitingSenders(waits: Waits, bounds: WaitingSenderBounds):
         else waitingByAddress.delete(addressKey);
       }
       // Empty: the responder's answer could not be relayed (endpoint-service.ts, NO_LOCAL_ANSWER).
-      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > bounds.maxBytes) return undefined;
+      if (stopped() || data === undefined || data.length === 0 || bytes + data.length > bounds.maxBytes)
+        return undefined;
       const answer = relayedFrom(data);
       const cost = data.length + answer.bytes.length;
       bytes += cost;

@@ -25,13 +25,25 @@ export interface Admission {
   beforeDeadline<T>(step: Promise<T>, giveUpAtMs: number): Promise<T>;
 }
 
-export function createAdmission(app: FastifyInstance, config: Pick<Config, 'clientLimits' | 'endpointLimits' | 'redis'>): Admission {
+export function createAdmission(
+  app: FastifyInstance,
+  config: Pick<Config, 'clientLimits' | 'endpointLimits' | 'redis'>,
+): Admission {
   const mayStall = usesRedis(config.redis);
-  const beforeDeadline = <T>(step: Promise<T>, giveUpAtMs: number): Promise<T> => (mayStall ? raceDeadline(step, giveUpAtMs) : step);
+  const beforeDeadline = <T>(step: Promise<T>, giveUpAtMs: number): Promise<T> =>
+    mayStall ? raceDeadline(step, giveUpAtMs) : step;
   const windowMs = config.clientLimits.rateLimitWindowMs;
   const limits = [
-    config.clientLimits.rateLimitPerAddress > 0 && { max: config.clientLimits.rateLimitPerAddress, windowMs, key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}` },
-    config.endpointLimits.rateLimitPerEndpoint > 0 && { max: config.endpointLimits.rateLimitPerEndpoint, windowMs, key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}` },
+    config.clientLimits.rateLimitPerAddress > 0 && {
+      max: config.clientLimits.rateLimitPerAddress,
+      windowMs,
+      key: (request: FastifyRequest) => `receiver-address:${addressKey(request.ip)}`,
+    },
+    config.endpointLimits.rateLimitPerEndpoint > 0 && {
+      max: config.endpointLimits.rateLimitPerEndpoint,
+      windowMs,
+      key: (request: FastifyRequest) => `receiver-endpoint:${endpointIdOf(request)}`,
+    },
   ].filter((limit) => limit !== false);
   const limited = createLimits(app, limits);
   const receiverHeaders = (reply: FastifyReply) => reply.headers(RECEIVER_HEADERS);
@@ -45,7 +57,8 @@ export function createAdmission(app: FastifyInstance, config: Pick<Config, 'clie
       arrivals.set(request.raw, arrivedAtMs);
       return beforeDeadline(limited(request, reply, receiverHeaders), arrivedAtMs + config.redis.redisCommandTimeoutMs);
     },
-    giveUpAt: (request, receivedAtMs) => (arrivals.get(request.raw) ?? receivedAtMs) + config.redis.redisCommandTimeoutMs,
+    giveUpAt: (request, receivedAtMs) =>
+      (arrivals.get(request.raw) ?? receivedAtMs) + config.redis.redisCommandTimeoutMs,
     beforeDeadline,
   };
 }

@@ -38,7 +38,12 @@ export function parseMultipart(body: Buffer, contentType: string, truncated: boo
     try {
       parser = Busboy({
         headers: { 'content-type': contentType },
-        limits: { parts: MULTIPART_MAX_PARTS, fieldSize: MULTIPART_MAX_FIELD_TEXT_BYTES, fieldNameSize: 200, headerPairs: 50 },
+        limits: {
+          parts: MULTIPART_MAX_PARTS,
+          fieldSize: MULTIPART_MAX_FIELD_TEXT_BYTES,
+          fieldNameSize: 200,
+          headerPairs: 50,
+        },
       });
     } catch {
       // No boundary, or a content type busboy does not take: not multipart after all.
@@ -49,14 +54,30 @@ export function parseMultipart(body: Buffer, contentType: string, truncated: boo
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         const content = Buffer.concat(chunks);
-        parts.push({ name, filename, contentType: mimeType || null, size: content.length, offset: locate(content), text: null, truncated: false });
+        parts.push({
+          name,
+          filename,
+          contentType: mimeType || null,
+          size: content.length,
+          offset: locate(content),
+          text: null,
+          truncated: false,
+        });
       });
     });
     parser.on('field', (name, value, _nameTruncated, valueTruncated, _encoding, mimeType) => {
       const bytes = Buffer.byteLength(value);
       const keep = bytes <= fieldTextLeft;
       fieldTextLeft -= keep ? bytes : 0;
-      parts.push({ name, filename: null, contentType: mimeType || null, size: bytes, offset: null, text: keep ? value : null, truncated: valueTruncated || !keep });
+      parts.push({
+        name,
+        filename: null,
+        contentType: mimeType || null,
+        size: bytes,
+        offset: null,
+        text: keep ? value : null,
+        truncated: valueTruncated || !keep,
+      });
     });
     parser.on('partsLimit', () => finish(true));
     parser.on('finish', () => finish(false));

@@ -26,7 +26,12 @@ export function createCapture(deps: {
   closing: AbortSignal;
 }) {
   const { store, take, waitingSenders, closing } = deps;
-  const captureOrThrow = async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string) => {
+  const captureOrThrow = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: EndpointKind,
+    endpointId: string,
+  ) => {
     const taken = await take(request, reply, kind, endpointId);
     if (taken === undefined) return;
     // From here on the body is gone (take returned): a sender waiting out a delay or its local

@@ -49,7 +49,13 @@ export class SenderGoneError extends Error {
   }
 }
 
-const EMPTY: ReadBody = Object.freeze({ bytes: Buffer.alloc(0), size: 0, truncated: false, overLimit: false, atCapacity: false });
+const EMPTY: ReadBody = Object.freeze({
+  bytes: Buffer.alloc(0),
+  size: 0,
+  truncated: false,
+  overLimit: false,
+  atCapacity: false,
+});
 
 /**
  * Reads a request body as it streams in, keeping at most `maxBodyBytes` and stopping at
@@ -90,9 +96,11 @@ export function readBody(stream: Readable, limits: BodyLimits, budget: ReadingBu
         chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
         kept += take;
       }
-      if (size > limits.readLimitBytes) stop({ bytes: concat(chunks, kept), size, truncated: true, overLimit: true, atCapacity: false });
+      if (size > limits.readLimitBytes)
+        stop({ bytes: concat(chunks, kept), size, truncated: true, overLimit: true, atCapacity: false });
     };
-    const onEnd = () => finish({ bytes: concat(chunks, kept), size, truncated: size > kept, overLimit: false, atCapacity: false });
+    const onEnd = () =>
+      finish({ bytes: concat(chunks, kept), size, truncated: size > kept, overLimit: false, atCapacity: false });
     const onError = () => finish(new SenderGoneError());
     const onClose = () => finish(new SenderGoneError());
 

@@ -17,7 +17,9 @@ import { toRecordJson } from './to-record-json.js';
 import { createUtcTimeFormatter } from './utc-time.js';
 
 /** The record's answer for a body past the read limit: Hookwatch's own 413. */
-const TOO_LARGE_ANSWERS: readonly string[] = [JSON.stringify({ status: 413, delayMs: 0, by: 'error' } satisfies RecordedAnswer)];
+const TOO_LARGE_ANSWERS: readonly string[] = [
+  JSON.stringify({ status: 413, delayMs: 0, by: 'error' } satisfies RecordedAnswer),
+];
 
 /** Seconds a sender refused for capacity should wait. */
 const CAPACITY_RETRY_AFTER_SECONDS = 1;
@@ -53,13 +55,24 @@ export function createTake({ config, store, metrics, readingBudget, admission, d
   const perKind = Object.fromEntries(
     (['live', 'kept'] as const).map((kind) => {
       const maxBodyBytes = maxBodyBytesFor(config.requestLimits, kind);
-      return [kind, { limits: { maxBodyBytes, readLimitBytes: config.requestLimits.readLimitBytes }, maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.requestLimits.maxHeaderBytes }) }];
+      return [
+        kind,
+        {
+          limits: { maxBodyBytes, readLimitBytes: config.requestLimits.readLimitBytes },
+          maxRecord: maxRecordBytes({ maxBodyBytes, maxHeaderBytes: config.requestLimits.maxHeaderBytes }),
+        },
+      ];
     }),
   ) as Record<EndpointKind, { limits: { maxBodyBytes: number; readLimitBytes: number }; maxRecord: number }>;
   const redactAlso = new Set(config.endpoints.redactHeaders);
   const captureOptions = { maxJsonDepth: config.requestLimits.maxJsonDepth, formatTime: createUtcTimeFormatter() };
 
-  return async (request: FastifyRequest, reply: FastifyReply, kind: EndpointKind, endpointId: string): Promise<Taken | undefined> => {
+  return async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: EndpointKind,
+    endpointId: string,
+  ): Promise<Taken | undefined> => {
     const receivedAtMs = Date.now();
     const giveUpAtMs = admission.giveUpAt(request, receivedAtMs);
     // Decide before reading: an unknown id costs a lookup, never a body.

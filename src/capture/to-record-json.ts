@@ -200,8 +200,14 @@ function isJsonWithin(text: string, maxDepth: number): boolean {
   // Cheap first-character gate so plain text and form bodies skip JSON.parse entirely.
   const first = text.trimStart().charCodeAt(0);
   const plausible =
-    first === 0x7b /* { */ || first === 0x5b /* [ */ || first === 0x22 /* " */ || first === 0x2d /* - */ ||
-    (first >= 0x30 && first <= 0x39) || first === 0x74 /* t */ || first === 0x66 /* f */ || first === 0x6e; /* n */
+    first === 0x7b /* { */ ||
+    first === 0x5b /* [ */ ||
+    first === 0x22 /* " */ ||
+    first === 0x2d /* - */ ||
+    (first >= 0x30 && first <= 0x39) ||
+    first === 0x74 /* t */ ||
+    first === 0x66 /* f */ ||
+    first === 0x6e; /* n */
   if (!plausible || nestingDepth(text) > maxDepth) return false;
   try {
     JSON.parse(text);

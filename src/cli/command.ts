@@ -35,7 +35,8 @@ export function parseCommandArgs<T extends ParseArgsConfig>(config: T): ReturnTy
 /** A whole number in [min, max] from a flag's text. */
 export function parseInteger(text: string, flag: string, min: number, max: number): number {
   const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
+  if (!Number.isSafeInteger(value) || value < min || value > max)
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
   return value;
 }
 
@@ -44,7 +45,8 @@ export function parseInteger(text: string, flag: string, min: number, max: numbe
  * out of the process list (`ps` shows every user the arguments of every process).
  */
 export async function resolveShareLink(positionals: string[], context: CommandContext): Promise<ShareLink> {
-  if (positionals.length === 0) throw new UsageError('missing the share link (http(s)://host/#<endpointId>.<key>, or - to read it from stdin)');
+  if (positionals.length === 0)
+    throw new UsageError('missing the share link (http(s)://host/#<endpointId>.<key>, or - to read it from stdin)');
   if (positionals.length > 1) throw new UsageError(`expected one share link, got ${positionals.length} arguments`);
   let text = positionals[0] as string;
   if (text === '-') {

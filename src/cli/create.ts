@@ -85,7 +85,8 @@ export async function runCreate(args: string[], context: CommandContext): Promis
  */
 export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   const fromEnv = env.HOOKWATCH_SERVER?.trim();
-  const [text, source] = flag !== undefined ? [flag, '--server'] : fromEnv ? [fromEnv, 'HOOKWATCH_SERVER'] : [DEFAULT_SERVER, '--server'];
+  const [text, source] =
+    flag !== undefined ? [flag, '--server'] : fromEnv ? [fromEnv, 'HOOKWATCH_SERVER'] : [DEFAULT_SERVER, '--server'];
   try {
     return parseServerBase(text, source);
   } catch (error) {
@@ -107,17 +108,30 @@ async function remember(origin: string, endpoint: EndpointInfo, context: Command
       createdAt: endpoint.createdAt,
     });
   } catch (error) {
-    context.err(`note: the endpoint is not in hookwatch list: could not write ${endpointsFilePath(process.env)}: ${describeError(error)}`);
+    context.err(
+      `note: the endpoint is not in hookwatch list: could not write ${endpointsFilePath(process.env)}: ${describeError(error)}`,
+    );
   }
 }
 
 /** `POST /api/endpoints {"kind":"kept",…}`: a kept endpoint needs no socket to live. */
-async function createKeptEndpoint(origin: string, choices: Omit<CreateEndpoint, 'kind'>, context: CommandContext): Promise<number> {
+async function createKeptEndpoint(
+  origin: string,
+  choices: Omit<CreateEndpoint, 'kind'>,
+  context: CommandContext,
+): Promise<number> {
   const timeout = deadline(CREATE_TIMEOUT_MS, context.stopSignal);
-  const answer = await createEndpoint({ origin, accessToken: context.accessToken, signal: timeout.signal }, { kind: 'kept', ...choices }).finally(timeout.clear);
+  const answer = await createEndpoint(
+    { origin, accessToken: context.accessToken, signal: timeout.signal },
+    { kind: 'kept', ...choices },
+  ).finally(timeout.clear);
   // A 201 from something else than Hookwatch holds no key.
   if (!answer.ok || typeof answer.value.key !== 'string') {
-    const why = answer.ok ? 'not a Hookwatch answer' : answer.status === 0 ? describeError(answer.cause) : `${answer.status}${answer.error ? ` ${answer.error.message}` : ''}`;
+    const why = answer.ok
+      ? 'not a Hookwatch answer'
+      : answer.status === 0
+        ? describeError(answer.cause)
+        : `${answer.status}${answer.error ? ` ${answer.error.message}` : ''}`;
     context.err(`could not create a kept endpoint at ${origin}: ${why}`);
     return 1;
   }
@@ -126,17 +140,25 @@ async function createKeptEndpoint(origin: string, choices: Omit<CreateEndpoint, 
   context.out(`share link: ${formatShareLink(origin, endpoint.id, endpoint.key)}`);
   await remember(origin, endpoint, context);
   const secrets = endpoint.redact === false ? ' Secret header values are stored as received.' : '';
-  context.err(`The share link holds the watch key: share it only with whoever may watch. This kept endpoint lives until ${endpoint.expiresAt ?? 'its expiry'}, watched or not (hookwatch extend ${endpoint.id} --lifetime 7d makes it live longer).${secrets}`);
+  context.err(
+    `The share link holds the watch key: share it only with whoever may watch. This kept endpoint lives until ${endpoint.expiresAt ?? 'its expiry'}, watched or not (hookwatch extend ${endpoint.id} --lifetime 7d makes it live longer).${secrets}`,
+  );
   return 0;
 }
 
 /** Opens a live socket, sends `create`, and closes the socket once the welcome is in. */
-async function createLiveEndpoint(origin: string, stopSignal: AbortSignal, accessToken: string | undefined): Promise<WelcomeMessage> {
+async function createLiveEndpoint(
+  origin: string,
+  stopSignal: AbortSignal,
+  accessToken: string | undefined,
+): Promise<WelcomeMessage> {
   // Imported here, not at the top: `create --help` and `--kept` have no use for ws.
   const { default: WebSocketClass } = await import('ws');
   if (stopSignal.aborted) throw new Error('stopped');
   return new Promise((resolve, reject) => {
-    const socket: WebSocket = new WebSocketClass(liveUrlFor(origin), [SUBPROTOCOL], { handshakeTimeout: CREATE_TIMEOUT_MS });
+    const socket: WebSocket = new WebSocketClass(liveUrlFor(origin), [SUBPROTOCOL], {
+      handshakeTimeout: CREATE_TIMEOUT_MS,
+    });
     let problem: string | undefined;
     const fail = (message: string) => {
       problem ??= message;
@@ -146,7 +168,9 @@ async function createLiveEndpoint(origin: string, stopSignal: AbortSignal, acces
     const onStop = () => fail('stopped');
     stopSignal.addEventListener('abort', onStop, { once: true });
     // The token travels in the message, never in the socket's URL.
-    socket.on('open', () => socket.send(JSON.stringify({ type: 'create', ...(accessToken === undefined ? {} : { token: accessToken }) })));
+    socket.on('open', () =>
+      socket.send(JSON.stringify({ type: 'create', ...(accessToken === undefined ? {} : { token: accessToken }) })),
+    );
     socket.on('error', (error) => (problem ??= describeError(error)));
     socket.on('message', (data) => {
       let message: ServerMessage;

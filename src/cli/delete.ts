@@ -16,7 +16,11 @@ its share link, or by its id or name from hookwatch list.
 const API_TIMEOUT_MS = 10_000;
 
 export async function runDelete(args: string[], context: CommandContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const { values, positionals } = parseCommandArgs({
+    args,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' } },
+  });
   if (values.help) {
     context.out(DELETE_USAGE);
     return 0;
@@ -24,7 +28,10 @@ export async function runDelete(args: string[], context: CommandContext): Promis
   if (positionals.length > 1) throw new UsageError(`expected one endpoint, got ${positionals.length} arguments`);
   const { link } = await resolveTarget(positionals[0], process.env);
   const timeout = deadline(API_TIMEOUT_MS, context.stopSignal);
-  const answer = await deleteEndpoint({ origin: link.origin, accessToken: context.accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }).finally(timeout.clear);
+  const answer = await deleteEndpoint(
+    { origin: link.origin, accessToken: context.accessToken, signal: timeout.signal },
+    { id: link.endpointId, key: link.key },
+  ).finally(timeout.clear);
   if (!answer.ok && answer.status === 0) {
     context.err(`could not delete ${link.endpointId} at ${link.origin}: ${describeError(answer.cause)}`);
     return 1;

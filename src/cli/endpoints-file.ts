@@ -37,9 +37,23 @@ function checked(value: unknown): SavedEndpoint | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const { id, key, origin, kind, url, expiresAt, createdAt } = value as Record<string, unknown>;
   if (typeof id !== 'string' || !ID.test(id) || typeof key !== 'string' || !KEY.test(key)) return undefined;
-  if (typeof origin !== 'string' || !/^https?:\/\/[^/]+$/.test(origin) || (kind !== 'live' && kind !== 'kept') || typeof url !== 'string') return undefined;
+  if (
+    typeof origin !== 'string' ||
+    !/^https?:\/\/[^/]+$/.test(origin) ||
+    (kind !== 'live' && kind !== 'kept') ||
+    typeof url !== 'string'
+  )
+    return undefined;
   if (expiresAt !== undefined && typeof expiresAt !== 'string') return undefined;
-  return { id, key, origin, kind, url, ...(typeof expiresAt === 'string' ? { expiresAt } : {}), createdAt: typeof createdAt === 'string' ? createdAt : '' };
+  return {
+    id,
+    key,
+    origin,
+    kind,
+    url,
+    ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
+    createdAt: typeof createdAt === 'string' ? createdAt : '',
+  };
 }
 
 /** The saved endpoints, oldest first; none when there is no file. A file that is not this CLI's is an error naming it. */
@@ -48,7 +62,10 @@ export async function readSaved(env: NodeJS.ProcessEnv): Promise<SavedEndpoint[]
   let text: string;
   try {
     const bytes = await readFile(path);
-    if (bytes.length > FILE_MAX_BYTES) throw new UsageError(`${path} is larger than ${FILE_MAX_BYTES} bytes: not a file hookwatch wrote (move it away to start a new list)`);
+    if (bytes.length > FILE_MAX_BYTES)
+      throw new UsageError(
+        `${path} is larger than ${FILE_MAX_BYTES} bytes: not a file hookwatch wrote (move it away to start a new list)`,
+      );
     text = bytes.toString('utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
@@ -61,7 +78,10 @@ export async function readSaved(env: NodeJS.ProcessEnv): Promise<SavedEndpoint[]
     throw new UsageError(`${path} is not JSON: not a file hookwatch wrote (move it away to start a new list)`);
   }
   const list = Array.isArray(parsed) ? parsed : (parsed as { endpoints?: unknown } | null)?.endpoints;
-  if (!Array.isArray(list)) throw new UsageError(`${path} holds no list of endpoints: not a file hookwatch wrote (move it away to start a new list)`);
+  if (!Array.isArray(list))
+    throw new UsageError(
+      `${path} holds no list of endpoints: not a file hookwatch wrote (move it away to start a new list)`,
+    );
   return list.slice(-SAVED_MAX).flatMap((value) => checked(value) ?? []);
 }
 
@@ -70,7 +90,9 @@ export async function writeSaved(env: NodeJS.ProcessEnv, endpoints: readonly Sav
   const path = endpointsFilePath(env);
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify({ endpoints: endpoints.slice(-SAVED_MAX) }, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(temporary, `${JSON.stringify({ endpoints: endpoints.slice(-SAVED_MAX) }, null, 2)}\n`, {
+    mode: 0o600,
+  });
   // A umask cannot widen 0600, but a file left by an older run may have other bits: set them.
   await chmod(temporary, 0o600);
   await rename(temporary, path);
@@ -78,7 +100,9 @@ export async function writeSaved(env: NodeJS.ProcessEnv, endpoints: readonly Sav
 
 /** Adds (or replaces) one endpoint, newest last. */
 export async function saveEndpoint(env: NodeJS.ProcessEnv, endpoint: SavedEndpoint): Promise<void> {
-  const saved = (await readSaved(env)).filter((other) => !(other.id === endpoint.id && other.origin === endpoint.origin));
+  const saved = (await readSaved(env)).filter(
+    (other) => !(other.id === endpoint.id && other.origin === endpoint.origin),
+  );
   await writeSaved(env, [...saved, endpoint]);
 }
 
@@ -89,7 +113,8 @@ export interface Target {
 }
 
 export async function resolveTarget(text: string | undefined, env: NodeJS.ProcessEnv): Promise<Target> {
-  if (text === undefined) throw new UsageError('missing the endpoint: its share link, or its id or name as `hookwatch list` shows it');
+  if (text === undefined)
+    throw new UsageError('missing the endpoint: its share link, or its id or name as `hookwatch list` shows it');
   const saved = await readSaved(env);
   if (/^https?:/i.test(text)) {
     let link: ShareLink;
@@ -103,8 +128,14 @@ export async function resolveTarget(text: string | undefined, env: NodeJS.Proces
   }
   // Names are lower case; an id is matched as it is.
   const matches = saved.filter((entry) => entry.id === text || entry.id === text.toLowerCase());
-  if (matches.length === 0) throw new UsageError(`no endpoint named ${JSON.stringify(text.slice(0, 80))} in ${endpointsFilePath(env)}: give its share link, or see \`hookwatch list\``);
-  if (matches.length > 1) throw new UsageError(`${matches.length} saved endpoints are named ${text}, on different servers: give the share link instead`);
+  if (matches.length === 0)
+    throw new UsageError(
+      `no endpoint named ${JSON.stringify(text.slice(0, 80))} in ${endpointsFilePath(env)}: give its share link, or see \`hookwatch list\``,
+    );
+  if (matches.length > 1)
+    throw new UsageError(
+      `${matches.length} saved endpoints are named ${text}, on different servers: give the share link instead`,
+    );
   const entry = matches[0] as SavedEndpoint;
   return { link: parseShareLink(formatShareLink(entry.origin, entry.id, entry.key)), saved: entry };
 }

@@ -30,28 +30,46 @@ export async function runExtend(args: string[], context: CommandContext): Promis
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`expected one endpoint, got ${positionals.length} arguments`);
-  if (values.lifetime === undefined) throw new UsageError('--lifetime is required: how long the endpoint lives from now, such as 2h, 1d or 7d');
+  if (values.lifetime === undefined)
+    throw new UsageError('--lifetime is required: how long the endpoint lives from now, such as 2h, 1d or 7d');
   const ttlMs = parseLifetime(values.lifetime);
   const { link, saved } = await resolveTarget(positionals[0], process.env);
   const before = saved?.expiresAt === undefined ? Number.NaN : Date.parse(saved.expiresAt);
   if (!values.shorten && before > Date.now() + ttlMs) {
-    throw new UsageError(`it expires ${saved?.expiresAt} now: ${values.lifetime} from now would end it sooner; add --shorten to do that`);
+    throw new UsageError(
+      `it expires ${saved?.expiresAt} now: ${values.lifetime} from now would end it sooner; add --shorten to do that`,
+    );
   }
   const timeout = deadline(API_TIMEOUT_MS, context.stopSignal);
-  const answer = await extendEndpoint({ origin: link.origin, accessToken: context.accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, ttlMs).finally(timeout.clear);
+  const answer = await extendEndpoint(
+    { origin: link.origin, accessToken: context.accessToken, signal: timeout.signal },
+    { id: link.endpointId, key: link.key },
+    ttlMs,
+  ).finally(timeout.clear);
   // A 200 from something else than Hookwatch (a proxy's page) is no expiry either.
   const expiresAt: unknown = answer.ok ? answer.value.expiresAt : undefined;
   if (typeof expiresAt !== 'string') {
-    if (answer.ok) context.err(`could not extend ${link.endpointId}: ${link.origin} answered something that is not a Hookwatch answer`);
-    else if (answer.status === 0) context.err(`could not extend ${link.endpointId} at ${link.origin}: ${describeError(answer.cause)}`);
-    else if (answer.status === 404) context.err(`endpoint not found: ${link.endpointId} expired or was deleted, or the key is wrong`);
-    else context.err(`could not extend ${link.endpointId}: ${answer.status}${answer.error ? ` ${answer.error.message}` : ''}`);
+    if (answer.ok)
+      context.err(
+        `could not extend ${link.endpointId}: ${link.origin} answered something that is not a Hookwatch answer`,
+      );
+    else if (answer.status === 0)
+      context.err(`could not extend ${link.endpointId} at ${link.origin}: ${describeError(answer.cause)}`);
+    else if (answer.status === 404)
+      context.err(`endpoint not found: ${link.endpointId} expired or was deleted, or the key is wrong`);
+    else
+      context.err(
+        `could not extend ${link.endpointId}: ${answer.status}${answer.error ? ` ${answer.error.message}` : ''}`,
+      );
     return 1;
   }
   context.out(`${link.endpointId} expires at ${expiresAt}`);
   if (saved) {
     const all = await readSaved(process.env);
-    await writeSaved(process.env, all.map((entry) => (entry.id === saved.id && entry.origin === saved.origin ? { ...entry, expiresAt } : entry)));
+    await writeSaved(
+      process.env,
+      all.map((entry) => (entry.id === saved.id && entry.origin === saved.origin ? { ...entry, expiresAt } : entry)),
+    );
   }
   return 0;
 }

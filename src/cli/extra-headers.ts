@@ -13,14 +13,19 @@ export function parseHeaderOptions(texts: readonly string[]): Array<[string, str
     if (equals <= 0) throw new UsageError(`--header number ${index + 1} should be Name=Value`);
     const name = text.slice(0, equals).trim();
     const value = text.slice(equals + 1);
-    if (!TOKEN.test(name)) throw new UsageError(`--header number ${index + 1} has a name that is not a valid header name`);
-    if (BAD_VALUE.test(value)) throw new UsageError(`--header ${name} has a control character (a line break?) in its value`);
+    if (!TOKEN.test(name))
+      throw new UsageError(`--header number ${index + 1} has a name that is not a valid header name`);
+    if (BAD_VALUE.test(value))
+      throw new UsageError(`--header ${name} has a control character (a line break?) in its value`);
     return [name, value];
   });
 }
 
 /** Sets each header in place (first of its name, any case; later ones removed), or adds it last. */
-export function setHeaders(headers: Array<[string, string]>, updates: ReadonlyArray<readonly [string, string]>): Array<[string, string]> {
+export function setHeaders(
+  headers: Array<[string, string]>,
+  updates: ReadonlyArray<readonly [string, string]>,
+): Array<[string, string]> {
   const result = headers.map(([name, value]): [string, string] => [name, value]);
   for (const [name, value] of updates) {
     const wanted = name.toLowerCase();
@@ -30,7 +35,8 @@ export function setHeaders(headers: Array<[string, string]>, updates: ReadonlyAr
       continue;
     }
     result[first] = [name, value];
-    for (let i = result.length - 1; i > first; i--) if ((result[i] as [string, string])[0].toLowerCase() === wanted) result.splice(i, 1);
+    for (let i = result.length - 1; i > first; i--)
+      if ((result[i] as [string, string])[0].toLowerCase() === wanted) result.splice(i, 1);
   }
   return result;
 }

@@ -38,14 +38,18 @@ export function formatClock(iso: string): string {
 
 /** Says how much of the body was kept, for the line of a truncated request. */
 export function truncationNote(request: Pick<CapturedRequest, 'truncated' | 'size' | 'storedSize'>): string {
-  return request.truncated ? ` (warning: body truncated by the server, only ${request.storedSize} of ${request.size} bytes kept)` : '';
+  return request.truncated
+    ? ` (warning: body truncated by the server, only ${request.storedSize} of ${request.size} bytes kept)`
+    : '';
 }
 
 export type ForwardOutcome = { delivered: true; status: number; ms: number } | { delivered: false; reason: string };
 
 /** `#12 POST /github/push?x=1 → 200 in 12 ms` */
 export function formatForwardLine(request: CapturedRequest, outcome: ForwardOutcome): string {
-  const result = outcome.delivered ? `${outcome.status} in ${Math.round(outcome.ms)} ms` : `not delivered (${outcome.reason})`;
+  const result = outcome.delivered
+    ? `${outcome.status} in ${Math.round(outcome.ms)} ms`
+    : `not delivered (${outcome.reason})`;
   return `#${request.seq} ${toPrintable(request.method)} ${displayPath(request)} → ${result}${truncationNote(request)}`;
 }
 
@@ -60,7 +64,8 @@ export function formatVerbose(request: CapturedRequest): string {
   for (const [name, value] of request.headers) lines.push(`    ${toPrintable(name)}: ${toPrintable(value)}`);
   const text = bodyText(request);
   if (request.storedSize === 0) lines.push('    (no body)');
-  else if (text === undefined) lines.push(`    (binary body, ${formatSize(request.storedSize)}; --json has it as base64)`);
+  else if (text === undefined)
+    lines.push(`    (binary body, ${formatSize(request.storedSize)}; --json has it as base64)`);
   else {
     lines.push('');
     for (const line of toPrintable(text.replaceAll('\r\n', '\n'), true).split('\n')) lines.push(`    ${line}`);

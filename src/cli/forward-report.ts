@@ -25,15 +25,37 @@ export function buildForwardedMessage(seq: number, target: string, result: Forwa
   const durationMs = Math.min(24 * 60 * 60 * 1000, Math.max(0, Math.round(result.ms * 10) / 10));
   const base = { type: 'forwarded' as const, seq, target: cut(target, REPORT_LIMITS.targetChars) };
   if (!result.ok) {
-    return { ...base, error: cut(result.error, REPORT_LIMITS.errorChars), durationMs, headers: [], body: '', bodyEncoding: 'utf8', bodyTruncated: false };
+    return {
+      ...base,
+      error: cut(result.error, REPORT_LIMITS.errorChars),
+      durationMs,
+      headers: [],
+      body: '',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    };
   }
   const headers = result.headers
     .slice(0, REPORT_LIMITS.headerPairs)
-    .map(([name, value]): [string, string] => [cut(name, REPORT_LIMITS.headerNameChars), cut(value, REPORT_LIMITS.headerValueChars)]);
+    .map(([name, value]): [string, string] => [
+      cut(name, REPORT_LIMITS.headerNameChars),
+      cut(value, REPORT_LIMITS.headerValueChars),
+    ]);
   const { body, bodyEncoding } = encodeBody(result.body, result.bodyTruncated);
   // A status node accepts but the protocol does not (100-599) is reported as what it is.
-  const answer = result.status >= 100 && result.status <= 599 ? { status: result.status } : { error: `the target answered with status ${result.status}` };
-  return { ...base, ...answer, durationMs, headers, body, bodyEncoding, bodyTruncated: result.bodyTruncated || result.body.length > REPORT_LIMITS.bodyBytes };
+  const answer =
+    result.status >= 100 && result.status <= 599
+      ? { status: result.status }
+      : { error: `the target answered with status ${result.status}` };
+  return {
+    ...base,
+    ...answer,
+    durationMs,
+    headers,
+    body,
+    bodyEncoding,
+    bodyTruncated: result.bodyTruncated || result.body.length > REPORT_LIMITS.bodyBytes,
+  };
 }
 
 /**
@@ -43,7 +65,9 @@ export function buildForwardedMessage(seq: number, target: string, result: Forwa
 export function encodeBody(bytes: Buffer, truncated: boolean): { body: string; bodyEncoding: 'utf8' | 'base64' } {
   let kept = bytes.subarray(0, REPORT_LIMITS.bodyBytes);
   if (truncated || bytes.length > REPORT_LIMITS.bodyBytes) kept = dropSplitCharacter(kept);
-  return isUtf8(kept) ? { body: kept.toString('utf8'), bodyEncoding: 'utf8' } : { body: bytes.subarray(0, REPORT_LIMITS.bodyBytes).toString('base64'), bodyEncoding: 'base64' };
+  return isUtf8(kept)
+    ? { body: kept.toString('utf8'), bodyEncoding: 'utf8' }
+    : { body: bytes.subarray(0, REPORT_LIMITS.bodyBytes).toString('base64'), bodyEncoding: 'base64' };
 }
 
 /** Leaves off a UTF-8 sequence the cut left incomplete (at most 3 bytes). */

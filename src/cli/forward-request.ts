@@ -24,9 +24,11 @@ export function parseTarget(text: string): ForwardTarget {
   } catch {
     throw new TargetError('--to is not a URL (expected e.g. http://localhost:3000/webhook)');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetError('--to must start with http:// or https://');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TargetError('--to must start with http:// or https://');
   if (url.hash !== '') throw new TargetError('--to must not have a #fragment');
-  if (url.username !== '' || url.password !== '') throw new TargetError('--to must not hold credentials; they would not be sent (the captured headers are)');
+  if (url.username !== '' || url.password !== '')
+    throw new TargetError('--to must not hold credentials; they would not be sent (the captured headers are)');
   return {
     protocol: url.protocol,
     hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
@@ -46,7 +48,15 @@ export interface PreparedRequest {
 }
 
 /** RFC 9110 section 7.6.1: these describe one connection, not the message, so they are not forwarded. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /**
  * Headers a proxy sets to say who the client was, which host and scheme it asked for, or which
@@ -104,7 +114,8 @@ export function prepareForward(request: CapturedRequest, target: ForwardTarget):
     }
   }
   if (!sawHost) headers.unshift('Host', target.host);
-  if (!sawLength && (body.length > 0 || !UNFRAMED_BY_DEFAULT.has(request.method))) headers.push('Content-Length', String(body.length));
+  if (!sawLength && (body.length > 0 || !UNFRAMED_BY_DEFAULT.has(request.method)))
+    headers.push('Content-Length', String(body.length));
   // Only an IP address: the record comes from the server, and a header value must not carry
   // anything else (an empty or odd one is left out rather than sent).
   if (isIP(request.remoteAddress) !== 0) headers.push('X-Forwarded-For', request.remoteAddress);
@@ -159,9 +170,14 @@ export function hasDotSegment(subPath: string): boolean {
  * for byte. Throws PathRefusal for a sub-path with a dot-segment: the sender must not steer the
  * request outside `--to`'s path into the rest of the developer's app.
  */
-export function targetPath(request: Pick<CapturedRequest, 'url' | 'subPath'>, target: Pick<ForwardTarget, 'basePath' | 'baseQuery'>): string {
-  if (hasDotSegment(request.subPath)) throw new PathRefusal(`the path ${request.subPath} has a dot-segment and would leave --to's path`);
-  const base = target.basePath.endsWith('/') && request.subPath.startsWith('/') ? target.basePath.slice(0, -1) : target.basePath;
+export function targetPath(
+  request: Pick<CapturedRequest, 'url' | 'subPath'>,
+  target: Pick<ForwardTarget, 'basePath' | 'baseQuery'>,
+): string {
+  if (hasDotSegment(request.subPath))
+    throw new PathRefusal(`the path ${request.subPath} has a dot-segment and would leave --to's path`);
+  const base =
+    target.basePath.endsWith('/') && request.subPath.startsWith('/') ? target.basePath.slice(0, -1) : target.basePath;
   const queryStart = request.url.indexOf('?');
   const query = queryStart === -1 ? undefined : request.url.slice(queryStart + 1);
   let search = '';

@@ -4,12 +4,27 @@ import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type Comm
 import { MAX_LOCAL_ANSWER_BODY_BYTES, type ForwardedMessage } from '../shared/protocol.js';
 import { displayPath, formatForwardLine, toPrintable } from './format.js';
 import { buildForwardedMessage, type ForwardResult } from './forward-report.js';
-import { parseTarget, PathRefusal, prepareForward, TargetError, type ForwardTarget, type PreparedRequest } from './forward-request.js';
+import {
+  parseTarget,
+  PathRefusal,
+  prepareForward,
+  TargetError,
+  type ForwardTarget,
+  type PreparedRequest,
+} from './forward-request.js';
 import { LiveFollower } from './live-follower.js';
 import { TargetClient, type SendResult } from './send-request.js';
 import { localAnswerProblem, toLocalAnswer } from './local-answer.js';
 import { performReplay } from './forward-replay.js';
-import { checkSignature, formatSignatureLine, parseVerifyOption, warnInlineSecret, type SignatureCheck, type SignatureDisplay, type VerifySpec } from './verify.js';
+import {
+  checkSignature,
+  formatSignatureLine,
+  parseVerifyOption,
+  warnInlineSecret,
+  type SignatureCheck,
+  type SignatureDisplay,
+  type VerifySpec,
+} from './verify.js';
 import { deadline } from '../shared/deadline.js';
 
 export const FORWARD_USAGE = `Usage: hookwatch forward <share-link> --to <url> [options]
@@ -79,7 +94,8 @@ export async function runForward(args: string[], context: CommandContext): Promi
     context.out(FORWARD_USAGE);
     return 0;
   }
-  if (values.to === undefined) throw new UsageError('--to <url> is required (where to forward, e.g. http://localhost:3000/webhook)');
+  if (values.to === undefined)
+    throw new UsageError('--to <url> is required (where to forward, e.g. http://localhost:3000/webhook)');
   let target: ForwardTarget;
   try {
     target = parseTarget(values.to);
@@ -87,7 +103,10 @@ export async function runForward(args: string[], context: CommandContext): Promi
     if (error instanceof TargetError) throw new UsageError(error.message);
     throw error;
   }
-  const fromSeq = values['from-seq'] === undefined ? undefined : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
+  const fromSeq =
+    values['from-seq'] === undefined
+      ? undefined
+      : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
   const concurrency = parseInteger(values.concurrency ?? '1', '--concurrency', 1, 64);
   const retries = parseInteger(values.retries ?? '5', '--retries', 0, 100);
   const timeoutMs = parseInteger(values.timeout ?? '30', '--timeout', 1, 3600) * 1000;
@@ -118,12 +137,21 @@ export async function runForward(args: string[], context: CommandContext): Promi
         follower.send({ type: 'announce-forwarder', target: targetText.slice(0, 512) });
         if (!resumed) {
           const what = fromSeq === undefined ? 'new requests' : `requests after #${fromSeq}`;
-          context.err(`joined endpoint ${link.endpointId} (receiver ${welcome.endpoint.url}); forwarding ${what} to ${targetText}`);
-          if (fromSeq === undefined && welcome.backlog > 0) context.err(`skipping ${welcome.backlog} stored request(s); --from-seq 0 forwards them`);
-          if (fromSeq !== undefined && welcome.gap) context.err(`warning: some requests after #${fromSeq} were already dropped by the server (it keeps the newest ${welcome.endpoint.maxRequests})`);
+          context.err(
+            `joined endpoint ${link.endpointId} (receiver ${welcome.endpoint.url}); forwarding ${what} to ${targetText}`,
+          );
+          if (fromSeq === undefined && welcome.backlog > 0)
+            context.err(`skipping ${welcome.backlog} stored request(s); --from-seq 0 forwards them`);
+          if (fromSeq !== undefined && welcome.gap)
+            context.err(
+              `warning: some requests after #${fromSeq} were already dropped by the server (it keeps the newest ${welcome.endpoint.maxRequests})`,
+            );
         } else {
           context.err(`rejoined endpoint ${link.endpointId}; resuming after #${follower.lastSeq}`);
-          if (welcome.gap) context.err(`warning: requests were dropped while away (the server keeps the newest ${welcome.endpoint.maxRequests}); they were not forwarded`);
+          if (welcome.gap)
+            context.err(
+              `warning: requests were dropped while away (the server keeps the newest ${welcome.endpoint.maxRequests}); they were not forwarded`,
+            );
         }
         // Claimed on every join: a claim lives with the socket that made it. Until the server
         // says which id is ours, an announcement of a new one is not news of being replaced.
@@ -146,7 +174,9 @@ export async function runForward(args: string[], context: CommandContext): Promi
           context.err(`the other hookwatch forward --respond stopped; answering the endpoint's senders again`);
         } else if (responderId !== undefined && message.id !== responderId) {
           responderId = undefined;
-          context.err(`another hookwatch forward --respond took over answering senders; this one only forwards now, and answers again when that one stops`);
+          context.err(
+            `another hookwatch forward --respond took over answering senders; this one only forwards now, and answers again when that one stops`,
+          );
         }
       },
       onRequest: (request) => forwarder.add(request),
@@ -158,13 +188,23 @@ export async function runForward(args: string[], context: CommandContext): Promi
   const answerSender = (request: CapturedRequest, result: Extract<SendResult, { ok: true }>) => {
     if (responderId === undefined) return;
     const refusal = localAnswerProblem(result);
-    if (refusal) return context.err(`#${request.seq}: your app's answer was not relayed (${refusal}); the sender gets the configured answer`);
+    if (refusal)
+      return context.err(
+        `#${request.seq}: your app's answer was not relayed (${refusal}); the sender gets the configured answer`,
+      );
     follower.send(toLocalAnswer(request.seq, result));
   };
-  const forwarder = new Forwarder(client, target, { concurrency, retries, verify, display, answerSender }, context, reporter, {
-    onBacklogged: () => follower.pause(),
-    onCaughtUp: () => follower.resume(),
-  });
+  const forwarder = new Forwarder(
+    client,
+    target,
+    { concurrency, retries, verify, display, answerSender },
+    context,
+    reporter,
+    {
+      onBacklogged: () => follower.pause(),
+      onCaughtUp: () => follower.resume(),
+    },
+  );
 
   const stop = () => follower.stop();
   context.stopSignal.addEventListener('abort', stop, { once: true });
@@ -209,7 +249,10 @@ class ResultReporter {
     this.refilledAt = now;
     if (this.tokens < 1) {
       // Once per run of drops: a flood of warnings would bury the request lines.
-      if (!this.overRate) this.context.err(`#${message.seq}: result not shown on the page: more than ${REPORTS_PER_SECOND} results a second`);
+      if (!this.overRate)
+        this.context.err(
+          `#${message.seq}: result not shown on the page: more than ${REPORTS_PER_SECOND} results a second`,
+        );
       this.overRate = true;
       return;
     }
@@ -292,7 +335,8 @@ class Forwarder {
 
   /** The stop report: what was not forwarded, and where to pick up later. */
   summary(unsent: number, lastSeq: number): string {
-    if (this.unfinished.length === 0) return `stopped; everything up to #${lastSeq} was handled (continue later with --from-seq ${lastSeq})`;
+    if (this.unfinished.length === 0)
+      return `stopped; everything up to #${lastSeq} was handled (continue later with --from-seq ${lastSeq})`;
     const first = Math.min(...this.unfinished);
     const queued = unsent > 0 ? `${unsent} queued request(s) not sent` : 'a request in flight was cut';
     return `stopped; ${queued}, from #${first} (continue later with --from-seq ${first - 1})`;
@@ -324,11 +368,20 @@ class Forwarder {
       // Nothing is sent. Reported like any request not delivered, on its line and to the tabs,
       // with --to's own path as the target: the path it would have gone to is the problem.
       const reason = `refused: ${error.message}`;
-      this.reporter.report(buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${this.target.basePath}`, { ok: false, error: reason, ms: 0 }));
+      this.reporter.report(
+        buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${this.target.basePath}`, {
+          ok: false,
+          error: reason,
+          ms: 0,
+        }),
+      );
       await print(formatForwardLine(request, { delivered: false, reason: toPrintable(reason) }));
       return;
     }
-    const report = (result: ForwardResult) => this.reporter.report(buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${prepared.path}`, result));
+    const report = (result: ForwardResult) =>
+      this.reporter.report(
+        buildForwardedMessage(request.seq, `${this.target.protocol}//${this.target.host}${prepared.path}`, result),
+      );
     for (let attempt = 0; ; attempt++) {
       const result = await this.client.send(prepared, this.cutInFlight.signal);
       if (result.ok) {
@@ -352,7 +405,9 @@ class Forwarder {
         return;
       }
       const delay = backoffDelay(attempt);
-      this.context.err(`${label}: ${result.error}; retry ${attempt + 1}/${this.options.retries} in ${formatSeconds(delay)}`);
+      this.context.err(
+        `${label}: ${result.error}; retry ${attempt + 1}/${this.options.retries} in ${formatSeconds(delay)}`,
+      );
       if (!(await sleep(delay, this.noMoreRetries.signal))) {
         this.unfinished.push(request.seq);
         await print(formatForwardLine(request, { delivered: false, reason: 'stopped before retrying' }));
@@ -380,6 +435,10 @@ class Forwarder {
 }
 
 /** The request's line, and the signature verdict on its own line under it when one was asked for. */
-async function withSignature(line: string, signature: Promise<SignatureCheck> | undefined, display: SignatureDisplay): Promise<string> {
+async function withSignature(
+  line: string,
+  signature: Promise<SignatureCheck> | undefined,
+  display: SignatureDisplay,
+): Promise<string> {
   return signature === undefined ? line : `${line}\n${formatSignatureLine(await signature, display)}`;
 }

@@ -22,12 +22,21 @@ export function describeExpiry(endpoint: Pick<SavedEndpoint, 'kind' | 'expiresAt
   const utc = `${new Date(at).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   if (at <= nowMs) return `expired ${utc}`;
   const minutes = Math.floor((at - nowMs) / 60_000);
-  const span = minutes >= 1440 ? `${Math.floor(minutes / 1440)} d ${Math.floor((minutes % 1440) / 60)} h` : minutes >= 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${Math.max(minutes, 0)} min`;
+  const span =
+    minutes >= 1440
+      ? `${Math.floor(minutes / 1440)} d ${Math.floor((minutes % 1440) / 60)} h`
+      : minutes >= 60
+        ? `${Math.floor(minutes / 60)} h ${minutes % 60} min`
+        : `${Math.max(minutes, 0)} min`;
   return `expires in ${span} (${utc})`;
 }
 
 export async function runList(args: string[], context: CommandContext): Promise<number> {
-  const { values } = parseCommandArgs({ args, allowPositionals: false, options: { links: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseCommandArgs({
+    args,
+    allowPositionals: false,
+    options: { links: { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  });
   if (values.help) {
     context.out(LIST_USAGE);
     return 0;
@@ -35,7 +44,10 @@ export async function runList(args: string[], context: CommandContext): Promise<
   const saved = await readSaved(process.env);
   const now = Date.now();
   if (values.json) {
-    const shown = saved.map(({ key, ...endpoint }) => ({ ...endpoint, ...(values.links ? { shareLink: formatShareLink(endpoint.origin, endpoint.id, key) } : {}) }));
+    const shown = saved.map(({ key, ...endpoint }) => ({
+      ...endpoint,
+      ...(values.links ? { shareLink: formatShareLink(endpoint.origin, endpoint.id, key) } : {}),
+    }));
     context.out(JSON.stringify(shown));
     return 0;
   }
@@ -43,8 +55,17 @@ export async function runList(args: string[], context: CommandContext): Promise<
     context.err(`no endpoints yet: hookwatch create adds them (${endpointsFilePath(process.env)})`);
     return 0;
   }
-  const rows = saved.map((endpoint) => [endpoint.id, endpoint.kind, describeExpiry(endpoint, now), endpoint.origin, ...(values.links ? [formatShareLink(endpoint.origin, endpoint.id, endpoint.key)] : [])]);
+  const rows = saved.map((endpoint) => [
+    endpoint.id,
+    endpoint.kind,
+    describeExpiry(endpoint, now),
+    endpoint.origin,
+    ...(values.links ? [formatShareLink(endpoint.origin, endpoint.id, endpoint.key)] : []),
+  ]);
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] as string).length))) ?? [];
-  for (const row of rows) context.out(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] as number))).join('  '));
+  for (const row of rows)
+    context.out(
+      row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] as number))).join('  '),
+    );
   return 0;
 }

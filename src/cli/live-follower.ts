@@ -1,6 +1,15 @@
 import type WebSocket from 'ws';
 import type { CapturedRequest } from '../shared/schemas/captured-request.js';
-import { CloseCode, SUBPROTOCOL, type ClientMessage, type JoinMessage, type ReplayOrderMessage, type ResponderMessage, type ServerMessage, type WelcomeMessage } from '../shared/protocol.js';
+import {
+  CloseCode,
+  SUBPROTOCOL,
+  type ClientMessage,
+  type JoinMessage,
+  type ReplayOrderMessage,
+  type ResponderMessage,
+  type ServerMessage,
+  type WelcomeMessage,
+} from '../shared/protocol.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';
@@ -36,7 +45,8 @@ export interface FollowerOptions {
   accessToken?: string | undefined;
 }
 
-type ConnectionEnd = { kind: 'closed'; message: string; joined: boolean } | { kind: 'gone' } | { kind: 'fatal'; message: string };
+type ConnectionEnd =
+  { kind: 'closed'; message: string; joined: boolean } | { kind: 'gone' } | { kind: 'fatal'; message: string };
 
 /**
  * Watches one endpoint over the live socket and keeps watching across drops: each reconnect
@@ -81,15 +91,20 @@ export class LiveFollower {
       if (end.kind === 'gone') {
         return {
           reason: 'gone',
-          message: this.joinedOnce ? 'the endpoint is gone: it expired' : 'endpoint not found: it expired, or the share link is wrong',
+          message: this.joinedOnce
+            ? 'the endpoint is gone: it expired'
+            : 'endpoint not found: it expired, or the share link is wrong',
         };
       }
       if (end.kind === 'fatal') return { reason: 'failed', message: end.message };
       // Failing the very first time is most likely a wrong host or port: say so rather than retry forever.
-      if (!this.joinedOnce) return { reason: 'failed', message: `cannot join via ${this.options.link.liveUrl}: ${end.message}` };
+      if (!this.joinedOnce)
+        return { reason: 'failed', message: `cannot join via ${this.options.link.liveUrl}: ${end.message}` };
       if (end.joined) attempt = 0;
       const delay = backoffDelay(attempt++);
-      this.options.handlers.onStatus(`${end.joined ? 'connection lost' : 'reconnect failed'} (${end.message}); reconnecting in ${formatSeconds(delay)}`);
+      this.options.handlers.onStatus(
+        `${end.joined ? 'connection lost' : 'reconnect failed'} (${end.message}); reconnecting in ${formatSeconds(delay)}`,
+      );
       if (!(await sleep(delay, this.stopController.signal))) return { reason: 'stopped' };
       // A paused reader (its consumer is behind) reconnects only when it can read again.
       if (this.paused) await new Promise<void>((resolve) => (this.wakeResumed = resolve));
@@ -205,12 +220,25 @@ export class LiveFollower {
         if (this.joinedSocket === socket) this.joinedSocket = undefined;
         if (gone || code === CloseCode.ENDPOINT_NOT_FOUND) return resolve({ kind: 'gone' });
         // A missing or withdrawn token does not come back by retrying.
-        if (code === CloseCode.UNAUTHORIZED) return resolve({ kind: 'fatal', message: problem ?? 'this server needs an access token (--token or HOOKWATCH_TOKEN)' });
-        if (code === CloseCode.PROTOCOL_ERROR) return resolve({ kind: 'fatal', message: `the server refused the ${SUBPROTOCOL} protocol (${reason.toString() || 'close 1002'})` });
+        if (code === CloseCode.UNAUTHORIZED)
+          return resolve({
+            kind: 'fatal',
+            message: problem ?? 'this server needs an access token (--token or HOOKWATCH_TOKEN)',
+          });
+        if (code === CloseCode.PROTOCOL_ERROR)
+          return resolve({
+            kind: 'fatal',
+            message: `the server refused the ${SUBPROTOCOL} protocol (${reason.toString() || 'close 1002'})`,
+          });
         const why =
-          code === CloseCode.AT_CAPACITY ? 'the server is at capacity'
-          : code === CloseCode.GOING_AWAY ? 'the server is shutting down'
-          : problem ?? (code === 1006 ? 'the connection was cut' : `closed with code ${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}`);
+          code === CloseCode.AT_CAPACITY
+            ? 'the server is at capacity'
+            : code === CloseCode.GOING_AWAY
+              ? 'the server is shutting down'
+              : (problem ??
+                (code === 1006
+                  ? 'the connection was cut'
+                  : `closed with code ${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}`));
         resolve({ kind: 'closed', message: why, joined });
       });
     });

@@ -2,12 +2,12 @@ import { isUtf8 } from 'node:buffer';
 import { MAX_LOCAL_ANSWER_BODY_BYTES, type LocalAnswerMessage } from '../shared/protocol.js';
 import type { SendResult } from './send-request.js';
 
-
 /** Why the target's answer cannot be relayed to its sender, or undefined when it can. */
 export function localAnswerProblem(result: Extract<SendResult, { ok: true }>): string | undefined {
   if (result.status === 101) return 'a protocol switch (101) cannot be passed to a sender';
   if (result.status < 200 || result.status > 599) return `status ${result.status}`;
-  if (result.body.length > MAX_LOCAL_ANSWER_BODY_BYTES || result.bodyTruncated) return `its body is over ${MAX_LOCAL_ANSWER_BODY_BYTES} bytes, or was cut`;
+  if (result.body.length > MAX_LOCAL_ANSWER_BODY_BYTES || result.bodyTruncated)
+    return `its body is over ${MAX_LOCAL_ANSWER_BODY_BYTES} bytes, or was cut`;
   return undefined;
 }
 

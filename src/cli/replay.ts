@@ -56,10 +56,12 @@ export async function runReplay(args: string[], context: CommandContext): Promis
     context.out(REPLAY_USAGE);
     return 0;
   }
-  if (positionals.length !== 2) throw new UsageError('expected the share link and the request\'s seq (hookwatch replay <share-link> <seq>)');
+  if (positionals.length !== 2)
+    throw new UsageError("expected the share link and the request's seq (hookwatch replay <share-link> <seq>)");
   const seq = parseInteger((positionals[1] as string).replace(/^#/, ''), '<seq>', 1, Number.MAX_SAFE_INTEGER);
   const provider = values.provider === undefined ? undefined : parseProvider(values.provider);
-  if (provider !== undefined && values.secret === undefined) throw new UsageError(`--provider ${provider} goes with --secret (re-signing needs the secret)`);
+  if (provider !== undefined && values.secret === undefined)
+    throw new UsageError(`--provider ${provider} goes with --secret (re-signing needs the secret)`);
   const secret = values.secret === undefined ? undefined : parseSecretOption(values.secret);
   const timeoutMs = parseInteger(values.timeout ?? '30', '--timeout', 1, 3600) * 1000;
   const explicitTarget = values.to === undefined ? undefined : toTarget(values.to);
@@ -71,19 +73,28 @@ export async function runReplay(args: string[], context: CommandContext): Promis
     context.err(fetched);
     return 1;
   }
-  const target = explicitTarget ?? toTarget(`${link.origin}${fetched.kept ? RECEIVER_PREFIXES.kept : RECEIVER_PREFIXES.live}${link.endpointId}`);
+  const target =
+    explicitTarget ??
+    toTarget(`${link.origin}${fetched.kept ? RECEIVER_PREFIXES.kept : RECEIVER_PREFIXES.live}${link.endpointId}`);
   let request = fetched.request;
-  if (request.truncated) context.err(`warning: #${seq}'s body was stored cut (${request.storedSize} of ${request.size} bytes); the cut body is what is sent`);
-  if ((request.redacted ?? []).length > 0) context.err(`warning: ${request.redacted?.length} header value(s) are stored as [redacted] and go out that way`);
+  if (request.truncated)
+    context.err(
+      `warning: #${seq}'s body was stored cut (${request.storedSize} of ${request.size} bytes); the cut body is what is sent`,
+    );
+  if ((request.redacted ?? []).length > 0)
+    context.err(`warning: ${request.redacted?.length} header value(s) are stored as [redacted] and go out that way`);
 
   if (values.edit) request = await editRequest(request, context);
   if (secret !== undefined) {
     const chosen = provider ?? detectProvider(request.headers);
-    if (chosen === undefined) throw new UsageError('cannot tell the provider from the headers; name it with --provider');
+    if (chosen === undefined)
+      throw new UsageError('cannot tell the provider from the headers; name it with --provider');
     const signed = await signRequest(chosen, { headers: request.headers, body: bodyBytes(request) }, secret.secret);
     if (!signed.ok) throw new UsageError(`--secret: ${signed.message}`);
     request = { ...request, headers: signed.headers };
-    context.err(`signed again as ${chosen}: ${signed.changed.map((change) => `${change.name} ${change.before === undefined ? 'added' : 'changed'}`).join(', ')}`);
+    context.err(
+      `signed again as ${chosen}: ${signed.changed.map((change) => `${change.name} ${change.before === undefined ? 'added' : 'changed'}`).join(', ')}`,
+    );
   }
 
   let prepared;
@@ -96,7 +107,9 @@ export async function runReplay(args: string[], context: CommandContext): Promis
     }
     throw error;
   }
-  context.err(`replay of #${seq}: ${toPrintable(request.method)} ${displayPath(request)} → ${target.protocol}//${target.host}${toPrintable(prepared.path)}`);
+  context.err(
+    `replay of #${seq}: ${toPrintable(request.method)} ${displayPath(request)} → ${target.protocol}//${target.host}${toPrintable(prepared.path)}`,
+  );
   return sendOnce(target, prepared, timeoutMs, context);
 }
 
@@ -109,21 +122,32 @@ function toTarget(text: string): ForwardTarget {
   }
 }
 
-const bodyBytes = (request: CapturedRequest) => new Uint8Array(Buffer.from(request.body, request.bodyEncoding === 'base64' ? 'base64' : 'utf8'));
+const bodyBytes = (request: CapturedRequest) =>
+  new Uint8Array(Buffer.from(request.body, request.bodyEncoding === 'base64' ? 'base64' : 'utf8'));
 
 const FETCH_TIMEOUT_MS = 30_000;
 
 /** The stored request `seq` (and whether the endpoint is kept, for its receiver URL), or why not. */
-async function fetchStored(link: ShareLink, seq: number, accessToken: string | undefined): Promise<{ request: CapturedRequest; kept: boolean } | string> {
+async function fetchStored(
+  link: ShareLink,
+  seq: number,
+  accessToken: string | undefined,
+): Promise<{ request: CapturedRequest; kept: boolean } | string> {
   const timeout = deadline(FETCH_TIMEOUT_MS);
-  const answer = await pollRequests({ origin: link.origin, accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, seq - 1).finally(timeout.clear);
+  const answer = await pollRequests(
+    { origin: link.origin, accessToken, signal: timeout.signal },
+    { id: link.endpointId, key: link.key },
+    seq - 1,
+  ).finally(timeout.clear);
   if (answer.status === 0 && !answer.ok) {
     return `cannot reach ${link.origin}: ${timeout.signal.aborted ? 'no answer within 30 s' : describeError(answer.cause)}`;
   }
   if (answer.status === 404) return 'endpoint not found: it expired, or the share link is wrong';
-  if (!answer.ok) return `the server answered ${answer.status}${answer.error ? ` ${answer.error.code}: ${answer.error.message}` : ''}`;
+  if (!answer.ok)
+    return `the server answered ${answer.status}${answer.error ? ` ${answer.error.code}: ${answer.error.message}` : ''}`;
   const request = answer.value.requests.find((stored) => stored.seq === seq);
-  if (request === undefined) return `request #${seq} is not stored: the endpoint keeps only its newest requests, and a cleared log keeps none`;
+  if (request === undefined)
+    return `request #${seq} is not stored: the endpoint keeps only its newest requests, and a cleared log keeps none`;
   // Only kept endpoints expire at a set time; a live one answers null.
   return { request, kept: typeof answer.value.expiresAt === 'string' };
 }
@@ -153,20 +177,31 @@ async function editRequest(request: CapturedRequest, context: CommandContext): P
       child.on('close', resolve);
     });
     if (code !== 0) throw new UsageError(`the editor exited with ${code}; nothing was sent`);
-    if ((await stat(file)).size > MAX_SENT_BODY_BYTES + 64 * 1024) throw new UsageError('the edited request is larger than 10 MiB; nothing was sent');
+    if ((await stat(file)).size > MAX_SENT_BODY_BYTES + 64 * 1024)
+      throw new UsageError('the edited request is larger than 10 MiB; nothing was sent');
     let edited: EditableRequest;
     try {
       edited = parseHttpMessage(await readFile(file));
     } catch (error) {
-      if (error instanceof HttpMessageError) throw new UsageError(`the edited request is not valid HTTP: ${error.message}; nothing was sent`);
+      if (error instanceof HttpMessageError)
+        throw new UsageError(`the edited request is not valid HTTP: ${error.message}; nothing was sent`);
       throw error;
     }
     let body = edited.body;
-    if (!original.body.toString('latin1').endsWith('\n') && body.toString('latin1').endsWith('\n')) body = body.subarray(0, body.length - (body.toString('latin1').endsWith('\r\n') ? 2 : 1));
+    if (!original.body.toString('latin1').endsWith('\n') && body.toString('latin1').endsWith('\n'))
+      body = body.subarray(0, body.length - (body.toString('latin1').endsWith('\r\n') ? 2 : 1));
     const queryAt = edited.target.indexOf('?');
     const path = queryAt === -1 ? edited.target : edited.target.slice(0, queryAt);
     context.err(`sending the edited request (${edited.headers.length} headers, ${body.length} bytes of body)`);
-    return { ...request, method: edited.method, url: edited.target, subPath: path === '/' ? '' : path, headers: edited.headers, body: body.toString('base64'), bodyEncoding: 'base64' };
+    return {
+      ...request,
+      method: edited.method,
+      url: edited.target,
+      subPath: path === '/' ? '' : path,
+      headers: edited.headers,
+      body: body.toString('base64'),
+      bodyEncoding: 'base64',
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -22,12 +22,17 @@ export interface SecretOption {
 export function parseSecretOption(text: string, env: NodeJS.ProcessEnv = process.env): SecretOption {
   if (text.startsWith('env:')) {
     const name = text.slice('env:'.length);
-    if (!ENV_NAME.test(name)) throw new UsageError('--secret env:<NAME> needs an environment variable name (letters, digits, _)');
+    if (!ENV_NAME.test(name))
+      throw new UsageError('--secret env:<NAME> needs an environment variable name (letters, digits, _)');
     const secret = env[name];
-    if (secret === undefined || secret.trim() === '') throw new UsageError(`--secret: the environment variable ${name} is not set or is empty, so there is no secret to sign with`);
+    if (secret === undefined || secret.trim() === '')
+      throw new UsageError(
+        `--secret: the environment variable ${name} is not set or is empty, so there is no secret to sign with`,
+      );
     return { secret, source: 'env' };
   }
-  if (text.trim() === '') throw new UsageError('--secret is empty; give the signing secret, or env:<NAME> to read it from the environment');
+  if (text.trim() === '')
+    throw new UsageError('--secret is empty; give the signing secret, or env:<NAME> to read it from the environment');
   return { secret: text, source: 'inline' };
 }
 

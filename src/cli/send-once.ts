@@ -16,7 +16,12 @@ export const MAX_SENT_BODY_BYTES = 10 * 1024 * 1024;
  * stdout (status and time, headers, body) and gives the exit code: 0 for an answer below 500,
  * 1 for a 5xx or when the target could not be reached or did not answer in time.
  */
-export async function sendOnce(target: ForwardTarget, prepared: PreparedRequest, timeoutMs: number, context: CommandContext): Promise<number> {
+export async function sendOnce(
+  target: ForwardTarget,
+  prepared: PreparedRequest,
+  timeoutMs: number,
+  context: CommandContext,
+): Promise<number> {
   const client = new TargetClient(target, timeoutMs, PRINTED_BODY_BYTES);
   try {
     const result = await client.send(prepared, context.hardStopSignal);
@@ -28,9 +33,14 @@ export async function sendOnce(target: ForwardTarget, prepared: PreparedRequest,
     for (const [name, value] of result.headers) context.out(`${toPrintable(name)}: ${toPrintable(value)}`);
     context.out('');
     if (result.body.length > 0) {
-      context.out(isUtf8(result.body) ? toPrintable(result.body.toString('utf8'), true) : `(${formatSize(result.body.length)} of binary body not shown)`);
+      context.out(
+        isUtf8(result.body)
+          ? toPrintable(result.body.toString('utf8'), true)
+          : `(${formatSize(result.body.length)} of binary body not shown)`,
+      );
     }
-    if (result.bodyTruncated) context.err(`(only the first ${formatSize(PRINTED_BODY_BYTES)} of the answer's body is shown)`);
+    if (result.bodyTruncated)
+      context.err(`(only the first ${formatSize(PRINTED_BODY_BYTES)} of the answer's body is shown)`);
     if (result.status >= 500) {
       context.err(`the target answered ${result.status}, a server error`);
       return 1;
@@ -47,7 +57,8 @@ export async function readBodySource(source: string): Promise<Buffer> {
   let size = 0;
   const take = (chunk: Buffer) => {
     size += chunk.length;
-    if (size > MAX_SENT_BODY_BYTES) throw new UsageError(`the body is larger than ${formatSize(MAX_SENT_BODY_BYTES)}, more than a receiver takes`);
+    if (size > MAX_SENT_BODY_BYTES)
+      throw new UsageError(`the body is larger than ${formatSize(MAX_SENT_BODY_BYTES)}, more than a receiver takes`);
     chunks.push(chunk);
   };
   if (source === '-') {
@@ -72,11 +83,16 @@ export async function readBodySource(source: string): Promise<Buffer> {
 }
 
 /** The flat header list node:http takes, Host first and Content-Length made exact. */
-export function toPreparedHeaders(target: ForwardTarget, headers: ReadonlyArray<readonly [string, string]>, bodyBytes: number): string[] {
+export function toPreparedHeaders(
+  target: ForwardTarget,
+  headers: ReadonlyArray<readonly [string, string]>,
+  bodyBytes: number,
+): string[] {
   const flat: string[] = ['Host', target.host];
   for (const [name, value] of headers) {
     const lower = name.toLowerCase();
-    if (lower === 'host' || lower === 'content-length' || lower === 'transfer-encoding' || lower === 'connection') continue;
+    if (lower === 'host' || lower === 'content-length' || lower === 'transfer-encoding' || lower === 'connection')
+      continue;
     flat.push(name, value);
   }
   flat.push('Content-Length', String(bodyBytes));

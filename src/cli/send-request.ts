@@ -26,7 +26,8 @@ export class TargetClient {
     /** How much of each answer's body to keep (more for `--respond`, which relays it). */
     private readonly keepBodyBytes = KEEP_BODY_BYTES,
   ) {
-    this.agent = target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.agent =
+      target.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   }
 
   send(prepared: PreparedRequest, signal?: AbortSignal): Promise<SendResult> {
@@ -65,13 +66,22 @@ export class TargetClient {
         return finish({ ok: false, error: describeError(error), retryable: false, ms: performance.now() - started });
       }
       const elapsed = () => performance.now() - started;
-      req.on('error', (error) => finish({ ok: false, error: describeError(error), retryable: signal?.aborted !== true, ms: elapsed() }));
+      req.on('error', (error) =>
+        finish({ ok: false, error: describeError(error), retryable: signal?.aborted !== true, ms: elapsed() }),
+      );
       // A 101 hands the connection to another protocol, which is not ours to speak: the status is
       // the answer. (Without a listener node destroys the socket and neither 'response' nor
       // 'error' ever comes.)
       req.on('upgrade', (response, socket) => {
         socket.destroy();
-        finish({ ok: true, status: response.statusCode ?? 101, ms: elapsed(), headers: headerPairs(response.rawHeaders), body: Buffer.alloc(0), bodyTruncated: false });
+        finish({
+          ok: true,
+          status: response.statusCode ?? 101,
+          ms: elapsed(),
+          headers: headerPairs(response.rawHeaders),
+          body: Buffer.alloc(0),
+          bodyTruncated: false,
+        });
       });
       req.on('response', (response) => {
         const chunks: Buffer[] = [];
@@ -89,7 +99,14 @@ export class TargetClient {
           kept += part.length;
         });
         const answered = () =>
-          finish({ ok: true, status: response.statusCode ?? 0, ms: elapsed(), headers: headerPairs(response.rawHeaders), body: Buffer.concat(chunks), bodyTruncated: bodyTruncated || !response.complete });
+          finish({
+            ok: true,
+            status: response.statusCode ?? 0,
+            ms: elapsed(),
+            headers: headerPairs(response.rawHeaders),
+            body: Buffer.concat(chunks),
+            bodyTruncated: bodyTruncated || !response.complete,
+          });
         answerCut = answered;
         response.on('end', answered);
         // The status arrived but the body was cut: the target did answer, so count it delivered.

@@ -54,12 +54,16 @@ export async function runSend(args: string[], context: CommandContext): Promise<
     context.out(SEND_USAGE);
     return 0;
   }
-  if (values.to === undefined) throw new UsageError('--to <url> is required (where to send, e.g. http://localhost:3000/webhook)');
+  if (values.to === undefined)
+    throw new UsageError('--to <url> is required (where to send, e.g. http://localhost:3000/webhook)');
   const target = toTarget(values.to);
   const provider = values.provider === undefined ? undefined : parseProvider(values.provider);
-  if (provider === undefined && values.secret !== undefined) throw new UsageError('--secret goes with --provider (which scheme to sign with)');
-  if (provider === undefined && values.event !== undefined) throw new UsageError('--event goes with --provider (whose event it is)');
-  if (provider !== undefined && values.secret === undefined) throw new UsageError(`--provider ${provider} needs --secret <secret> (or --secret env:<NAME>) to sign with`);
+  if (provider === undefined && values.secret !== undefined)
+    throw new UsageError('--secret goes with --provider (which scheme to sign with)');
+  if (provider === undefined && values.event !== undefined)
+    throw new UsageError('--event goes with --provider (whose event it is)');
+  if (provider !== undefined && values.secret === undefined)
+    throw new UsageError(`--provider ${provider} needs --secret <secret> (or --secret env:<NAME>) to sign with`);
   const secret = values.secret === undefined ? undefined : parseSecretOption(values.secret);
   if (positionals.length > 1) throw new UsageError(`expected at most one body file, got ${positionals.length}`);
   const method = (values.method ?? 'POST').toUpperCase();
@@ -67,10 +71,20 @@ export async function runSend(args: string[], context: CommandContext): Promise<
   const timeoutMs = parseInteger(values.timeout ?? '30', '--timeout', 1, 3600) * 1000;
   const extra = parseHeaderOptions(values.header ?? []);
   const bodySource = positionals[0];
-  if (provider !== undefined && bodySource === undefined && values.event !== undefined && !isSampleEvent(provider, values.event)) {
-    throw new UsageError(`no bundled ${provider} event "${values.event}"; bundled: ${sampleEventNames(provider).join(', ')} (or give a body file)`);
+  if (
+    provider !== undefined &&
+    bodySource === undefined &&
+    values.event !== undefined &&
+    !isSampleEvent(provider, values.event)
+  ) {
+    throw new UsageError(
+      `no bundled ${provider} event "${values.event}"; bundled: ${sampleEventNames(provider).join(', ')} (or give a body file)`,
+    );
   }
-  if (provider === undefined && bodySource === undefined) throw new UsageError('nothing to send: give a body file (or - for stdin), or --provider for a bundled sample event');
+  if (provider === undefined && bodySource === undefined)
+    throw new UsageError(
+      'nothing to send: give a body file (or - for stdin), or --provider for a bundled sample event',
+    );
   if (secret?.source === 'inline') context.err(INLINE_SECRET_NOTE);
 
   const sample = provider === undefined ? undefined : sampleEvent(provider, values.event);
@@ -83,10 +97,20 @@ export async function runSend(args: string[], context: CommandContext): Promise<
     what = `as ${provider} ${sample?.event ?? ''}, signed (${signed.names.join(', ')})`;
   }
   context.err(`sending ${method} ${target.protocol}//${target.host}${pathOf(target)} ${what}`);
-  return sendOnce(target, { method, path: pathOf(target), headers: toPreparedHeaders(target, headers, body.length), body }, timeoutMs, context);
+  return sendOnce(
+    target,
+    { method, path: pathOf(target), headers: toPreparedHeaders(target, headers, body.length), body },
+    timeoutMs,
+    context,
+  );
 }
 
-async function sign(provider: Provider, headers: Array<[string, string]>, body: Buffer, secret: string): Promise<{ headers: Array<[string, string]>; names: string[] }> {
+async function sign(
+  provider: Provider,
+  headers: Array<[string, string]>,
+  body: Buffer,
+  secret: string,
+): Promise<{ headers: Array<[string, string]>; names: string[] }> {
   const signed = await signRequest(provider, { headers, body: new Uint8Array(body) }, secret);
   if (!signed.ok) throw new UsageError(`--secret: ${signed.message}`);
   return { headers: signed.headers, names: signed.changed.map((change) => change.name) };

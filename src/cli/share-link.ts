@@ -23,12 +23,17 @@ export class ShareLinkError extends Error {}
 export function parseShareLink(text: string): ShareLink {
   const url = parseHttpUrl(text, 'the share link');
   const fragment = url.hash.slice(1);
-  if (fragment === '') throw new ShareLinkError('the share link has no #<endpointId>.<key> part: copy the whole link from the page');
+  if (fragment === '')
+    throw new ShareLinkError('the share link has no #<endpointId>.<key> part: copy the whole link from the page');
   const dot = fragment.indexOf('.');
   const endpointId = dot === -1 ? fragment : fragment.slice(0, dot);
   const key = dot === -1 ? '' : fragment.slice(dot + 1);
-  if (!ENDPOINT_ID.test(endpointId)) throw new ShareLinkError('the share link\'s endpoint id is malformed (expected 1-64 of A-Z a-z 0-9 _ -)');
-  if (!WATCH_KEY.test(key)) throw new ShareLinkError('the share link\'s key is missing or malformed (expected #<endpointId>.<key>, key of 1-128 letters and digits)');
+  if (!ENDPOINT_ID.test(endpointId))
+    throw new ShareLinkError("the share link's endpoint id is malformed (expected 1-64 of A-Z a-z 0-9 _ -)");
+  if (!WATCH_KEY.test(key))
+    throw new ShareLinkError(
+      "the share link's key is missing or malformed (expected #<endpointId>.<key>, key of 1-128 letters and digits)",
+    );
   return { endpointId, key, origin: url.origin, liveUrl: liveUrlFor(url.origin) };
 }
 
@@ -39,7 +44,9 @@ export function parseShareLink(text: string): ShareLink {
 export function parseServerBase(text: string, source = '--server'): string {
   const url = parseHttpUrl(text, source);
   if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
-    throw new ShareLinkError(`${source} takes the server's base URL only, e.g. https://hooks.example.com (no path, query or fragment)`);
+    throw new ShareLinkError(
+      `${source} takes the server's base URL only, e.g. https://hooks.example.com (no path, query or fragment)`,
+    );
   }
   return url.origin;
 }
@@ -65,6 +72,7 @@ function parseHttpUrl(text: string, what: string): URL {
   } catch {
     throw new ShareLinkError(`${what} is not a URL (expected http(s)://host[:port]/…)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ShareLinkError(`${what} must start with http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ShareLinkError(`${what} must start with http:// or https://`);
   return url;
 }

@@ -3,7 +3,15 @@ import { createAttemptCounter } from '../shared/delivery-groups.js';
 import { parseCommandArgs, parseInteger, resolveShareLink, UsageError, type CommandContext } from './command.js';
 import { formatTailLine, formatVerbose, toPrintable } from './format.js';
 import { LiveFollower } from './live-follower.js';
-import { checkSignature, formatSignatureLine, parseVerifyOption, shownCheck, warnInlineSecret, type SignatureCheck, type SignatureDisplay } from './verify.js';
+import {
+  checkSignature,
+  formatSignatureLine,
+  parseVerifyOption,
+  shownCheck,
+  warnInlineSecret,
+  type SignatureCheck,
+  type SignatureDisplay,
+} from './verify.js';
 
 export const TAIL_USAGE = `Usage: hookwatch tail <share-link> [options]
 
@@ -44,7 +52,10 @@ export async function runTail(args: string[], context: CommandContext): Promise<
     return 0;
   }
   if (values.verbose && values.json) throw new UsageError('choose one of -v and --json');
-  const fromSeq = values['from-seq'] === undefined ? undefined : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
+  const fromSeq =
+    values['from-seq'] === undefined
+      ? undefined
+      : parseInteger(values['from-seq'], '--from-seq', 0, Number.MAX_SAFE_INTEGER);
   const verify = values.verify === undefined ? undefined : parseVerifyOption(values.verify);
   if (values['show-expected'] && verify === undefined) throw new UsageError('--show-expected goes with --verify');
   const display: SignatureDisplay = { showExpected: values['show-expected'] === true };
@@ -53,7 +64,8 @@ export async function runTail(args: string[], context: CommandContext): Promise<
   const chosenFormat = values.json ? formatJson : values.verbose ? formatVerboseWith : formatLineWith;
   // Attempts of one delivery (the provider's delivery id, or the same body again) are numbered on their line.
   const attemptOf = createAttemptCounter();
-  const format = (request: CapturedRequest, signature?: SignatureCheck, shown?: SignatureDisplay) => withAttempt(chosenFormat(request, signature, shown), attemptOf(request), values.json === true);
+  const format = (request: CapturedRequest, signature?: SignatureCheck, shown?: SignatureDisplay) =>
+    withAttempt(chosenFormat(request, signature, shown), attemptOf(request), values.json === true);
   // Verdicts come from WebCrypto, asynchronously: a chain keeps the lines in arrival order.
   let printed = Promise.resolve();
   const print = (request: CapturedRequest) => {
@@ -70,12 +82,15 @@ export async function runTail(args: string[], context: CommandContext): Promise<
       onJoined(welcome, resumed) {
         if (!resumed) {
           context.err(`watching endpoint ${link.endpointId} (receiver ${welcome.endpoint.url})`);
-          if (fromSeq === undefined && welcome.backlog > 0) context.err(`${welcome.backlog} stored request(s) not shown; --from-seq 0 shows them`);
+          if (fromSeq === undefined && welcome.backlog > 0)
+            context.err(`${welcome.backlog} stored request(s) not shown; --from-seq 0 shows them`);
         } else {
           context.err(`rejoined endpoint ${link.endpointId}; resuming after #${follower.lastSeq}`);
         }
         if (welcome.gap && (resumed || fromSeq !== undefined)) {
-          context.err(`warning: some requests were dropped by the server before we saw them (it keeps the newest ${welcome.endpoint.maxRequests})`);
+          context.err(
+            `warning: some requests were dropped by the server before we saw them (it keeps the newest ${welcome.endpoint.maxRequests})`,
+          );
         }
       },
       onRequest: print,
@@ -99,7 +114,10 @@ export async function runTail(args: string[], context: CommandContext): Promise<
 function withAttempt(text: string, found: ReturnType<ReturnType<typeof createAttemptCounter>>, json: boolean): string {
   if (found === undefined || (found.attempt === 1 && found.key.provider === undefined)) return text;
   if (json) return `${text.slice(0, -1)},"attempt":${found.attempt}}`;
-  const what = found.key.id === undefined ? 'same body' : `${found.key.source.replace(/ header$| in the body$/, '')} ${toPrintable(found.key.id)}`;
+  const what =
+    found.key.id === undefined
+      ? 'same body'
+      : `${found.key.source.replace(/ header$| in the body$/, '')} ${toPrintable(found.key.id)}`;
   const newline = text.indexOf('\n');
   const first = newline === -1 ? text : text.slice(0, newline);
   return `${first} · attempt ${found.attempt} (${what})${newline === -1 ? '' : text.slice(newline)}`;
@@ -107,13 +125,17 @@ function withAttempt(text: string, found: ReturnType<ReturnType<typeof createAtt
 
 /** The request's line, and the verdict on its own indented line under it. */
 function formatLineWith(request: CapturedRequest, signature?: SignatureCheck, display?: SignatureDisplay): string {
-  return signature === undefined ? formatTailLine(request) : `${formatTailLine(request)}\n${formatSignatureLine(signature, display)}`;
+  return signature === undefined
+    ? formatTailLine(request)
+    : `${formatTailLine(request)}\n${formatSignatureLine(signature, display)}`;
 }
 
 /** `-v`: the verdict goes right under the request's line, before its headers. */
 function formatVerboseWith(request: CapturedRequest, signature?: SignatureCheck, display?: SignatureDisplay): string {
   const [first = '', ...rest] = formatVerbose(request).split('\n');
-  return signature === undefined ? [first, ...rest].join('\n') : [first, formatSignatureLine(signature, display), ...rest].join('\n');
+  return signature === undefined
+    ? [first, ...rest].join('\n')
+    : [first, formatSignatureLine(signature, display), ...rest].join('\n');
 }
 
 /** One line for jq: the captured record, plus the verdict as `signature` (shown as on the terminal) when one was asked for. */

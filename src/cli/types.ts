@@ -58,7 +58,9 @@ export async function runTypes(args: string[], context: CommandContext): Promise
   const link = await resolveShareLink(positionals, context);
 
   const requests = await readAll(link, context.stopSignal, context.accessToken);
-  const chosen = requests.filter((request) => requestMatches(request, filters) && (text === '' || searchText(request).includes(text)));
+  const chosen = requests.filter(
+    (request) => requestMatches(request, filters) && (text === '' || searchText(request).includes(text)),
+  );
   const bodies = chosen.flatMap((request) => {
     const body = request.isJson ? bodyTextOf(request) : undefined;
     return body === undefined ? [] : [{ label: `#${request.seq}`, text: body }];
@@ -67,10 +69,14 @@ export async function runTypes(args: string[], context: CommandContext): Promise
   // Not JSON, or nested too deep to parse; bodies past the samples cap are not counted here (the output's notes say so).
   const notJson = chosen.length - bodies.length + skipped;
   if (inferred.samples === 0) {
-    context.err(`no JSON bodies among the ${chosen.length} request(s) chosen (of ${requests.length} held): nothing to type`);
+    context.err(
+      `no JSON bodies among the ${chosen.length} request(s) chosen (of ${requests.length} held): nothing to type`,
+    );
     return 1;
   }
-  context.err(`typed ${inferred.samples} JSON bod${inferred.samples === 1 ? 'y' : 'ies'} of ${chosen.length} request(s) chosen (${requests.length} held)${notJson > 0 ? `; ${notJson} not JSON${skipped > 0 ? ` or nested too deep` : ''}, skipped` : ''}`);
+  context.err(
+    `typed ${inferred.samples} JSON bod${inferred.samples === 1 ? 'y' : 'ies'} of ${chosen.length} request(s) chosen (${requests.length} held)${notJson > 0 ? `; ${notJson} not JSON${skipped > 0 ? ` or nested too deep` : ''}, skipped` : ''}`,
+  );
   context.out(emitTypes(inferred, format, { name, labels }).trimEnd());
   return 0;
 }
@@ -82,12 +88,20 @@ function searchText(request: CapturedRequest): string {
 }
 
 /** Every request the endpoint holds, oldest first, a page at a time. The key goes only in the Authorization header. */
-async function readAll(link: ShareLink, stop: AbortSignal, accessToken: string | undefined): Promise<CapturedRequest[]> {
+async function readAll(
+  link: ShareLink,
+  stop: AbortSignal,
+  accessToken: string | undefined,
+): Promise<CapturedRequest[]> {
   const requests: CapturedRequest[] = [];
   let afterSeq = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
     const timeout = deadline(PAGE_TIMEOUT_MS, stop);
-    const polled = await pollRequests({ origin: link.origin, accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, afterSeq).finally(timeout.clear);
+    const polled = await pollRequests(
+      { origin: link.origin, accessToken, signal: timeout.signal },
+      { id: link.endpointId, key: link.key },
+      afterSeq,
+    ).finally(timeout.clear);
     if (!polled.ok) throw new Error(pollProblem(polled, link, stop, timeout.signal), { cause: polled.cause });
     const answer = polled.value;
     requests.push(...answer.requests);
@@ -105,6 +119,7 @@ function pollProblem(answer: ApiRefusal, link: ShareLink, stop: AbortSignal, tim
     return `could not read the endpoint's requests: ${timeout.aborted ? `no answer within ${PAGE_TIMEOUT_MS / 1000} s` : describeError(answer.cause)}`;
   }
   if (answer.status === 404) return "the endpoint does not exist (or has expired), or the link's key is wrong";
-  if (answer.status === 200) return `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?`;
+  if (answer.status === 200)
+    return `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?`;
   return `the server answered ${answer.status}${answer.error ? `: ${answer.error.message}` : ''}`;
 }

@@ -32,17 +32,25 @@ export function parseVerifyOption(text: string, env: NodeJS.ProcessEnv = process
   const expected = `--verify takes <sender>:<secret> or <sender>:env:<NAME>, with <sender> one of ${SENDERS.join(', ')}`;
   if (colon === -1) throw new UsageError(expected);
   const sender = text.slice(0, colon);
-  if (!(SENDERS as readonly string[]).includes(sender)) throw new UsageError(`${expected}; the part before ':' is not one of them`);
+  if (!(SENDERS as readonly string[]).includes(sender))
+    throw new UsageError(`${expected}; the part before ':' is not one of them`);
   const provider = sender as VerifySpec['provider'];
   const rest = text.slice(colon + 1);
   if (rest.startsWith('env:')) {
     const name = rest.slice('env:'.length);
-    if (!ENV_NAME.test(name)) throw new UsageError('--verify <sender>:env:<NAME> needs an environment variable name (letters, digits, _)');
+    if (!ENV_NAME.test(name))
+      throw new UsageError('--verify <sender>:env:<NAME> needs an environment variable name (letters, digits, _)');
     const secret = env[name];
-    if (secret === undefined || secret.trim() === '') throw new UsageError(`--verify: the environment variable ${name} is not set or is empty, so there is no secret to check with`);
+    if (secret === undefined || secret.trim() === '')
+      throw new UsageError(
+        `--verify: the environment variable ${name} is not set or is empty, so there is no secret to check with`,
+      );
     return { provider, secret, source: 'env' };
   }
-  if (rest.trim() === '') throw new UsageError(`--verify ${sender}: needs a secret after the ':' (or env:<NAME> to read it from the environment)`);
+  if (rest.trim() === '')
+    throw new UsageError(
+      `--verify ${sender}: needs a secret after the ':' (or env:<NAME> to read it from the environment)`,
+    );
   return { provider, secret: rest, source: 'inline' };
 }
 
@@ -53,10 +61,16 @@ export function parseVerifyOption(text: string, env: NodeJS.ProcessEnv = process
 export async function checkSignature(spec: VerifySpec, request: CapturedRequest): Promise<SignatureCheck> {
   const provider = spec.provider === 'auto' ? detectProvider(request.headers) : spec.provider;
   if (provider === undefined) {
-    return { ok: false, reason: 'unknown-sender', message: 'no sender recognised from the headers; name one with --verify <sender>:…' };
+    return {
+      ok: false,
+      reason: 'unknown-sender',
+      message: 'no sender recognised from the headers; name one with --verify <sender>:…',
+    };
   }
   const body = new Uint8Array(Buffer.from(request.body, request.bodyEncoding === 'base64' ? 'base64' : 'utf8'));
-  return verifySignature(provider, { headers: request.headers, body, truncated: request.truncated }, spec.secret, { nowMs: Date.parse(request.receivedAt) });
+  return verifySignature(provider, { headers: request.headers, body, truncated: request.truncated }, spec.secret, {
+    nowMs: Date.parse(request.receivedAt),
+  });
 }
 
 /** How a verdict is shown: the expected signature in full only when asked (`--show-expected`). */
@@ -74,12 +88,16 @@ const EXPECTED_PREFIX = 12;
  * the start is enough to compare by eye.
  */
 function shownExpected(expected: string, display: SignatureDisplay): string {
-  return display.showExpected || expected.length <= EXPECTED_PREFIX ? expected : `${expected.slice(0, EXPECTED_PREFIX)}…`;
+  return display.showExpected || expected.length <= EXPECTED_PREFIX
+    ? expected
+    : `${expected.slice(0, EXPECTED_PREFIX)}…`;
 }
 
 /** The verdict as it is shown (for `--json`): a mismatch's `expected` cut as on the terminal. */
 export function shownCheck(check: SignatureCheck, display: SignatureDisplay = {}): SignatureCheck {
-  return check.reason === 'unknown-sender' || check.expected === undefined ? check : { ...check, expected: shownExpected(check.expected, display) };
+  return check.reason === 'unknown-sender' || check.expected === undefined
+    ? check
+    : { ...check, expected: shownExpected(check.expected, display) };
 }
 
 /**
@@ -91,12 +109,16 @@ export function formatSignatureLine(check: SignatureCheck, display: SignatureDis
   if (check.ok) return `  signature: valid (${check.provider})`;
   if (check.reason === 'mismatch') {
     const received = (check.received ?? []).join(' or ');
-    return toPrintable(`  signature: mismatch (${check.provider}): expected ${check.expected === undefined ? '?' : shownExpected(check.expected, display)}, got ${received} — ${check.message}`);
+    return toPrintable(
+      `  signature: mismatch (${check.provider}): expected ${check.expected === undefined ? '?' : shownExpected(check.expected, display)}, got ${received} — ${check.message}`,
+    );
   }
   return toPrintable(`  signature: ${check.reason} (${check.provider}): ${check.message}`);
 }
 
 /** A secret on the command line is in every user's `ps`: say so, and how to avoid it. */
 export function warnInlineSecret(context: CommandContext): void {
-  context.err('note: a secret given on the command line is visible to other users of this machine (ps); --verify <sender>:env:<NAME> reads it from an environment variable instead');
+  context.err(
+    'note: a secret given on the command line is visible to other users of this machine (ps); --verify <sender>:env:<NAME> reads it from an environment variable instead',
+  );
 }

@@ -52,7 +52,8 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 export function parseDuration(text: string, flag = '--timeout'): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
   const ms = match ? Math.round(Number(match[1]) * (UNIT_MS[match[2] ?? 's'] as number)) : Number.NaN;
-  if (!(ms >= 1 && ms <= MAX_TIMEOUT_MS)) throw new UsageError(`${flag} takes a duration from 1ms to 24h such as 500ms, 30s, 2m, 1h or 45 (seconds)`);
+  if (!(ms >= 1 && ms <= MAX_TIMEOUT_MS))
+    throw new UsageError(`${flag} takes a duration from 1ms to 24h such as 500ms, 30s, 2m, 1h or 45 (seconds)`);
   return ms;
 }
 
@@ -60,25 +61,42 @@ export function parseDuration(text: string, flag = '--timeout'): number {
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The filters from the command line; UsageError for one that cannot be understood. */
-export function parseWaitFilters(options: { method?: string | undefined; path?: string | undefined; header?: string[] | undefined; json?: string[] | undefined }): WaitFilters {
+export function parseWaitFilters(options: {
+  method?: string | undefined;
+  path?: string | undefined;
+  header?: string[] | undefined;
+  json?: string[] | undefined;
+}): WaitFilters {
   const filters: WaitFilters = { headers: [], json: [] };
   if (options.method !== undefined) {
     if (!TOKEN.test(options.method)) throw new UsageError('--method takes an HTTP method such as POST');
     filters.method = options.method.toUpperCase();
   }
   if (options.path !== undefined) {
-    if (options.path === '') throw new UsageError('--path takes a glob such as /github/* (/ for the bare receiver URL)');
+    if (options.path === '')
+      throw new UsageError('--path takes a glob such as /github/* (/ for the bare receiver URL)');
     filters.path = { glob: options.path, test: compileGlob(options.path) };
   }
   for (const text of options.header ?? []) {
-    const [name, value] = splitPair(text, '--header', 'NAME=VALUE (NAME=* for any value), e.g. --header X-GitHub-Event=push');
+    const [name, value] = splitPair(
+      text,
+      '--header',
+      'NAME=VALUE (NAME=* for any value), e.g. --header X-GitHub-Event=push',
+    );
     if (!TOKEN.test(name)) throw new UsageError(`--header: ${quoteStart(name)} is not a header name`);
     filters.headers.push({ name: name.toLowerCase(), value: value === '*' ? undefined : value });
   }
   for (const text of options.json ?? []) {
-    const [path, value] = splitPair(text, '--json', 'PATH=VALUE (PATH=* for any value), e.g. --json action=opened or --json items.0.id=42');
+    const [path, value] = splitPair(
+      text,
+      '--json',
+      'PATH=VALUE (PATH=* for any value), e.g. --json action=opened or --json items.0.id=42',
+    );
     const segments = path.split('.');
-    if (segments.some((segment) => segment === '')) throw new UsageError(`--json: ${quoteStart(path)} is not a dotted path such as pull_request.number or items.0.id`);
+    if (segments.some((segment) => segment === ''))
+      throw new UsageError(
+        `--json: ${quoteStart(path)} is not a dotted path such as pull_request.number or items.0.id`,
+      );
     filters.json.push({ path: segments, value: value === '*' ? undefined : value });
   }
   return filters;
@@ -109,7 +127,10 @@ export function requestMatches(request: CapturedRequest, filters: WaitFilters): 
   if (filters.method !== undefined && request.method.toUpperCase() !== filters.method) return false;
   if (filters.path !== undefined && !filters.path.test(request.subPath)) return false;
   for (const { name, value } of filters.headers) {
-    const found = request.headers.some(([headerName, headerValue]) => headerName.toLowerCase() === name && (value === undefined || headerValue === value));
+    const found = request.headers.some(
+      ([headerName, headerValue]) =>
+        headerName.toLowerCase() === name && (value === undefined || headerValue === value),
+    );
     if (!found) return false;
   }
   if (filters.json.length > 0) {
@@ -168,22 +189,42 @@ type PollOutcome =
   | { kind: 'fatal'; message: string };
 
 /** One poll. The key goes in the Authorization header only: never in the URL. */
-async function poll(link: ShareLink, afterSeq: number, waitMs: number, stop: AbortSignal, accessToken: string | undefined): Promise<PollOutcome> {
+async function poll(
+  link: ShareLink,
+  afterSeq: number,
+  waitMs: number,
+  stop: AbortSignal,
+  accessToken: string | undefined,
+): Promise<PollOutcome> {
   const limit = waitMs + POLL_SLACK_MS;
   const timeout = deadline(limit, stop);
-  const answer = await pollRequests({ origin: link.origin, accessToken, signal: timeout.signal }, { id: link.endpointId, key: link.key }, afterSeq, waitMs).finally(timeout.clear);
+  const answer = await pollRequests(
+    { origin: link.origin, accessToken, signal: timeout.signal },
+    { id: link.endpointId, key: link.key },
+    afterSeq,
+    waitMs,
+  ).finally(timeout.clear);
   if (answer.ok) return { kind: 'answer', answer: answer.value };
   if (answer.status === 0) {
     if (stop.aborted) return { kind: 'fatal', message: 'stopped' };
     const reason = timeout.signal.aborted ? `no answer within ${formatSeconds(limit)}` : describeError(answer.cause);
     return { kind: 'retry', message: reason, unreachable: true };
   }
-  if (answer.status === 200) return { kind: 'fatal', message: `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?` };
+  if (answer.status === 200)
+    return {
+      kind: 'fatal',
+      message: `${link.origin} answered something that is not a Hookwatch poll answer: is it a Hookwatch server?`,
+    };
   const code = answer.error?.code;
   const detail = `${answer.status}${code ? ` ${code}` : ''}${answer.error ? `: ${answer.error.message}` : ''}`;
   if (answer.status === 404 && code === 'ENDPOINT_NOT_FOUND') return { kind: 'gone' };
   if (answer.status === 429 || answer.status >= 500) {
-    return { kind: 'retry', message: `the server answered ${detail}`, unreachable: false, ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterMs: answer.retryAfterSeconds * 1000 }) };
+    return {
+      kind: 'retry',
+      message: `the server answered ${detail}`,
+      unreachable: false,
+      ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterMs: answer.retryAfterSeconds * 1000 }),
+    };
   }
   return { kind: 'fatal', message: `the server answered ${detail}` };
 }
@@ -227,7 +268,9 @@ export async function runWait(args: string[], context: CommandContext): Promise<
       return 1;
     }
     if (outcome.kind === 'gone') {
-      context.err(baseline ? 'endpoint not found: it expired, or the share link is wrong' : 'the endpoint is gone: it expired');
+      context.err(
+        baseline ? 'endpoint not found: it expired, or the share link is wrong' : 'the endpoint is gone: it expired',
+      );
       return 1;
     }
     if (outcome.kind === 'fatal') {
@@ -253,11 +296,15 @@ export async function runWait(args: string[], context: CommandContext): Promise<
     const { answer } = outcome;
     if (afterSeq === undefined) {
       afterSeq = answer.lastSeq;
-      context.err(`waiting up to ${formatSeconds(timeoutMs)} for a new matching request at endpoint ${link.endpointId} (after #${afterSeq})`);
+      context.err(
+        `waiting up to ${formatSeconds(timeoutMs)} for a new matching request at endpoint ${link.endpointId} (after #${afterSeq})`,
+      );
     } else {
       if (answer.gap && !warnedGap) {
         warnedGap = true;
-        context.err(`warning: the server dropped requests after #${afterSeq} before they were read (it keeps only the newest); a matching one may have been missed`);
+        context.err(
+          `warning: the server dropped requests after #${afterSeq} before they were read (it keeps only the newest); a matching one may have been missed`,
+        );
       }
       for (const request of answer.requests) {
         if (request.seq <= afterSeq) continue;
@@ -277,7 +324,12 @@ export async function runWait(args: string[], context: CommandContext): Promise<
 
 /** `skipped` undefined: not one poll was answered. */
 function timedOut(context: CommandContext, timeoutMs: number, skipped: number | undefined): number {
-  const note = skipped === undefined ? 'the server answered no poll' : skipped === 0 ? 'no new request' : `${skipped} new request(s) did not match`;
+  const note =
+    skipped === undefined
+      ? 'the server answered no poll'
+      : skipped === 0
+        ? 'no new request'
+        : `${skipped} new request(s) did not match`;
   context.err(`no matching request within ${formatSeconds(timeoutMs)} (${note})`);
   return 1;
 }

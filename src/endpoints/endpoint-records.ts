@@ -46,7 +46,10 @@ export async function createEndpoint(
 ): Promise<{ endpoint: EndpointRecord; key: string } | 'taken' | 'full'> {
   const { kind } = options;
   const key = newWatchKey();
-  const deadlineMs = kind === 'kept' ? nowMs + (options.ttlMs ?? config.endpoints.keptTtlMs) : nowMs + config.endpoints.leaseMs + config.endpoints.graceMs;
+  const deadlineMs =
+    kind === 'kept'
+      ? nowMs + (options.ttlMs ?? config.endpoints.keptTtlMs)
+      : nowMs + config.endpoints.leaseMs + config.endpoints.graceMs;
   const endpoint: EndpointRecord = {
     id: options.name ?? newEndpointId(),
     kind,
@@ -71,7 +74,12 @@ export function maxBodyBytesFor(limits: Config['requestLimits'], kind: EndpointK
 export type EndpointInfoSettings = Pick<Config, 'endpoints' | 'endpointLimits' | 'requestLimits'>;
 
 /** The endpoint as its owner sees it; `publicBase` is where senders reach this server (`https://host`). */
-export function toEndpointInfo(endpoint: EndpointRecord, key: string, publicBase: string, config: EndpointInfoSettings): EndpointInfo {
+export function toEndpointInfo(
+  endpoint: EndpointRecord,
+  key: string,
+  publicBase: string,
+  config: EndpointInfoSettings,
+): EndpointInfo {
   return {
     id: endpoint.id,
     url: `${publicBase}${RECEIVER_PREFIXES[endpoint.kind]}${endpoint.id}`,

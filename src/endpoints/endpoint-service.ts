@@ -5,11 +5,23 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import { hasGap } from '../log/rulebook.js';
 import type { CapturedRequest } from '../shared/schemas/captured-request.js';
-import type { ForwardedMessage, LocalAnswerMessage, ReplayOrderMessage, ReplayResultMessage, ReplayStartedMessage } from '../shared/protocol.js';
+import type {
+  ForwardedMessage,
+  LocalAnswerMessage,
+  ReplayOrderMessage,
+  ReplayResultMessage,
+  ReplayStartedMessage,
+} from '../shared/protocol.js';
 import { createEndpointSchema, extendEndpointSchema, ttlMsSchema } from '../shared/schemas/endpoints-api.js';
 import { parseResponseConfig, type ResponseConfig } from '../shared/schemas/response-config.js';
 import { forwardedMessage } from '../shared/server-messages.js';
-import { MAX_FORWARDED_BYTES, redactsSecrets, type EndpointRecord, type RequestLog, type Store } from '../store/store.js';
+import {
+  MAX_FORWARDED_BYTES,
+  redactsSecrets,
+  type EndpointRecord,
+  type RequestLog,
+  type Store,
+} from '../store/store.js';
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
 import { toRelayed } from './relayed-answer.js';
 import { redactForwarded } from './redact-forwarded.js';
@@ -40,7 +52,11 @@ export interface EndpointService {
    * cap is reached. A signed-in `creator` (token or proxy mode) is recorded with the endpoint,
    * and holds at most MAX_KEPT_PER_USER kept ones (TOO_MANY_KEPT).
    */
-  create(input: unknown, creator?: string, addressKey?: string): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
+  create(
+    input: unknown,
+    creator?: string,
+    addressKey?: string,
+  ): Promise<Outcome<{ endpoint: EndpointRecord; key: string }>>;
   /** A kept endpoint lives `ttlMs` from now (at most KEPT_MAX_TTL_MS): the endpoint as it is now. */
   extend(endpoint: EndpointRecord, input: unknown): Promise<Outcome<EndpointRecord>>;
   /**
@@ -89,7 +105,11 @@ export interface EndpointService {
    * Passes a forwarder's word on a replay to the tab that asked (watcher `watcherId`, on whichever
    * instance), under the tab's own replay id. Not stored: a replay is never a capture.
    */
-  relayReplayProgress(endpointId: string, watcherId: string, message: ReplayStartedMessage | ReplayResultMessage): Promise<void>;
+  relayReplayProgress(
+    endpointId: string,
+    watcherId: string,
+    message: ReplayStartedMessage | ReplayResultMessage,
+  ): Promise<void>;
 }
 
 /**
@@ -102,12 +122,21 @@ export const RESPONDER_LEASE_MS = 30_000;
 export const NO_LOCAL_ANSWER = '';
 
 /** Told of every creation and deletion, for the log and the metrics: who (never a key, a token or a body). */
-export type EndpointAudit = (event: 'created' | 'deleted', endpoint: Pick<EndpointRecord, 'id' | 'kind'>, user: string | undefined) => void;
+export type EndpointAudit = (
+  event: 'created' | 'deleted',
+  endpoint: Pick<EndpointRecord, 'id' | 'kind'>,
+  user: string | undefined,
+) => void;
 
 /** The settings the service applies: lifetimes and options, and the caps on creating. */
 export type EndpointServiceSettings = Pick<Config, 'endpoints' | 'clientLimits' | 'processLimits'>;
 
-export function createEndpointService(options: { store: Store; bus: Bus; config: EndpointServiceSettings; audit?: EndpointAudit }): EndpointService {
+export function createEndpointService(options: {
+  store: Store;
+  bus: Bus;
+  config: EndpointServiceSettings;
+  audit?: EndpointAudit;
+}): EndpointService {
   const { store, bus, config } = options;
   const audit = options.audit ?? (() => undefined);
   const redactAlso = new Set(config.endpoints.redactHeaders);
@@ -122,23 +151,43 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       if (typeof options === 'string') return refused(errors.INVALID_REQUEST(options));
       // A kept endpoint is held by its signed-in creator, else by the address that made it; each
       // holds a bounded number (an address recorded as an owner no user name can equal).
-      const owner = creator ?? (options.kind === 'kept' && addressKey !== undefined ? addressOwner(addressKey) : undefined);
-      const cap = creator === undefined ? { max: config.clientLimits.maxKeptPerAddress, setting: 'MAX_KEPT_PER_ADDRESS' } : { max: config.clientLimits.maxKeptPerUser, setting: 'MAX_KEPT_PER_USER' };
+      const owner =
+        creator ?? (options.kind === 'kept' && addressKey !== undefined ? addressOwner(addressKey) : undefined);
+      const cap =
+        creator === undefined
+          ? { max: config.clientLimits.maxKeptPerAddress, setting: 'MAX_KEPT_PER_ADDRESS' }
+          : { max: config.clientLimits.maxKeptPerUser, setting: 'MAX_KEPT_PER_USER' };
       // Counted before creating, so two creations at the same moment may pass the cap by one.
-      if (owner !== undefined && options.kind === 'kept' && (await store.listEndpoints(owner)).filter((endpoint) => endpoint.kind === 'kept').length >= cap.max) {
+      if (
+        owner !== undefined &&
+        options.kind === 'kept' &&
+        (await store.listEndpoints(owner)).filter((endpoint) => endpoint.kind === 'kept').length >= cap.max
+      ) {
         return refused(errors.TOO_MANY_KEPT(cap.max, cap.setting));
       }
-      const created = await createEndpoint(store, config, { ...options, ...(owner === undefined ? {} : { creator: owner }) });
+      const created = await createEndpoint(store, config, {
+        ...options,
+        ...(owner === undefined ? {} : { creator: owner }),
+      });
       if (created === 'taken') return refused(errors.NAME_TAKEN(options.name ?? ''));
       if (created !== 'full') {
         audit('created', created.endpoint, creator);
         return done(created);
       }
-      return refused(errors.AT_CAPACITY(options.kind === 'kept' ? `${config.processLimits.maxKeptEndpoints} kept endpoints` : `${config.processLimits.maxEndpoints} live endpoints`));
+      return refused(
+        errors.AT_CAPACITY(
+          options.kind === 'kept'
+            ? `${config.processLimits.maxKeptEndpoints} kept endpoints`
+            : `${config.processLimits.maxEndpoints} live endpoints`,
+        ),
+      );
     },
 
     async extend(endpoint, input) {
-      if (endpoint.kind !== 'kept') return refused(errors.INVALID_REQUEST('a live endpoint lives while it is watched: only kept endpoints are extended'));
+      if (endpoint.kind !== 'kept')
+        return refused(
+          errors.INVALID_REQUEST('a live endpoint lives while it is watched: only kept endpoints are extended'),
+        );
       const parsed = extendSchema.safeParse(input ?? {});
       if (!parsed.success) return refused(errors.INVALID_REQUEST(problemsOf(parsed.error)));
       const extended = await store.extendEndpoint(endpoint.id, Date.now() + parsed.data.ttlMs);
@@ -159,7 +208,12 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       if (!parsed.ok) return refused(errors.INVALID_RESPONSE_CONFIG(parsed.message));
       const set = await store.setResponse(id, parsed.value);
       if (set === undefined) return notFound();
-      if (set === 'full') return refused(errors.AT_CAPACITY(`response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.processLimits.maxResponseConfigBytes} bytes)`));
+      if (set === 'full')
+        return refused(
+          errors.AT_CAPACITY(
+            `response configurations use all of MAX_RESPONSE_CONFIG_BYTES (${config.processLimits.maxResponseConfigBytes} bytes)`,
+          ),
+        );
       return done(parsed.value);
     },
 
@@ -184,7 +238,10 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
     async readSince(id, afterSeq) {
       const log = await store.readLog(id, afterSeq);
       if (!log) return notFound();
-      return done({ log, gap: hasGap(afterSeq, { firstSeq: log.requests[0]?.seq, lastSeq: log.lastSeq, clearedSeq: log.clearedSeq }) });
+      return done({
+        log,
+        gap: hasGap(afterSeq, { firstSeq: log.requests[0]?.seq, lastSeq: log.lastSeq, clearedSeq: log.clearedSeq }),
+      });
     },
 
     async relayForwarded(endpoint, report) {
@@ -194,29 +251,37 @@ export function createEndpointService(options: { store: Store; bus: Bus; config:
       // or an endpoint whose results change faster than FORWARDED_KEPT_PER_SECOND, still has its
       // result shown to the tabs watching now.
       const keep = forwardedKept.take(endpoint.id);
-      if (!keep || !(await store.setForwarded(endpoint.id, report.seq, shown))) await bus.publish(endpoint.id, { data: shown });
+      if (!keep || !(await store.setForwarded(endpoint.id, report.seq, shown)))
+        await bus.publish(endpoint.id, { data: shown });
     },
 
-    setResponder: (endpointId, token, action) => store.setResponder(endpointId, token, Date.now() + RESPONDER_LEASE_MS, action),
+    setResponder: (endpointId, token, action) =>
+      store.setResponder(endpointId, token, Date.now() + RESPONDER_LEASE_MS, action),
 
     async relayLocalAnswer(endpointId, token, message) {
       // The latest claim wins: a responder replaced since is not relayed (the sender waits for the one now holding).
       const endpoint = await store.getEndpoint(endpointId);
-      if (endpoint?.responder !== token) return refused(errors.BAD_MESSAGE('another hookwatch forward --respond answers this endpoint\'s senders now'));
+      if (endpoint?.responder !== token)
+        return refused(errors.BAD_MESSAGE("another hookwatch forward --respond answers this endpoint's senders now"));
       const relayed = toRelayed(message);
       const data = relayed.ok ? JSON.stringify(relayed.value) : NO_LOCAL_ANSWER;
       await bus.publish(endpointId, { answerFor: message.seq, data });
-      return relayed.ok ? done(undefined) : refused(errors.BAD_MESSAGE(`local-answer for request ${message.seq}: ${relayed.problem}`));
+      return relayed.ok
+        ? done(undefined)
+        : refused(errors.BAD_MESSAGE(`local-answer for request ${message.seq}: ${relayed.problem}`));
     },
 
     async readRequest(endpointId, seq) {
       const stored = (await store.readLog(endpointId, seq - 1))?.requests.find((request) => request.seq === seq);
-      return stored === undefined ? undefined : (JSON.parse(stored.message.toString('utf8')) as { request: CapturedRequest }).request;
+      return stored === undefined
+        ? undefined
+        : (JSON.parse(stored.message.toString('utf8')) as { request: CapturedRequest }).request;
     },
 
     orderReplay: (endpointId, order) => bus.publish(endpointId, { data: JSON.stringify(order), toForwarders: true }),
 
-    relayReplayProgress: (endpointId, watcherId, message) => bus.publish(endpointId, { data: JSON.stringify(message), toWatcher: watcherId }),
+    relayReplayProgress: (endpointId, watcherId, message) =>
+      bus.publish(endpointId, { data: JSON.stringify(message), toWatcher: watcherId }),
   };
 }
 
@@ -271,7 +336,11 @@ export function fittedForwarded(report: ForwardedMessage): string {
   }
   // A body is cut by halves until its escaped form fits: never mid-escape, never mid-character of base64.
   let body = report.body;
-  while (body.length > 0 && Buffer.byteLength(JSON.stringify(body)) - 2 > room) body = body.slice(0, report.bodyEncoding === 'base64' ? Math.floor(body.length / 8) * 4 : Math.floor(body.length / 2));
+  while (body.length > 0 && Buffer.byteLength(JSON.stringify(body)) - 2 > room)
+    body = body.slice(
+      0,
+      report.bodyEncoding === 'base64' ? Math.floor(body.length / 8) * 4 : Math.floor(body.length / 2),
+    );
   fitted.body = body;
   shown = forwardedMessage(fitted);
   return shown;
@@ -283,35 +352,116 @@ export function fittedForwarded(report: ForwardedMessage): string {
  * A name that only starts with one (`stripe-dev`) is fine: it says whose it is.
  */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set([
-  'hookwatch', 'admin', 'administrator', 'root', 'api', 'www', 'app', 'login', 'signin', 'signup', 'account', 'accounts',
-  'auth', 'oauth', 'sso', 'security', 'support', 'help', 'status', 'official', 'system', 'internal', 'staff',
-  'healthz', 'readyz', 'metrics', 'openapi', 'webhook', 'webhooks', 'hook', 'hooks', 'callback', 'callbacks',
-  'stripe', 'github', 'gitlab', 'bitbucket', 'slack', 'shopify', 'paypal', 'twilio', 'sendgrid', 'mailgun', 'svix',
-  'discord', 'twitch', 'meta', 'facebook', 'instagram', 'whatsapp', 'google', 'microsoft', 'azure', 'aws', 'amazon',
-  'apple', 'dropbox', 'okta', 'asana', 'zoom', 'square', 'adyen', 'braintree', 'coinbase', 'hubspot', 'salesforce',
-  'zendesk', 'jira', 'atlassian', 'linear', 'notion', 'vercel', 'netlify', 'cloudflare', 'heroku', 'docker',
+  'hookwatch',
+  'admin',
+  'administrator',
+  'root',
+  'api',
+  'www',
+  'app',
+  'login',
+  'signin',
+  'signup',
+  'account',
+  'accounts',
+  'auth',
+  'oauth',
+  'sso',
+  'security',
+  'support',
+  'help',
+  'status',
+  'official',
+  'system',
+  'internal',
+  'staff',
+  'healthz',
+  'readyz',
+  'metrics',
+  'openapi',
+  'webhook',
+  'webhooks',
+  'hook',
+  'hooks',
+  'callback',
+  'callbacks',
+  'stripe',
+  'github',
+  'gitlab',
+  'bitbucket',
+  'slack',
+  'shopify',
+  'paypal',
+  'twilio',
+  'sendgrid',
+  'mailgun',
+  'svix',
+  'discord',
+  'twitch',
+  'meta',
+  'facebook',
+  'instagram',
+  'whatsapp',
+  'google',
+  'microsoft',
+  'azure',
+  'aws',
+  'amazon',
+  'apple',
+  'dropbox',
+  'okta',
+  'asana',
+  'zoom',
+  'square',
+  'adyen',
+  'braintree',
+  'coinbase',
+  'hubspot',
+  'salesforce',
+  'zendesk',
+  'jira',
+  'atlassian',
+  'linear',
+  'notion',
+  'vercel',
+  'netlify',
+  'cloudflare',
+  'heroku',
+  'docker',
 ]);
 
 /** The creator's choices, with the longest lifetime this server allows. */
-const createSchemaFor = (config: Config['endpoints']) => createEndpointSchema.extend({ ttlMs: ttlMsFor(config).optional() });
+const createSchemaFor = (config: Config['endpoints']) =>
+  createEndpointSchema.extend({ ttlMs: ttlMsFor(config).optional() });
 
 /** A lifetime from now, at most KEPT_MAX_TTL_MS: the shared schema's bounds, and this server's setting. */
-const ttlMsFor = (config: Config['endpoints']) => ttlMsSchema.max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
+const ttlMsFor = (config: Config['endpoints']) =>
+  ttlMsSchema.max(config.keptMaxTtlMs, `ttlMs must be at most ${config.keptMaxTtlMs} (KEPT_MAX_TTL_MS)`);
 
 function problemsOf(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
 }
 
 /** The creator's choices, checked against the schema and what this server allows; a string says what is wrong. */
-function parseCreate(input: unknown, schema: ReturnType<typeof createSchemaFor>, config: Config['endpoints']): CreateOptions | string {
+function parseCreate(
+  input: unknown,
+  schema: ReturnType<typeof createSchemaFor>,
+  config: Config['endpoints'],
+): CreateOptions | string {
   const parsed = schema.safeParse(input ?? {});
   if (!parsed.success) return problemsOf(parsed.error);
   const options = parsed.data;
-  if (options.kind === 'live' && (options.ttlMs !== undefined || options.name !== undefined || options.redact !== undefined)) {
+  if (
+    options.kind === 'live' &&
+    (options.ttlMs !== undefined || options.name !== undefined || options.redact !== undefined)
+  ) {
     return 'ttlMs, name and redact apply to kept endpoints only (a live endpoint lives while it is watched)';
   }
-  if (options.name !== undefined && !config.namedEndpoints) return 'named endpoints are turned off on this server (NAMED_ENDPOINTS=false)';
-  if (options.name !== undefined && RESERVED_NAMES.has(options.name)) return `the name "${options.name}" is reserved: it could pass for this service's own page or a provider's official endpoint (add something of yours, such as "${options.name}-dev")`;
-  if (options.redact === false && !config.allowUnredacted) return 'this server stores every secret redacted (ALLOW_UNREDACTED=false): leave out "redact": false';
+  if (options.name !== undefined && !config.namedEndpoints)
+    return 'named endpoints are turned off on this server (NAMED_ENDPOINTS=false)';
+  if (options.name !== undefined && RESERVED_NAMES.has(options.name))
+    return `the name "${options.name}" is reserved: it could pass for this service's own page or a provider's official endpoint (add something of yours, such as "${options.name}-dev")`;
+  if (options.redact === false && !config.allowUnredacted)
+    return 'this server stores every secret redacted (ALLOW_UNREDACTED=false): leave out "redact": false';
   return options;
 }

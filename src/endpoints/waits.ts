@@ -47,7 +47,14 @@ export interface Waits {
  */
 export function createWaits(events: EndpointEvents, bus: Pick<Bus, 'recentAnswer'>): Waits {
   /** Listens until `settle` is called or `signal` aborts (settled with `onAbort`), then stops. */
-  const waitOn = async <T>(endpointId: string, signal: AbortSignal, onAbort: T, listener: (settle: (value: T) => void) => EndpointListener, whenReady: (settle: (value: T) => void) => Promise<unknown>, failed: (why: 'gone' | 'failed') => T): Promise<T> => {
+  const waitOn = async <T>(
+    endpointId: string,
+    signal: AbortSignal,
+    onAbort: T,
+    listener: (settle: (value: T) => void) => EndpointListener,
+    whenReady: (settle: (value: T) => void) => Promise<unknown>,
+    failed: (why: 'gone' | 'failed') => T,
+  ): Promise<T> => {
     let settle: (value: T) => void = () => undefined;
     const settled = new Promise<T>((resolve) => (settle = resolve));
     const listening = events.listen(endpointId, listener(settle));

@@ -6,7 +6,10 @@ import type { Metrics } from '../metrics.js';
 import { rawErrorAnswer } from './raw-errors.js';
 
 /** Our error for each parser error code; anything else is BAD_REQUEST. */
-const BY_PARSER_CODE: Record<string, (maxHeaderBytes: number) => { code: string; message: string; statusCode: number }> = {
+const BY_PARSER_CODE: Record<
+  string,
+  (maxHeaderBytes: number) => { code: string; message: string; statusCode: number }
+> = {
   HPE_HEADER_OVERFLOW: (maxHeaderBytes) => errors.HEADERS_TOO_LARGE(maxHeaderBytes),
   ERR_HTTP_REQUEST_TIMEOUT: () => errors.REQUEST_TIMEOUT(),
 };
@@ -17,14 +20,20 @@ const BY_PARSER_CODE: Record<string, (maxHeaderBytes: number) => { code: string;
  * arrived whole before the broken bytes on the same connection (pipelined) are answered first:
  * they are being captured, and their records say how they were answered.
  */
-export function createClientErrorHandler(options: { maxHeaderBytes: number; metrics: Metrics; log: FastifyBaseLogger }) {
+export function createClientErrorHandler(options: {
+  maxHeaderBytes: number;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+}) {
   const answering = new WeakSet<Socket>();
   return (err: NodeJS.ErrnoException, socket: Socket): void => {
     // A reset socket is already gone: nothing to answer. A socket already being answered may
     // report its failed parser again as more bytes arrive.
     if (err.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
     answering.add(socket);
-    const error = ((err.code !== undefined && BY_PARSER_CODE[err.code]) || (() => errors.BAD_REQUEST()))(options.maxHeaderBytes);
+    const error = ((err.code !== undefined && BY_PARSER_CODE[err.code]) || (() => errors.BAD_REQUEST()))(
+      options.maxHeaderBytes,
+    );
     const reason = rejectionReasonOf(error.code);
     if (reason) options.metrics.reject(reason);
     options.log.debug({ code: err.code }, 'client error');

@@ -24,7 +24,8 @@ export function limitConnections(server: Server, limits: ConnectionLimits, metri
   server.maxConnections = limits.maxConnections;
   server.on('drop', () => metrics.reject('too_many_connections'));
   const perAddress = new PerAddressCount(limits.maxConnectionsPerAddress);
-  const trusted = typeof limits.trustProxy === 'boolean' ? () => limits.trustProxy === true : proxyAddr.compile(limits.trustProxy);
+  const trusted =
+    typeof limits.trustProxy === 'boolean' ? () => limits.trustProxy === true : proxyAddr.compile(limits.trustProxy);
   let open = 0;
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
@@ -33,7 +34,10 @@ export function limitConnections(server: Server, limits: ConnectionLimits, metri
       metrics.reject('too_many_connections');
       socket.on('error', () => socket.destroy());
       if (limits.tls) socket.destroy();
-      else socket.end(rawErrorAnswer(errors.TOO_MANY_CONNECTIONS(limits.maxConnectionsPerAddress)), () => socket.destroy());
+      else
+        socket.end(rawErrorAnswer(errors.TOO_MANY_CONNECTIONS(limits.maxConnectionsPerAddress)), () =>
+          socket.destroy(),
+        );
       return;
     }
     open++;

@@ -82,7 +82,11 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   /** Reads a small JSON body itself: the app parses no bodies (every method is raw for the receiver). */
   async function jsonBody(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    const body = await readBody(request.raw, { maxBodyBytes: MAX_API_BODY_BYTES, readLimitBytes: MAX_API_BODY_BYTES }, readingBudget);
+    const body = await readBody(
+      request.raw,
+      { maxBodyBytes: MAX_API_BODY_BYTES, readLimitBytes: MAX_API_BODY_BYTES },
+      readingBudget,
+    );
     readingBudget.give(body.bytes.length);
     // Reading stopped with the rest of the body unread: the connection cannot carry another request.
     if (body.atCapacity || body.overLimit) reply.header('connection', 'close');
@@ -110,9 +114,15 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     const held = unsentReplies.hold(reply.raw, addressKey(request.ip), bytes);
     if (held === 'address') {
       reply.header('retry-after', '1');
-      throw errors.RATE_LIMITED(`(answers this address has not read yet pass ${config.clientLimits.maxApiAnswerBytesPerAddress} bytes)`, '1 s');
+      throw errors.RATE_LIMITED(
+        `(answers this address has not read yet pass ${config.clientLimits.maxApiAnswerBytesPerAddress} bytes)`,
+        '1 s',
+      );
     }
-    if (held === 'total') throw errors.AT_CAPACITY(`answers not read yet use all of MAX_API_ANSWER_BYTES (${config.processLimits.maxApiAnswerBytes} bytes)`);
+    if (held === 'total')
+      throw errors.AT_CAPACITY(
+        `answers not read yet use all of MAX_API_ANSWER_BYTES (${config.processLimits.maxApiAnswerBytes} bytes)`,
+      );
   }
 
   app.post('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -135,7 +145,13 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     const waitMs = waitMsSchema.safeParse(query.waitMs ?? '0');
     if (!waitMs.success) throw errors.INVALID_REQUEST(`waitMs must be a whole number from 0 to ${MAX_WAIT_MS}`);
     // Polling is watching: it keeps a live endpoint alive as a socket would.
-    if (endpoint.kind === 'live') await store.holdEndpoints([endpoint.id], pollingHolder(endpoint.id), Date.now() + config.endpoints.leaseMs, config.endpoints.graceMs);
+    if (endpoint.kind === 'live')
+      await store.holdEndpoints(
+        [endpoint.id],
+        pollingHolder(endpoint.id),
+        Date.now() + config.endpoints.leaseMs,
+        config.endpoints.graceMs,
+      );
     let since = valueOf(await service.readSince(endpoint.id, afterSeq.data));
     // A client ahead of the endpoint (afterSeq past its last seq) is answered at once, to resume from the real one.
     if (since.log.requests.length === 0 && waitMs.data > 0 && afterSeq.data <= since.log.lastSeq) {
@@ -185,7 +201,10 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
 
   app.get('/api/endpoints', async (request: FastifyRequest, reply: FastifyReply) => {
     const user = userOf(request);
-    if (user === undefined) throw errors.INVALID_REQUEST('this instance has no users (ACCESS_MODE=open): the page keeps its own list of endpoints');
+    if (user === undefined)
+      throw errors.INVALID_REQUEST(
+        'this instance has no users (ACCESS_MODE=open): the page keeps its own list of endpoints',
+      );
     const base = options.publicBaseFor(request);
     // No keys: they are never stored. The creator opens each without one (see `owned`).
     const endpoints = (await service.listOwn(user)).map((endpoint) => {
@@ -218,7 +237,9 @@ function toPollAnswer({ log, gap }: LogSince, expiresAt: string | undefined): Bu
   }
   const more = records.length < log.requests.length;
   // The latest forward result of each request in the page, as the `forwarded` messages the socket sends.
-  const forwarded = log.requests.slice(0, records.length).flatMap((stored) => (stored.forwarded === undefined ? [] : [stored.forwarded]));
+  const forwarded = log.requests
+    .slice(0, records.length)
+    .flatMap((stored) => (stored.forwarded === undefined ? [] : [stored.forwarded]));
   const head = `{"lastSeq":${log.lastSeq},"clearedSeq":${log.clearedSeq},"gap":${gap},"more":${more},"expiresAt":${JSON.stringify(expiresAt ?? null)},"forwarded":[${forwarded.join(',')}],"requests":[`;
   const parts: Buffer[] = [Buffer.from(head)];
   records.forEach((record, index) => {

@@ -13,7 +13,11 @@ import type { CaptureUnrouted } from './receiver-route.js';
  * anything else as INTERNAL (logged). A sender gone mid-body is not answered at all.
  */
 export function createErrorHandler(metrics: Metrics) {
-  const sendError = (error: { code: string; message: string; statusCode?: number }, request: FastifyRequest, reply: FastifyReply) => {
+  const sendError = (
+    error: { code: string; message: string; statusCode?: number },
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
     const reason = rejectionReasonOf(error.code);
     if (reason) metrics.reject(reason);
     reply.header(RESPONSE_SOURCE_HEADER, 'error');

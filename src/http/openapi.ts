@@ -79,7 +79,9 @@ interface Operation {
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 type HttpMethod = (typeof HTTP_METHODS)[number];
 
-export type PathItem = { summary?: string; description?: string; parameters?: Parameter[] } & { [M in HttpMethod]?: Operation } & {
+export type PathItem = { summary?: string; description?: string; parameters?: Parameter[] } & {
+  [M in HttpMethod]?: Operation;
+} & {
   /**
    * The route takes every method Node parses (receiver-route.ts), more than OpenAPI can name: the
    * common ones are described, and the test accepts any other method on such a path.
@@ -89,7 +91,13 @@ export type PathItem = { summary?: string; description?: string; parameters?: Pa
 
 export interface OpenApiDocument {
   openapi: '3.1.1';
-  info: { title: string; version: string; summary: string; description: string; license: { name: string; identifier: string } };
+  info: {
+    title: string;
+    version: string;
+    summary: string;
+    description: string;
+    license: { name: string; identifier: string };
+  };
   jsonSchemaDialect: string;
   tags: Array<{ name: Tag; description: string }>;
   paths: Record<string, PathItem>;
@@ -111,12 +119,17 @@ const json = (description: string, schema: JsonSchema, headers?: Record<string, 
   content: { 'application/json': { schema } },
 });
 
-const RETRY_AFTER: Record<string, Header> = { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } } };
+const RETRY_AFTER: Record<string, Header> = {
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } },
+};
 
 /** An error answer (docs/errors.md) that may carry only the given codes. */
 function errorAnswer(description: string, codes: readonly ErrorCode[], headers?: Record<string, Header>): Response {
   const schema: JsonSchema = {
-    allOf: [ref('Error'), { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: [...codes] } } } } }],
+    allOf: [
+      ref('Error'),
+      { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: [...codes] } } } } },
+    ],
   };
   return json(`${description} (${codes.join(', ')}).`, schema, headers);
 }
@@ -132,10 +145,17 @@ const endpointId: Parameter = {
   schema: { type: 'string', minLength: 1 },
 };
 
-const notFound = errorAnswer('Unknown or expired endpoint, or a wrong or missing watch key: the same answer, so nobody learns anything about ids', ['ENDPOINT_NOT_FOUND']);
+const notFound = errorAnswer(
+  'Unknown or expired endpoint, or a wrong or missing watch key: the same answer, so nobody learns anything about ids',
+  ['ENDPOINT_NOT_FOUND'],
+);
 /** Every endpoints-API call on a private instance (ACCESS_MODE token or proxy) without a signed-in user. */
-const unauthorized = errorAnswer('ACCESS_MODE token or proxy: no valid X-Hookwatch-Token, or no user from the sign-in proxy (TRUST_PROXY)', ['UNAUTHORIZED']);
-const storeDown = (...also: ErrorCode[]) => errorAnswer('The store is unreachable, or the service is at capacity', [...also, 'STORE_UNAVAILABLE']);
+const unauthorized = errorAnswer(
+  'ACCESS_MODE token or proxy: no valid X-Hookwatch-Token, or no user from the sign-in proxy (TRUST_PROXY)',
+  ['UNAUTHORIZED'],
+);
+const storeDown = (...also: ErrorCode[]) =>
+  errorAnswer('The store is unreachable, or the service is at capacity', [...also, 'STORE_UNAVAILABLE']);
 const readsBody = (description: string, schema: JsonSchema, required: boolean): Operation['requestBody'] => ({
   description: `${description} Read as JSON whatever its Content-Type.`,
   required,
@@ -144,7 +164,9 @@ const readsBody = (description: string, schema: JsonSchema, required: boolean): 
 
 // ---- schemas ----
 
-const errorCode = z.enum(Object.keys(errors) as [ErrorCode, ...ErrorCode[]]).describe('A stable error code (docs/errors.md).');
+const errorCode = z
+  .enum(Object.keys(errors) as [ErrorCode, ...ErrorCode[]])
+  .describe('A stable error code (docs/errors.md).');
 
 /** The document's named schemas, as answers carry them (fields with a default are always there). */
 const answerSchemas = {
@@ -172,7 +194,9 @@ const answerSchemas = {
 const requestBodySchemas = {
   CreateEndpoint: createEndpointSchema,
   ExtendEndpoint: extendEndpointSchema,
-  ResponseConfigInput: responseConfigSchema.describe('A response configuration to set: every field but `status` may be left out for its default.'),
+  ResponseConfigInput: responseConfigSchema.describe(
+    'A response configuration to set: every field but `status` may be left out for its default.',
+  ),
 };
 
 type SchemaName = keyof typeof answerSchemas | keyof typeof requestBodySchemas;
@@ -181,10 +205,18 @@ type SchemaName = keyof typeof answerSchemas | keyof typeof requestBodySchemas;
  * JSON Schemas of `named` (the input or output side of each), referring to each other and to
  * `referable` by `#/components/schemas/<name>`.
  */
-function toJsonSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output', referable: Record<string, z.ZodType> = {}): Record<string, JsonSchema> {
+function toJsonSchemas(
+  named: Record<string, z.ZodType>,
+  io: 'input' | 'output',
+  referable: Record<string, z.ZodType> = {},
+): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries({ ...referable, ...named })) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}`, override: dropSafeIntegerBounds });
+  const { schemas } = z.toJSONSchema(registry, {
+    io,
+    uri: (id) => `#/components/schemas/${id}`,
+    override: dropSafeIntegerBounds,
+  });
   return Object.fromEntries(
     Object.keys(named).map((id) => {
       const { $schema: _dialect, $id: _id, ...schema } = schemas[id] as JsonSchema;
@@ -213,7 +245,7 @@ const endpointsPaths: Record<string, PathItem> = {
       operationId: 'listOwnEndpoints',
       summary: "A signed-in user's own endpoints",
       description:
-        'ACCESS_MODE token or proxy: the living endpoints the caller created, oldest first (at most 500), without their keys: their creator opens them without one. Every call of this API takes, in those modes, the access token as `X-Hookwatch-Token` (token) or the sign-in proxy\'s user header (proxy), else 401 UNAUTHORIZED. In open mode: 400.',
+        "ACCESS_MODE token or proxy: the living endpoints the caller created, oldest first (at most 500), without their keys: their creator opens them without one. Every call of this API takes, in those modes, the access token as `X-Hookwatch-Token` (token) or the sign-in proxy's user header (proxy), else 401 UNAUTHORIZED. In open mode: 400.",
       tags: ['endpoints'],
       security: NO_AUTH,
       responses: {
@@ -227,16 +259,22 @@ const endpointsPaths: Record<string, PathItem> = {
       operationId: 'createEndpoint',
       summary: 'Create an endpoint',
       description:
-        'Makes a live endpoint (watch it on the socket or by polling, or it is gone after the grace) or a kept one. At most KEPT_CREATES_PER_ADDRESS kept endpoints per window per address (shared with the socket\'s `create`), MAX_KEPT_ENDPOINTS in all.',
+        "Makes a live endpoint (watch it on the socket or by polling, or it is gone after the grace) or a kept one. At most KEPT_CREATES_PER_ADDRESS kept endpoints per window per address (shared with the socket's `create`), MAX_KEPT_ENDPOINTS in all.",
       tags: ['endpoints'],
       security: NO_AUTH,
-      requestBody: readsBody('The creator\'s choices; none for a live endpoint.', ref('CreateEndpoint'), false),
+      requestBody: readsBody("The creator's choices; none for a live endpoint.", ref('CreateEndpoint'), false),
       responses: {
         '401': unauthorized,
         '201': json('The new endpoint with its watch key (Cache-Control: no-store).', ref('EndpointInfo')),
-        '400': errorAnswer('A body that is not the JSON this call takes, or a choice this server refuses', ['INVALID_REQUEST']),
+        '400': errorAnswer('A body that is not the JSON this call takes, or a choice this server refuses', [
+          'INVALID_REQUEST',
+        ]),
         '409': errorAnswer('A living endpoint already has this name', ['NAME_TAKEN']),
-        '429': errorAnswer('Too many new endpoints from this address (from this user, when signed in), or the signed-in user holds MAX_KEPT_PER_USER kept endpoints', ['RATE_LIMITED', 'TOO_MANY_KEPT'], RETRY_AFTER),
+        '429': errorAnswer(
+          'Too many new endpoints from this address (from this user, when signed in), or the signed-in user holds MAX_KEPT_PER_USER kept endpoints',
+          ['RATE_LIMITED', 'TOO_MANY_KEPT'],
+          RETRY_AFTER,
+        ),
         '503': storeDown('AT_CAPACITY'),
       },
     },
@@ -296,18 +334,31 @@ const endpointsPaths: Record<string, PathItem> = {
     },
   },
   '/api/endpoints/{id}/requests/{seq}': {
-    parameters: [endpointId, { name: 'seq', in: 'path', required: true, description: 'The stored request\'s seq.', schema: { type: 'integer', minimum: 1 } }],
+    parameters: [
+      endpointId,
+      {
+        name: 'seq',
+        in: 'path',
+        required: true,
+        description: "The stored request's seq.",
+        schema: { type: 'integer', minimum: 1 },
+      },
+    ],
     delete: {
       operationId: 'deleteRequest',
       summary: 'Delete one captured request',
-      description: 'Deletes the stored request with its forward result; every watcher gets `removed`. Its seq is never given again.',
+      description:
+        'Deletes the stored request with its forward result; every watcher gets `removed`. Its seq is never given again.',
       tags: ['endpoints'],
       security: WATCH_KEY,
       responses: {
         '401': unauthorized,
         '204': { description: 'Deleted.' },
         '400': errorAnswer('A seq that is not a whole number of at least 1', ['INVALID_REQUEST']),
-        '404': errorAnswer('No such endpoint (as for every call), or that request is not stored', ['ENDPOINT_NOT_FOUND', 'REQUEST_NOT_FOUND']),
+        '404': errorAnswer('No such endpoint (as for every call), or that request is not stored', [
+          'ENDPOINT_NOT_FOUND',
+          'REQUEST_NOT_FOUND',
+        ]),
         '503': storeDown(),
       },
     },
@@ -324,7 +375,10 @@ const endpointsPaths: Record<string, PathItem> = {
       responses: {
         '401': unauthorized,
         '200': json('The configuration now in force.', ref('ResponseSet')),
-        '400': errorAnswer('An invalid configuration (the message names each bad field), or a body that is not JSON', ['INVALID_RESPONSE_CONFIG', 'INVALID_REQUEST']),
+        '400': errorAnswer('An invalid configuration (the message names each bad field), or a body that is not JSON', [
+          'INVALID_RESPONSE_CONFIG',
+          'INVALID_REQUEST',
+        ]),
         '404': notFound,
         '503': storeDown('AT_CAPACITY'),
       },
@@ -334,7 +388,7 @@ const endpointsPaths: Record<string, PathItem> = {
     parameters: [endpointId],
     post: {
       operationId: 'extendEndpoint',
-      summary: 'Extend a kept endpoint\'s lifetime',
+      summary: "Extend a kept endpoint's lifetime",
       description: 'Every watcher gets `extended`.',
       tags: ['endpoints'],
       security: WATCH_KEY,
@@ -351,11 +405,19 @@ const endpointsPaths: Record<string, PathItem> = {
 };
 
 /** The common methods a receiver captures; it takes every other one Node parses too. */
-const CAPTURED_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const satisfies readonly HttpMethod[];
+const CAPTURED_METHODS = [
+  'get',
+  'post',
+  'put',
+  'patch',
+  'delete',
+  'head',
+  'options',
+] as const satisfies readonly HttpMethod[];
 
 const SOURCE_HEADER: Record<string, Header> = {
   [RESPONSE_SOURCE_HEADER]: {
-    description: '`configured` on the answer the endpoint\'s owner configured, `error` on one of Hookwatch\'s own.',
+    description: "`configured` on the answer the endpoint's owner configured, `error` on one of Hookwatch's own.",
     schema: { type: 'string', enum: ['configured', 'error'] },
   },
 };
@@ -369,7 +431,7 @@ function receiverPath(kind: EndpointKind, withSubPath: boolean): PathItem {
       in: 'path',
       required: true,
       description:
-        'Any sub-path, slashes included (`github/push`): captured as the record\'s `subPath`, exactly as sent. Its `/` must go as `/`: an encoded `%2F` is captured as written (`/github%2Fpush`), since a sender may mean it. OpenAPI 3.1 cannot mark a path parameter as holding `/` (3.2 does, with `allowReserved`): `x-allow-reserved` says it for tools that read it; with a generated client that encodes it anyway, send to a sub-path with a plain HTTP call (`curl -X POST {base}/api/webhook-tester/{id}/github/push`).',
+        "Any sub-path, slashes included (`github/push`): captured as the record's `subPath`, exactly as sent. Its `/` must go as `/`: an encoded `%2F` is captured as written (`/github%2Fpush`), since a sender may mean it. OpenAPI 3.1 cannot mark a path parameter as holding `/` (3.2 does, with `allowReserved`): `x-allow-reserved` says it for tools that read it; with a generated client that encodes it anyway, send to a sub-path with a plain HTTP call (`curl -X POST {base}/api/webhook-tester/{id}/github/push`).",
       'x-allow-reserved': true,
       schema: { type: 'string' },
     });
@@ -377,7 +439,7 @@ function receiverPath(kind: EndpointKind, withSubPath: boolean): PathItem {
   const item: PathItem = {
     summary: `Receiver URL of a ${kind} endpoint${withSubPath ? ', with a sub-path' : ''}`,
     description:
-      'Captures any request, with any method (every one Node parses but CONNECT, including those OpenAPI cannot name: PROPFIND, QUERY, …), any query, any headers and any body, and answers it with the endpoint\'s response configuration. Every answer carries `Content-Security-Policy: sandbox`, `X-Content-Type-Options: nosniff` and open CORS. See docs/protocol.md (`request`) for the record.',
+      "Captures any request, with any method (every one Node parses but CONNECT, including those OpenAPI cannot name: PROPFIND, QUERY, …), any query, any headers and any body, and answers it with the endpoint's response configuration. Every answer carries `Content-Security-Policy: sandbox`, `X-Content-Type-Options: nosniff` and open CORS. See docs/protocol.md (`request`) for the record.",
     parameters,
     'x-hookwatch-any-method': true,
   };
@@ -388,13 +450,28 @@ function receiverPath(kind: EndpointKind, withSubPath: boolean): PathItem {
         headers: SOURCE_HEADER,
         content: { '*/*': { schema: {} } },
       },
-      '404': errorAnswer(`No ${kind} endpoint has this id (an answer configured with 404 says \`configured\` in ${RESPONSE_SOURCE_HEADER})`, ['ENDPOINT_NOT_FOUND']),
-      '413': errorAnswer('The body passed READ_LIMIT_BYTES: captured truncated, and the connection is closed', ['BODY_TOO_LARGE']),
-      '429': errorAnswer('RATE_LIMIT_PER_ENDPOINT or RATE_LIMIT_PER_ADDRESS; not captured', ['RATE_LIMITED'], RETRY_AFTER),
-      '503': errorAnswer('Bodies being read hold MAX_READING_BYTES, or the store is unreachable; not captured', ['AT_CAPACITY', 'STORE_UNAVAILABLE']),
+      '404': errorAnswer(
+        `No ${kind} endpoint has this id (an answer configured with 404 says \`configured\` in ${RESPONSE_SOURCE_HEADER})`,
+        ['ENDPOINT_NOT_FOUND'],
+      ),
+      '413': errorAnswer('The body passed READ_LIMIT_BYTES: captured truncated, and the connection is closed', [
+        'BODY_TOO_LARGE',
+      ]),
+      '429': errorAnswer(
+        'RATE_LIMIT_PER_ENDPOINT or RATE_LIMIT_PER_ADDRESS; not captured',
+        ['RATE_LIMITED'],
+        RETRY_AFTER,
+      ),
+      '503': errorAnswer('Bodies being read hold MAX_READING_BYTES, or the store is unreachable; not captured', [
+        'AT_CAPACITY',
+        'STORE_UNAVAILABLE',
+      ]),
     };
     if (method === 'options') {
-      responses['204'] = { description: 'A CORS preflight (with Access-Control-Request-Method): captured, and answered so the browser lets the real request through.' };
+      responses['204'] = {
+        description:
+          'A CORS preflight (with Access-Control-Request-Method): captured, and answered so the browser lets the real request through.',
+      };
     }
     item[method] = {
       operationId: `capture${kindName}${method[0]?.toUpperCase()}${method.slice(1)}${withSubPath ? 'SubPath' : ''}`,
@@ -404,7 +481,8 @@ function receiverPath(kind: EndpointKind, withSubPath: boolean): PathItem {
       ...(method === 'post' || method === 'put' || method === 'patch'
         ? {
             requestBody: {
-              description: 'Any bytes, read as a stream (a body on any other method is captured too). MAX_BODY_BYTES (KEPT_MAX_BODY_BYTES) of it are kept.',
+              description:
+                'Any bytes, read as a stream (a body on any other method is captured too). MAX_BODY_BYTES (KEPT_MAX_BODY_BYTES) of it are kept.',
               required: false,
               content: { '*/*': { schema: {} } },
             },
@@ -427,19 +505,35 @@ const otherPaths: Record<string, PathItem> = {
   [LIVE_PATH]: {
     get: {
       operationId: 'openLiveSocket',
-      summary: 'The live protocol\'s WebSocket',
+      summary: "The live protocol's WebSocket",
       description: `A WebSocket with the subprotocol \`${SUBPROTOCOL}\`, described in docs/protocol.md: JSON text frames to create or join an endpoint and watch its requests arrive. Without an Upgrade it answers 426. A browser may open it only from the page's own origin or ALLOWED_ORIGINS.`,
       tags: ['live'],
       security: NO_AUTH,
       parameters: [
-        { name: 'Upgrade', in: 'header', required: true, description: '`websocket`.', schema: { type: 'string', const: 'websocket' } },
-        { name: 'Sec-WebSocket-Protocol', in: 'header', required: true, description: `\`${SUBPROTOCOL}\` (without it the socket is closed with 1002).`, schema: { type: 'string' } },
+        {
+          name: 'Upgrade',
+          in: 'header',
+          required: true,
+          description: '`websocket`.',
+          schema: { type: 'string', const: 'websocket' },
+        },
+        {
+          name: 'Sec-WebSocket-Protocol',
+          in: 'header',
+          required: true,
+          description: `\`${SUBPROTOCOL}\` (without it the socket is closed with 1002).`,
+          schema: { type: 'string' },
+        },
       ],
       responses: {
         '101': { description: `Switching to the WebSocket protocol \`${SUBPROTOCOL}\`.` },
         '403': errorAnswer('A browser on another origin', ['ORIGIN_NOT_ALLOWED']),
         '426': errorAnswer('A plain HTTP request, without an Upgrade', ['UPGRADE_REQUIRED']),
-        '429': errorAnswer('Too many live sockets from this address', ['RATE_LIMITED', 'TOO_MANY_SOCKETS'], RETRY_AFTER),
+        '429': errorAnswer(
+          'Too many live sockets from this address',
+          ['RATE_LIMITED', 'TOO_MANY_SOCKETS'],
+          RETRY_AFTER,
+        ),
       },
     },
   },
@@ -447,7 +541,8 @@ const otherPaths: Record<string, PathItem> = {
     get: {
       operationId: 'access',
       summary: 'How this instance decides who may create and watch',
-      description: '`mode` is ACCESS_MODE; `user` the signed-in caller (from `X-Hookwatch-Token` or the sign-in proxy), null when none. The same for an unknown and a wrong token.',
+      description:
+        '`mode` is ACCESS_MODE; `user` the signed-in caller (from `X-Hookwatch-Token` or the sign-in proxy), null when none. The same for an unknown and a wrong token.',
       tags: ['operations'],
       security: NO_AUTH,
       responses: {
@@ -470,7 +565,10 @@ const otherPaths: Record<string, PathItem> = {
       summary: 'The process answers and can reach its store',
       tags: ['operations'],
       security: NO_AUTH,
-      responses: { '200': json('Ready.', ref('Readiness')), '503': json('The store is unreachable.', ref('Readiness')) },
+      responses: {
+        '200': json('Ready.', ref('Readiness')),
+        '503': json('The store is unreachable.', ref('Readiness')),
+      },
     },
   },
   '/metrics': {
@@ -489,19 +587,25 @@ const otherPaths: Record<string, PathItem> = {
       summary: 'This document',
       tags: ['operations'],
       security: NO_AUTH,
-      responses: { '200': json('The OpenAPI 3.1 description of the HTTP API (Cache-Control: no-cache).', { type: 'object' }) },
+      responses: {
+        '200': json('The OpenAPI 3.1 description of the HTTP API (Cache-Control: no-cache).', { type: 'object' }),
+      },
     },
   },
   '/': {
     get: {
       operationId: 'page',
       summary: 'The page',
-      description: 'The web page that creates an endpoint and shows its requests live (its scripts and styles are served beside it). 503 when it is not built.',
+      description:
+        'The web page that creates an endpoint and shows its requests live (its scripts and styles are served beside it). 503 when it is not built.',
       tags: ['operations'],
       security: NO_AUTH,
       responses: {
         '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
-        '503': { description: 'The page is not built (`npm run build:client`).', content: { 'text/plain': { schema: { type: 'string' } } } },
+        '503': {
+          description: 'The page is not built (`npm run build:client`).',
+          content: { 'text/plain': { schema: { type: 'string' } } },
+        },
       },
     },
   },
@@ -528,7 +632,11 @@ export const openApiDocument: OpenApiDocument = {
   components: {
     schemas,
     securitySchemes: {
-      watchKey: { type: 'http', scheme: 'bearer', description: 'The endpoint\'s watch key (`key` when it was created). Never read from a query string.' },
+      watchKey: {
+        type: 'http',
+        scheme: 'bearer',
+        description: "The endpoint's watch key (`key` when it was created). Never read from a query string.",
+      },
     },
   },
 };

@@ -36,11 +36,21 @@ export async function pageRoute(app: FastifyInstance, options: { root?: string }
 
   if (!existsSync(root)) {
     app.get('/', async (_request, reply) =>
-      reply.code(503).type('text/plain; charset=utf-8').send('The page is not built. Run `npm run build:client` (npm start does it for you).\n'),
+      reply
+        .code(503)
+        .type('text/plain; charset=utf-8')
+        .send('The page is not built. Run `npm run build:client` (npm start does it for you).\n'),
     );
     return;
   }
   // Source maps are never served: a build made with them (a developer's) would hand out the
   // page's whole source, comments included, to anyone who asks.
-  await app.register(fastifyStatic, { root, index: 'index.html', wildcard: false, cacheControl: true, maxAge: 0, allowedPath: (path) => !path.endsWith('.map') });
+  await app.register(fastifyStatic, {
+    root,
+    index: 'index.html',
+    wildcard: false,
+    cacheControl: true,
+    maxAge: 0,
+    allowedPath: (path) => !path.endsWith('.map'),
+  });
 }

@@ -12,7 +12,10 @@ const HEADER_LINES = Object.entries(RECEIVER_HEADERS)
  * One of our errors as a whole raw HTTP/1.1 answer that closes the connection, for sockets no
  * route will answer (parser errors, refused upgrades and connections).
  */
-export function rawErrorAnswer(error: { code: string; message: string; statusCode: number }, extraHeaders = ''): string {
+export function rawErrorAnswer(
+  error: { code: string; message: string; statusCode: number },
+  extraHeaders = '',
+): string {
   const body = JSON.stringify(toErrorBody(error));
   return (
     `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n` +

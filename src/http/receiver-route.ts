@@ -51,9 +51,16 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
     debug ? logger.child(bindings, childOptions) : logger;
 
   for (const kind of ['live', 'kept'] as const) {
-    const handler = (request: FastifyRequest, reply: FastifyReply) => capture(request, reply, kind, endpointIdOf(request));
+    const handler = (request: FastifyRequest, reply: FastifyReply) =>
+      capture(request, reply, kind, endpointIdOf(request));
     for (const url of [`${RECEIVER_PREFIXES[kind]}:id`, `${RECEIVER_PREFIXES[kind]}:id/*`]) {
-      app.route({ method: RECEIVER_METHODS, url, onRequest: admission.limited ? (admission.admit as onRequestHookHandler) : [], childLoggerFactory, handler });
+      app.route({
+        method: RECEIVER_METHODS,
+        url,
+        onRequest: admission.limited ? (admission.admit as onRequestHookHandler) : [],
+        childLoggerFactory,
+        handler,
+      });
     }
   }
 

@@ -82,21 +82,29 @@ export interface EndpointTrim<T extends HeldRequest> {
  * endpoint's stored requests, oldest first: read only when one must go, and only as far as needed
  * (a backend may hand a database cursor that opens when read).
  */
-export function trimEndpoint<T extends HeldRequest>(oldestFirst: Iterable<T>, tally: EndpointTally, limits: EndpointLimits): EndpointTrim<T> {
+export function trimEndpoint<T extends HeldRequest>(
+  oldestFirst: Iterable<T>,
+  tally: EndpointTally,
+  limits: EndpointLimits,
+): EndpointTrim<T> {
   let { count, bytes } = tally;
   const trim: EndpointTrim<T> = { dropped: [], evicted: 0, evictedThroughSeq: undefined };
   const overCount = () => count > limits.requestsPerEndpoint;
   const overBytes = () => bytes > limits.maxStoredBytesPerEndpoint && count > 1;
-  takeWhile(oldestFirst, () => overCount() || overBytes(), (held) => {
-    // The count's trim comes first: a request it takes is not an eviction, whatever the bytes say.
-    if (!overCount()) {
-      trim.evicted++;
-      trim.evictedThroughSeq = held.seq;
-    }
-    trim.dropped.push(held);
-    count--;
-    bytes -= held.costBytes;
-  });
+  takeWhile(
+    oldestFirst,
+    () => overCount() || overBytes(),
+    (held) => {
+      // The count's trim comes first: a request it takes is not an eviction, whatever the bytes say.
+      if (!overCount()) {
+        trim.evicted++;
+        trim.evictedThroughSeq = held.seq;
+      }
+      trim.dropped.push(held);
+      count--;
+      bytes -= held.costBytes;
+    },
+  );
   return trim;
 }
 
@@ -115,15 +123,23 @@ export interface StoreEviction<T extends HeldAnywhere> {
  * `oldestFirst` is every stored request in the order they were stored, read as `trimEndpoint`
  * reads its own.
  */
-export function evictAcrossEndpoints<T extends HeldAnywhere>(oldestFirst: Iterable<T>, totalBytes: number, maxStoredBytes: number): StoreEviction<T> {
+export function evictAcrossEndpoints<T extends HeldAnywhere>(
+  oldestFirst: Iterable<T>,
+  totalBytes: number,
+  maxStoredBytes: number,
+): StoreEviction<T> {
   let bytes = totalBytes;
   const dropped: T[] = [];
   const through = new Map<string, number>();
-  takeWhile(oldestFirst, () => bytes > maxStoredBytes, (held) => {
-    dropped.push(held);
-    through.set(held.endpointId, held.seq);
-    bytes -= held.costBytes;
-  });
+  takeWhile(
+    oldestFirst,
+    () => bytes > maxStoredBytes,
+    (held) => {
+      dropped.push(held);
+      through.set(held.endpointId, held.seq);
+      bytes -= held.costBytes;
+    },
+  );
   return { dropped, evictedThrough: [...through] };
 }
 

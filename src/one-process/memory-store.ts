@@ -1,10 +1,34 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import {
+  answeredMessage,
+  clearedMessage,
+  DELETED_MESSAGE,
+  extendedMessage,
+  removedMessage,
+  responseChangedMessage,
+  watchersMessage,
+} from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
-import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint } from '../log/rulebook.js';
+import {
+  chooseAnswer,
+  evictAcrossEndpoints,
+  nextSeq,
+  responseConfigCost,
+  storedCost,
+  trimEndpoint,
+} from '../log/rulebook.js';
 import type { ResponseConfig } from '../shared/schemas/response-config.js';
-import { MAX_LISTED_ENDPOINTS, redactsSecrets, toRequestMessage, withAnswer, type EndpointRecord, type Store, type StoreLimits, type StoredRequest } from '../store/store.js';
+import {
+  MAX_LISTED_ENDPOINTS,
+  redactsSecrets,
+  toRequestMessage,
+  withAnswer,
+  type EndpointRecord,
+  type Store,
+  type StoreLimits,
+  type StoredRequest,
+} from '../store/store.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -93,7 +117,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
 
   /** Every stored request in the store-wide age order, oldest first. */
   function* heldAnywhere() {
-    for (let held = oldest; held; held = held.newer) yield { endpointId: held.entry.endpoint.id, seq: held.seq, costBytes: costOf(held), held };
+    for (let held = oldest; held; held = held.newer)
+      yield { endpointId: held.entry.endpoint.id, seq: held.seq, costBytes: costOf(held), held };
   }
 
   /**
@@ -103,11 +128,13 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
   function keepBudgets(entry: Entry): void {
     const trim = trimEndpoint(heldOf(entry), { count: entry.requests.length, bytes: entry.bytes }, options);
     for (const { held } of trim.dropped) dropOldest(held.entry);
-    if (trim.evictedThroughSeq !== undefined) void options.bus.publish(entry.endpoint.id, { data: evictedMessage(trim.evictedThroughSeq) });
+    if (trim.evictedThroughSeq !== undefined)
+      void options.bus.publish(entry.endpoint.id, { data: evictedMessage(trim.evictedThroughSeq) });
     const eviction = evictAcrossEndpoints(heldAnywhere(), totalBytes, options.maxStoredBytes);
     // Oldest first across endpoints: each is its endpoint's oldest when its turn comes.
     for (const { held } of eviction.dropped) dropOldest(held.entry);
-    for (const [id, throughSeq] of eviction.evictedThrough) void options.bus.publish(id, { data: evictedMessage(throughSeq) });
+    for (const [id, throughSeq] of eviction.evictedThrough)
+      void options.bus.publish(id, { data: evictedMessage(throughSeq) });
     evictedRequests += trim.evicted + eviction.dropped.length;
   }
 
@@ -128,7 +155,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
   function countAlive(kind?: EndpointRecord['kind']): number {
     let count = 0;
     const at = now();
-    for (const entry of all.values()) if (entry.deadlineMs > at && (kind === undefined || entry.endpoint.kind === kind)) count++;
+    for (const entry of all.values())
+      if (entry.deadlineMs > at && (kind === undefined || entry.endpoint.kind === kind)) count++;
     return count;
   }
 
@@ -139,7 +167,18 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // The map may still hold expired entries the sweep has not reached: count the living.
       if (all.size >= maxEndpoints && countAlive(endpoint.kind) >= maxEndpoints) return 'full';
       if (taken) remove(endpoint.id, taken);
-      all.set(endpoint.id, { endpoint: { ...endpoint }, deadlineMs, leases: new Map(), watchers: new Map(), lastSeq: 0, clearedSeq: 0, requests: [], bytes: 0, responseBytes: 0, ruleCounts: {} });
+      all.set(endpoint.id, {
+        endpoint: { ...endpoint },
+        deadlineMs,
+        leases: new Map(),
+        watchers: new Map(),
+        lastSeq: 0,
+        clearedSeq: 0,
+        requests: [],
+        bytes: 0,
+        responseBytes: 0,
+        ruleCounts: {},
+      });
       return 'created';
     },
 
@@ -179,7 +218,9 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
     async listEndpoints(creator) {
       // A scan: the map holds at most MAX_ENDPOINTS + MAX_KEPT_ENDPOINTS, and listing is rare.
       const at = now();
-      const own = [...all.values()].filter((entry) => entry.deadlineMs > at && entry.endpoint.creator === creator).map((entry) => ({ ...entry.endpoint }));
+      const own = [...all.values()]
+        .filter((entry) => entry.deadlineMs > at && entry.endpoint.creator === creator)
+        .map((entry) => ({ ...entry.endpoint }));
       return own.sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(-MAX_LISTED_ENDPOINTS);
     },
 
@@ -258,7 +299,13 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       const seq = nextSeq(entry.lastSeq);
       entry.lastSeq = seq;
       const choice = chooseAnswer(newEntry.choices, entry.ruleCounts);
-      const request: Held = { seq, message: toRequestMessage(newEntry.json, newEntry.answers[choice] as string, seq), entry, older: undefined, newer: undefined };
+      const request: Held = {
+        seq,
+        message: toRequestMessage(newEntry.json, newEntry.answers[choice] as string, seq),
+        entry,
+        older: undefined,
+        newer: undefined,
+      };
       entry.requests.push(request);
       entry.bytes += costOf(request);
       totalBytes += costOf(request);
@@ -295,7 +342,9 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // Copies without the links: a reader holding its answer pins no other request.
       const requests = entry.requests
         .filter((held) => held.seq > afterSeq)
-        .map(({ seq, message, forwarded }): StoredRequest => (forwarded === undefined ? { seq, message } : { seq, message, forwarded }));
+        .map(({ seq, message, forwarded }): StoredRequest =>
+          forwarded === undefined ? { seq, message } : { seq, message, forwarded },
+        );
       return { requests, lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
     },
 

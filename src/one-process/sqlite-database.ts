@@ -83,7 +83,10 @@ export function openDatabase(dataDir: string): SqliteDatabase {
 
 function migrate(db: SqliteDatabase): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > MIGRATIONS.length) throw new Error(`the database's schema version ${version} is newer than this Hookwatch knows (${MIGRATIONS.length}): run a newer release`);
+  if (version > MIGRATIONS.length)
+    throw new Error(
+      `the database's schema version ${version} is newer than this Hookwatch knows (${MIGRATIONS.length}): run a newer release`,
+    );
   for (let next = version + 1; next <= MIGRATIONS.length; next++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[next - 1] as string);

@@ -1,8 +1,24 @@
 import type { Bus } from '../bus/bus.js';
 import { evictedMessage } from '../shared/protocol.js';
 import type { ResponseConfig } from '../shared/schemas/response-config.js';
-import { chooseAnswer, evictAcrossEndpoints, nextSeq, responseConfigCost, storedCost, trimEndpoint, type HeldAnywhere } from '../log/rulebook.js';
-import { answeredMessage, clearedMessage, DELETED_MESSAGE, extendedMessage, removedMessage, responseChangedMessage, watchersMessage } from '../shared/server-messages.js';
+import {
+  chooseAnswer,
+  evictAcrossEndpoints,
+  nextSeq,
+  responseConfigCost,
+  storedCost,
+  trimEndpoint,
+  type HeldAnywhere,
+} from '../log/rulebook.js';
+import {
+  answeredMessage,
+  clearedMessage,
+  DELETED_MESSAGE,
+  extendedMessage,
+  removedMessage,
+  responseChangedMessage,
+  watchersMessage,
+} from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
 import { createSizedCache } from './sized-cache.js';
 import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
@@ -149,7 +165,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const watchers = new Map<string, Map<string, number>>();
 
   /** The database refused or is gone (disk full, read-only, I/O error, closed): not a bug here. */
-  const unavailable = (error: unknown): unknown => (!db.open || (error instanceof Error && error.name === 'SqliteError') ? new StoreUnavailableError(error) : error);
+  const unavailable = (error: unknown): unknown =>
+    !db.open || (error instanceof Error && error.name === 'SqliteError') ? new StoreUnavailableError(error) : error;
   /** Runs `work` in one transaction; any database failure is the store being unavailable. */
   const inTransaction = <T>(work: () => T): T => {
     try {
@@ -185,7 +202,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const row = sql.endpoint.get(id) as EndpointRow | undefined;
     return row && row.deadline_ms > now() ? row : undefined;
   };
-  const toRecord = (id: string, row: EndpointRow): EndpointRecord => ({ ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response'>), id, response: JSON.parse(row.response) as ResponseConfig });
+  const toRecord = (id: string, row: EndpointRow): EndpointRecord => ({
+    ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response'>),
+    id,
+    response: JSON.parse(row.response) as ResponseConfig,
+  });
 
   /** The endpoint's configuration, redaction and rule counts, parsed once (the endpoint exists). */
   const parsedConfig = (id: string): ParsedConfig => {
@@ -234,12 +255,22 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
    * announcements to make once committed, [endpoint, through seq], in the order they were decided.
    */
   const keepBudgets = (id: string): Array<[string, number]> => {
-    const trim = trimEndpoint(cursor(() => sql.heldOf.iterate(id)), held.get(id) ?? { count: 0, bytes: 0 }, options);
+    const trim = trimEndpoint(
+      cursor(() => sql.heldOf.iterate(id)),
+      held.get(id) ?? { count: 0, bytes: 0 },
+      options,
+    );
     for (const row of trim.dropped) drop(row);
-    const eviction = evictAcrossEndpoints(cursor(() => sql.heldAnywhere.iterate()), totalBytes, options.maxDiskBytes);
+    const eviction = evictAcrossEndpoints(
+      cursor(() => sql.heldAnywhere.iterate()),
+      totalBytes,
+      options.maxDiskBytes,
+    );
     for (const row of eviction.dropped) drop(row);
     evictedRequests += trim.evicted + eviction.dropped.length;
-    return trim.evictedThroughSeq === undefined ? eviction.evictedThrough : [[id, trim.evictedThroughSeq], ...eviction.evictedThrough];
+    return trim.evictedThroughSeq === undefined
+      ? eviction.evictedThrough
+      : [[id, trim.evictedThroughSeq], ...eviction.evictedThrough];
   };
 
   /** The endpoint a commit stores into, read at its first capture there; null when there is none alive. */
@@ -247,7 +278,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     let endpoint = endpoints.get(id);
     if (endpoint === undefined) {
       const row = sql.appendRow.get(id) as Pick<EndpointRow, 'kind' | 'deadline_ms' | 'last_seq'> | undefined;
-      endpoint = row && row.deadline_ms > now() ? { kind: row.kind, lastSeq: row.last_seq, config: parsedConfig(id), grew: false, counted: false } : null;
+      endpoint =
+        row && row.deadline_ms > now()
+          ? { kind: row.kind, lastSeq: row.last_seq, config: parsedConfig(id), grew: false, counted: false }
+          : null;
       endpoints.set(id, endpoint);
     }
     return endpoint;
@@ -298,8 +332,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     if ('failed' in outcome) return capture.reject(outcome.failed);
     const { seq, message, response, choice, evictedThrough } = outcome;
     const published = bus.publish(capture.id, { seq, data: message, capturedAtMs: capture.capturedAtMs });
-    for (const [endpointId, throughSeq] of evictedThrough) void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
-    published.then(() => capture.resolve({ seq, response, choice, responder: responders.holder(capture.id) !== undefined }), capture.reject);
+    for (const [endpointId, throughSeq] of evictedThrough)
+      void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
+    published.then(
+      () => capture.resolve({ seq, response, choice, responder: responders.holder(capture.id) !== undefined }),
+      capture.reject,
+    );
   };
 
   /**
@@ -351,7 +389,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       const extended = inTransaction(() => {
         const row = aliveRow(id);
         if (!row || row.kind !== 'kept') return undefined;
-        const record = { ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response' | 'id'>), expiresAt: new Date(deadlineMs).toISOString() };
+        const record = {
+          ...(JSON.parse(row.record) as Omit<EndpointRecord, 'response' | 'id'>),
+          expiresAt: new Date(deadlineMs).toISOString(),
+        };
         sql.extend.run(JSON.stringify(record), deadlineMs, id);
         // The record changed: the next capture parses it again rather than trust what was derived from the old one.
         parsed.delete(id);
@@ -389,7 +430,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     async listEndpoints(creator) {
-      const rows = reading(() => sql.byCreator.all(creator, now(), MAX_LISTED_ENDPOINTS) as Array<EndpointRow & { id: string }>);
+      const rows = reading(
+        () => sql.byCreator.all(creator, now(), MAX_LISTED_ENDPOINTS) as Array<EndpointRow & { id: string }>,
+      );
       return rows.map((row) => toRecord(row.id, row)).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     },
 
@@ -420,7 +463,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       watchers.set(id, of);
       const at = now();
       let total = 0;
-      for (const [holder, count] of of) if (holder === holderId || (leases.get(id)?.get(holder) ?? 0) > at) total += count;
+      for (const [holder, count] of of)
+        if (holder === holderId || (leases.get(id)?.get(holder) ?? 0) > at) total += count;
       await bus.publish(id, { data: watchersMessage(total) });
       return total;
     },
@@ -508,8 +552,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return inTransaction(() => {
         const row = aliveRow(id);
         if (!row) return undefined;
-        const rows = sql.requestsAfter.all(id, afterSeq) as Array<{ seq: number; message: Buffer; forwarded: string | null }>;
-        const requests = rows.map(({ seq, message, forwarded }): StoredRequest => (forwarded === null ? { seq, message } : { seq, message, forwarded }));
+        const rows = sql.requestsAfter.all(id, afterSeq) as Array<{
+          seq: number;
+          message: Buffer;
+          forwarded: string | null;
+        }>;
+        const requests = rows.map(({ seq, message, forwarded }): StoredRequest =>
+          forwarded === null ? { seq, message } : { seq, message, forwarded },
+        );
         return { requests, lastSeq: row.last_seq, clearedSeq: row.cleared_seq };
       });
     },
@@ -517,7 +567,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async setForwarded(id, seq, message) {
       const kept = inTransaction(() => {
         if (!aliveRow(id)) return undefined;
-        const row = sql.requestCost.get(id, seq) as { message: Buffer; forwarded: string | null; cost: number } | undefined;
+        const row = sql.requestCost.get(id, seq) as
+          { message: Buffer; forwarded: string | null; cost: number } | undefined;
         if (!row) return undefined;
         // Counted with its request: a grown request counts against both budgets like a new one.
         const growth = storedCost(row.message, message) - storedCost(row.message, row.forwarded ?? undefined);
@@ -561,17 +612,23 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
 function prepareStatements(db: SqliteDatabase) {
   return {
-    endpoint: db.prepare('SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?'),
+    endpoint: db.prepare(
+      'SELECT kind, record, response, deadline_ms, last_seq, cleared_seq, rule_counts FROM endpoints WHERE id = ?',
+    ),
     // A capture's read (and findEndpointKind's): the configuration and rule counts come from the parsed cache.
     appendRow: db.prepare('SELECT kind, deadline_ms, last_seq FROM endpoints WHERE id = ?'),
     configBytes: db.prepare('SELECT SUM(length(CAST(response AS BLOB))) AS bytes FROM endpoints'),
     configBytesOf: db.prepare('SELECT length(CAST(response AS BLOB)) AS bytes FROM endpoints WHERE id = ?'),
-    insertEndpoint: db.prepare('INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)'),
+    insertEndpoint: db.prepare(
+      'INSERT INTO endpoints (id, kind, record, response, deadline_ms) VALUES (?, ?, ?, ?, ?)',
+    ),
     deleteEndpoint: db.prepare('DELETE FROM endpoints WHERE id = ?'),
     countAlive: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE deadline_ms > ?'),
     setCreator: db.prepare('UPDATE endpoints SET creator = ? WHERE id = ?'),
     // Those living longest first, so past the limit the nearest to expiring are left out; the caller orders them.
-    byCreator: db.prepare('SELECT * FROM endpoints WHERE creator = ? AND deadline_ms > ? ORDER BY deadline_ms DESC LIMIT ?'),
+    byCreator: db.prepare(
+      'SELECT * FROM endpoints WHERE creator = ? AND deadline_ms > ? ORDER BY deadline_ms DESC LIMIT ?',
+    ),
     countAliveOfKind: db.prepare('SELECT COUNT(*) AS n FROM endpoints WHERE kind = ? AND deadline_ms > ?'),
     expired: db.prepare('SELECT id FROM endpoints WHERE deadline_ms <= ? LIMIT ?'),
     setDeadline: db.prepare('UPDATE endpoints SET deadline_ms = ? WHERE id = ?'),
@@ -586,13 +643,19 @@ function prepareStatements(db: SqliteDatabase) {
     deleteRequest: db.prepare('DELETE FROM requests WHERE id = ?'),
     deleteRequestOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ? AND seq = ? RETURNING cost'),
     deleteRequestsOf: db.prepare('DELETE FROM requests WHERE endpoint_id = ?'),
-    heldOf: db.prepare('SELECT id, endpoint_id AS endpointId, seq, cost AS costBytes FROM requests WHERE endpoint_id = ? ORDER BY seq'),
+    heldOf: db.prepare(
+      'SELECT id, endpoint_id AS endpointId, seq, cost AS costBytes FROM requests WHERE endpoint_id = ? ORDER BY seq',
+    ),
     // Stored order is age order: ids only grow (AUTOINCREMENT).
     heldAnywhere: db.prepare('SELECT id, endpoint_id AS endpointId, seq, cost AS costBytes FROM requests ORDER BY id'),
-    requestsAfter: db.prepare('SELECT seq, message, forwarded FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq'),
+    requestsAfter: db.prepare(
+      'SELECT seq, message, forwarded FROM requests WHERE endpoint_id = ? AND seq > ? ORDER BY seq',
+    ),
     setForwarded: db.prepare('UPDATE requests SET forwarded = ?, cost = ? WHERE endpoint_id = ? AND seq = ?'),
     requestCost: db.prepare('SELECT message, forwarded, cost FROM requests WHERE endpoint_id = ? AND seq = ?'),
-    heldByEndpoint: db.prepare('SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id'),
+    heldByEndpoint: db.prepare(
+      'SELECT endpoint_id, COUNT(*) AS count, SUM(cost) AS bytes FROM requests GROUP BY endpoint_id',
+    ),
   };
 }
 
@@ -607,5 +670,8 @@ function cursor(open: () => IterableIterator<unknown>): Iterable<HeldRow> {
 /** SQLITE_FULL (or the disk's ENOSPC under it), as better-sqlite3 reports it inside StoreUnavailableError. */
 function isDiskFull(error: unknown): boolean {
   const cause = error instanceof StoreUnavailableError ? error.cause : error;
-  return (cause as { code?: unknown } | null)?.code === 'SQLITE_FULL' || /disk is full|no space/i.test(String((cause as Error | null)?.message));
+  return (
+    (cause as { code?: unknown } | null)?.code === 'SQLITE_FULL' ||
+    /disk is full|no space/i.test(String((cause as Error | null)?.message))
+  );
 }

@@ -35,7 +35,8 @@ export function createStoreByKind(stores: { live: Store; kept: Store }): Store {
     releaseEndpoint: async (id, holderId, graceMs) => (await holding(id)).releaseEndpoint(id, holderId, graceMs),
     sweepExpired: async () => (await live.sweepExpired()) + (await kept.sweepExpired()),
     setResponse: async (id, response) => (await holding(id)).setResponse(id, response),
-    appendRequest: async (id, kind, recordFor, capturedAtMs, giveUpAtMs) => byKind(kind).appendRequest(id, kind, recordFor, capturedAtMs, giveUpAtMs),
+    appendRequest: async (id, kind, recordFor, capturedAtMs, giveUpAtMs) =>
+      byKind(kind).appendRequest(id, kind, recordFor, capturedAtMs, giveUpAtMs),
     readLog: async (id, afterSeq) => (await holding(id)).readLog(id, afterSeq),
     setForwarded: async (id, seq, message) => (await holding(id)).setForwarded(id, seq, message),
     setAnswer: async (id, seq, answerJson) => (await holding(id)).setAnswer(id, seq, answerJson),
@@ -44,7 +45,11 @@ export function createStoreByKind(stores: { live: Store; kept: Store }): Store {
     clearRequests: async (id) => (await holding(id)).clearRequests(id),
     async stats() {
       const [a, b] = await Promise.all([live.stats(), kept.stats()]);
-      return { storedBytes: a.storedBytes + b.storedBytes, evictedRequests: a.evictedRequests + b.evictedRequests, responseConfigBytes: (a.responseConfigBytes ?? 0) + (b.responseConfigBytes ?? 0) };
+      return {
+        storedBytes: a.storedBytes + b.storedBytes,
+        evictedRequests: a.evictedRequests + b.evictedRequests,
+        responseConfigBytes: (a.responseConfigBytes ?? 0) + (b.responseConfigBytes ?? 0),
+      };
     },
   };
 }

@@ -93,7 +93,10 @@ export function createRedisBus(options: RedisBusOptions): Bus {
 
   let readyBefore = subscriber.status === 'ready';
   const resubscribe = () => {
-    const resubscribed = subscribed.size > 0 ? Promise.all([...subscribed].map((endpointId) => subscriber.ssubscribe(channel(endpointId)))) : Promise.resolve();
+    const resubscribed =
+      subscribed.size > 0
+        ? Promise.all([...subscribed].map((endpointId) => subscriber.ssubscribe(channel(endpointId))))
+        : Promise.resolve();
     resubscribed.then(
       () => onReconnect?.(),
       () => onReconnect?.(),
@@ -123,7 +126,13 @@ export function createRedisBus(options: RedisBusOptions): Bus {
         return;
       }
       // Kept a moment too, in the channel's slot: its sender's instance may subscribe just after.
-      const failed = (await publisher.multi().set(answerKey(endpointId, message.answerFor), message.data, 'PX', RECENT_ANSWER_MS).spublish(channel(endpointId), encodeBusMessage(message)).exec())?.find(([error]) => error);
+      const failed = (
+        await publisher
+          .multi()
+          .set(answerKey(endpointId, message.answerFor), message.data, 'PX', RECENT_ANSWER_MS)
+          .spublish(channel(endpointId), encodeBusMessage(message))
+          .exec()
+      )?.find(([error]) => error);
       if (failed) throw failed[0] as Error;
     },
 

@@ -11,7 +11,9 @@ const NO_ANSWER = 'no answer from Redis';
  * Redis answered.
  */
 export function connectionFailed(error: unknown): boolean {
-  return /Connection is closed|connection cut|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(String((error as Error).cause ?? error));
+  return /Connection is closed|connection cut|Stream isn't writeable|ECONNRESET|ECONNREFUSED|EPIPE|MaxRetriesPerRequest/.test(
+    String((error as Error).cause ?? error),
+  );
 }
 
 export type ScriptName = keyof typeof scripts | 'READ_LOGBuffer';

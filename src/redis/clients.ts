@@ -16,7 +16,12 @@ import type { StoreLimits } from '../store/store.js';
  * STORE_UNAVAILABLE instead of waiting; the client keeps reconnecting in the background. The
  * process starts without Redis and reports not ready (/readyz) until it is there.
  */
-export function onRedis(config: Config['redis'], limits: StoreLimits, log: pino.Logger, instanceId: string): { deps: AppDeps; close: () => Promise<void> } {
+export function onRedis(
+  config: Config['redis'],
+  limits: StoreLimits,
+  log: pino.Logger,
+  instanceId: string,
+): { deps: AppDeps; close: () => Promise<void> } {
   const watch = (client: Redis | Cluster, role: string) => {
     let down = false;
     client.on('error', (error: Error) => {
@@ -59,7 +64,16 @@ export function onRedis(config: Config['redis'], limits: StoreLimits, log: pino.
     if (config.redisSentinels !== undefined) {
       // failoverDetector: moves to a new primary as soon as the sentinels name it, rather than
       // writing to the old one until it is demoted (writes a resync then drops).
-      return watch(new Redis({ ...options, sentinels: config.redisSentinels, name: config.redisSentinelName, failoverDetector: true, enableAutoPipelining: true }), role);
+      return watch(
+        new Redis({
+          ...options,
+          sentinels: config.redisSentinels,
+          name: config.redisSentinelName,
+          failoverDetector: true,
+          enableAutoPipelining: true,
+        }),
+        role,
+      );
     }
     return watch(new Redis(config.redisUrl as string, { ...options, enableAutoPipelining: true }), role);
   };
@@ -76,11 +90,24 @@ export function onRedis(config: Config['redis'], limits: StoreLimits, log: pino.
     commandTimeoutMs: config.redisCommandTimeoutMs,
     replicaWaitMs: config.redisSentinels === undefined ? 0 : config.redisReplicaWaitMs,
     onReplicationUnguarded: (found) =>
-      log.warn({ minReplicasToWrite: found }, 'the Redis primary acknowledges writes no replica has (min-replicas-to-write is not at least 1): a failover can lose captures its senders were told were stored; see docs/deploy.md, Sentinel'),
-    onSettingsChanged: (before, now) => log.warn({ before, now }, 'this instance\'s storage limits differ from those in Redis, set by another instance: this instance\'s now apply to every instance'),
+      log.warn(
+        { minReplicasToWrite: found },
+        'the Redis primary acknowledges writes no replica has (min-replicas-to-write is not at least 1): a failover can lose captures its senders were told were stored; see docs/deploy.md, Sentinel',
+      ),
+    onSettingsChanged: (before, now) =>
+      log.warn(
+        { before, now },
+        "this instance's storage limits differ from those in Redis, set by another instance: this instance's now apply to every instance",
+      ),
   });
   // The requests watchers get tell the store how far each partition has counted (lost writes).
-  const bus = createRedisBus({ publisher: commands, subscriber, prefix: config.redisPrefix, partitions, onAge: store.noteAge });
+  const bus = createRedisBus({
+    publisher: commands,
+    subscriber,
+    prefix: config.redisPrefix,
+    partitions,
+    onAge: store.noteAge,
+  });
   return {
     deps: { store, bus, rateLimitRedis: commands, instanceId },
     close: async () => {
@@ -115,10 +142,15 @@ type CommandQueue = { shift(): { command: { reject(error: Error): void } } | und
 export function failInFlight<T extends Redis | Cluster>(client: T): T {
   const failAll = (queue: CommandQueue) => {
     if (!queue) return;
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) item.command.reject(new Error(IN_FLIGHT_AT_CUT));
+    for (let item = queue.shift(); item !== undefined; item = queue.shift())
+      item.command.reject(new Error(IN_FLIGHT_AT_CUT));
   };
   const onNode = (node: Redis) => {
-    const internals = node as unknown as { prevCommandQueue?: CommandQueue; commandQueue: CommandQueue; flushQueue(error: Error, options?: unknown): void };
+    const internals = node as unknown as {
+      prevCommandQueue?: CommandQueue;
+      commandQueue: CommandQueue;
+      flushQueue(error: Error, options?: unknown): void;
+    };
     node.on('close', () => failAll(internals.prevCommandQueue));
     const flush = internals.flushQueue.bind(node);
     internals.flushQueue = (error, options) => {

@@ -11,7 +11,12 @@ interface EvictionDeps {
   redis: Redis | Cluster;
   bounded: RedisCalls['bounded'];
   /** Runs a script on a partition with the given endpoints' keys declared (redis/store.ts). */
-  run: (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>) => Promise<unknown>;
+  run: (
+    name: ScriptName,
+    partition: string,
+    ids: readonly string[],
+    ...args: Array<string | number>
+  ) => Promise<unknown>;
   /** What stored requests cost, over every partition. */
   storedBytes: () => Promise<number>;
 }
@@ -32,7 +37,10 @@ export function createEviction({ redis, bounded, run, storedBytes }: EvictionDep
       const oldest = await bounded(redis.zrange(`${partition}aged`, 0, String(scripts.EVICT_BATCH - 1)));
       const owners = [...new Set(oldest.map((entry) => entry.slice(0, entry.indexOf(' '))))];
       if (owners.length === 0) return;
-      const [, over] = (await run('EVICT', partition, owners, scripts.EVICT_BATCH, force ? 1 : 0, ...owners)) as [number, number];
+      const [, over] = (await run('EVICT', partition, owners, scripts.EVICT_BATCH, force ? 1 : 0, ...owners)) as [
+        number,
+        number,
+      ];
       if (force || Number(over) === 0) return;
     }
   };
@@ -62,7 +70,10 @@ export function createEviction({ redis, bounded, run, storedBytes }: EvictionDep
    */
   const requestsFillRedis = async (): Promise<boolean> => {
     const primaries = (redis as Cluster).isCluster ? (redis as Cluster).nodes('master') : [redis as Redis];
-    const used = (await bounded(Promise.all(primaries.map((node) => node.info('memory'))))).reduce((sum, info) => sum + Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0), 0);
+    const used = (await bounded(Promise.all(primaries.map((node) => node.info('memory'))))).reduce(
+      (sum, info) => sum + Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0),
+      0,
+    );
     return (await storedBytes()) >= used * REQUESTS_FILL_SHARE;
   };
   return { evict, evictSoon, requestsFillRedis };

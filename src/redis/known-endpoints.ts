@@ -33,9 +33,23 @@ export function knownEndpoints() {
     known.delete(id);
     knownBytes -= entry.bytes;
   };
-  const remember = (id: string, kind: EndpointKind, redact: boolean, responseJson: string, version: string, lastSeq = 0): Known => {
+  const remember = (
+    id: string,
+    kind: EndpointKind,
+    redact: boolean,
+    responseJson: string,
+    version: string,
+    lastSeq = 0,
+  ): Known => {
     forget(id);
-    const entry = { kind, redact, response: JSON.parse(responseJson) as ResponseConfig, version, lastSeq, bytes: responseJson.length + id.length + 100 };
+    const entry = {
+      kind,
+      redact,
+      response: JSON.parse(responseJson) as ResponseConfig,
+      version,
+      lastSeq,
+      bytes: responseJson.length + id.length + 100,
+    };
     known.set(id, entry);
     knownBytes += entry.bytes;
     for (const [oldest] of known) {

@@ -27,7 +27,11 @@ export interface ReplicaWait {
  * so a replica that is connected but not keeping up cannot hold the connection a second per
  * capture, and the replicas are counted again at once.
  */
-export function createReplicaWait(redis: Redis, waitMs: number, onUnguarded?: (minReplicasToWrite: string) => void): ReplicaWait {
+export function createReplicaWait(
+  redis: Redis,
+  waitMs: number,
+  onUnguarded?: (minReplicasToWrite: string) => void,
+): ReplicaWait {
   let replicas = 0;
   let unreplicated = 0;
   let waiting: Promise<number> | undefined;
@@ -40,7 +44,10 @@ export function createReplicaWait(redis: Redis, waitMs: number, onUnguarded?: (m
   };
   const waitForReplica = (): Promise<number> => {
     if (!waiting) {
-      waiting = redis.wait(1, waitMs).then(Number, () => 0).finally(() => (waiting = undefined));
+      waiting = redis
+        .wait(1, waitMs)
+        .then(Number, () => 0)
+        .finally(() => (waiting = undefined));
       return waiting;
     }
     // Sent after the one out, so it covers this capture too.
@@ -66,7 +73,10 @@ export function createReplicaWait(redis: Redis, waitMs: number, onUnguarded?: (m
     async checkGuard() {
       if (waitMs === 0 || guardChecked) return;
       guardChecked = true;
-      const found = await redis.config('GET', 'min-replicas-to-write').then((pair) => String((pair as string[])[1] ?? 'unknown'), () => 'unreadable');
+      const found = await redis.config('GET', 'min-replicas-to-write').then(
+        (pair) => String((pair as string[])[1] ?? 'unknown'),
+        () => 'unreadable',
+      );
       if (!(Number(found) >= 1)) onUnguarded?.(found);
     },
     get unreplicated() {

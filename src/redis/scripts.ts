@@ -64,7 +64,18 @@ import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.j
 import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE, REMOVED_MESSAGE_HEAD } from '../shared/server-messages.js';
 
 /** Keys every script may touch in its partition, after the prefix and hash tag: declared on every call. */
-export const PARTITION_KEYS = ['index', 'kept', 'hb', 'aged', 'cfg', 'sizes', 'total', 'evicted', 'agecounter', 'rbjump'] as const;
+export const PARTITION_KEYS = [
+  'index',
+  'kept',
+  'hb',
+  'aged',
+  'cfg',
+  'sizes',
+  'total',
+  'evicted',
+  'agecounter',
+  'rbjump',
+] as const;
 /** Keys of one endpoint, each followed by its id: declared for every endpoint a call is about. */
 export const ENDPOINT_KEYS = ['ep:', 'rq:', 'sq:', 'fw:', 'pr:', 'wc:'] as const;
 
@@ -99,11 +110,14 @@ const CONSTANTS: Record<string, string> = {
 
 /** A script file of ./lua with its constants filled in. */
 function source(name: string): string {
-  return readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8').replace(/\{\{([A-Z_]+)\}\}/g, (_, constant: string) => {
-    const value = CONSTANTS[constant];
-    if (value === undefined) throw new Error(`${name}.lua: no constant ${constant}`);
-    return value;
-  });
+  return readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8').replace(
+    /\{\{([A-Z_]+)\}\}/g,
+    (_, constant: string) => {
+      const value = CONSTANTS[constant];
+      if (value === undefined) throw new Error(`${name}.lua: no constant ${constant}`);
+      return value;
+    },
+  );
 }
 const PRELUDE = source('prelude');
 

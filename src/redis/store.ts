@@ -2,8 +2,19 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import type { EndpointRecord, Store, StoreLimits, StoredRequest } from '../store/store.js';
-import { MAX_LISTED_ENDPOINTS, redactsSecrets, STORED_REQUEST_OVERHEAD_BYTES, StoreUnavailableError } from '../store/store.js';
-import { answeredMessage, DELETED_MESSAGE, extendedMessage, responderMessage, responseChangedMessage } from '../shared/server-messages.js';
+import {
+  MAX_LISTED_ENDPOINTS,
+  redactsSecrets,
+  STORED_REQUEST_OVERHEAD_BYTES,
+  StoreUnavailableError,
+} from '../store/store.js';
+import {
+  answeredMessage,
+  DELETED_MESSAGE,
+  extendedMessage,
+  responderMessage,
+  responseChangedMessage,
+} from '../shared/server-messages.js';
 import * as scripts from './scripts.js';
 import { partitionPrefixes } from './partitions.js';
 import { createReplicaWait } from './replicas.js';
@@ -50,7 +61,6 @@ const CLOCK_CHECK_MS = 5_000;
 /** What a record says of its sender's answer when the sender was told 503 because Redis did not answer in time. */
 const UNAVAILABLE_ANSWER = '{"status":503,"delayMs":0,"by":"error"}';
 
-
 /** The Redis store, and what the bus tells it: the partition ages its watchers' requests carried. */
 export interface RedisStore extends Store {
   /** A request of partition `partition` (its prefix) carried age `age` (lua/append.lua): Redis has given at least that many. */
@@ -87,12 +97,25 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * script runs late.
    */
   const keysByPartition = new Map(partitions.map((partition) => [partition, keysIn(partition, instance)]));
-  const runOnce = (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
-    const keys = (keysByPartition.get(partition) as ReturnType<typeof keysIn>)(ids, name === 'APPEND' || name === 'SETTLE');
+  const runOnce = (
+    name: ScriptName,
+    partition: string,
+    ids: readonly string[],
+    ...args: Array<string | number>
+  ): Promise<unknown> => {
+    const keys = (keysByPartition.get(partition) as ReturnType<typeof keysIn>)(
+      ids,
+      name === 'APPEND' || name === 'SETTLE',
+    );
     return calls.script(name, keys, [partition, scriptNow(), ...args]);
   };
   /** Runs a script; when its partition had no settings (Redis restarted empty), writes them again and runs it once more. */
-  const run = async (name: ScriptName, partition: string, ids: readonly string[], ...args: Array<string | number>): Promise<unknown> => {
+  const run = async (
+    name: ScriptName,
+    partition: string,
+    ids: readonly string[],
+    ...args: Array<string | number>
+  ): Promise<unknown> => {
     try {
       return await runOnce(name, partition, ids, ...args);
     } catch (error) {
@@ -102,14 +125,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return runOnce(name, partition, ids, ...args);
     }
   };
-  const onEndpoint = (name: ScriptName, id: string, ...args: Array<string | number>) => run(name, partitionOf(id), [id], id, ...args);
+  const onEndpoint = (name: ScriptName, id: string, ...args: Array<string | number>) =>
+    run(name, partitionOf(id), [id], id, ...args);
   /**
    * A creator's endpoint ids, newest last by creation time: a sorted set of its own, outside the
    * partitions (its endpoints are spread over them). It only points: listing reads each endpoint
    * and drops the ids of those gone, so it is never the authority on what lives.
    */
-  const creatorKey = (creator: string) => `${prefix}creator:${createHash('sha256').update(creator).digest('hex').slice(0, 32)}`;
-  const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) => Promise.all(partitions.map((partition) => run(name, partition, [], ...args)));
+  const creatorKey = (creator: string) =>
+    `${prefix}creator:${createHash('sha256').update(creator).digest('hex').slice(0, 32)}`;
+  const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) =>
+    Promise.all(partitions.map((partition) => run(name, partition, [], ...args)));
 
   /** Redis's clock minus this instance's, as last measured (half a round trip of error). */
   let clockOffsetMs = 0;
@@ -119,7 +145,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     const before = localNow();
     const [seconds, micros] = (await (redis as Redis).time()) as [string | number, string | number];
     const after = localNow();
-    clockOffsetMs = (options.now ? 0 : Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (before + after) / 2);
+    clockOffsetMs = options.now ? 0 : Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - (before + after) / 2;
     await replicas.count();
   };
 
@@ -134,8 +160,14 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const configure = () => {
     configured ??= (async () => {
       const before = await onEveryPartition('CONFIGURE', ...Object.entries(settings).flat());
-      const previous = Object.fromEntries(chunk((before[0] as string[] | undefined) ?? [], 2) as Array<[string, string]>);
-      if (Object.keys(previous).length > 0 && Object.entries(settings).some(([name, value]) => previous[name] !== value)) options.onSettingsChanged?.(previous, settings);
+      const previous = Object.fromEntries(
+        chunk((before[0] as string[] | undefined) ?? [], 2) as Array<[string, string]>,
+      );
+      if (
+        Object.keys(previous).length > 0 &&
+        Object.entries(settings).some(([name, value]) => previous[name] !== value)
+      )
+        options.onSettingsChanged?.(previous, settings);
       await measureRedis().catch(() => undefined);
       await replicas.checkGuard();
     })().catch((error: unknown) => {
@@ -171,7 +203,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   const { known, forget, remember } = knownEndpoints();
   /** The endpoint as Redis has it now (and remembered), or undefined when it is gone. */
-  const fetchEndpoint = async (id: string): Promise<{ record: Omit<EndpointRecord, 'response'>; seen: Known; responder: string | undefined } | undefined> => {
+  const fetchEndpoint = async (
+    id: string,
+  ): Promise<{ record: Omit<EndpointRecord, 'response'>; seen: Known; responder: string | undefined } | undefined> => {
     const found = (await onEndpoint('GET', id)) as [string, string, string, string | null, number] | null;
     if (!found) {
       forget(id);
@@ -208,23 +242,34 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     }
   };
-  const { evict, evictSoon, requestsFillRedis } = createEviction({ redis, bounded, run, storedBytes: async () => (await store.stats()).storedBytes });
+  const { evict, evictSoon, requestsFillRedis } = createEviction({
+    redis,
+    bounded,
+    run,
+    storedBytes: async () => (await store.stats()).storedBytes,
+  });
   /** Resolves when the connection is ready again, or after `withinMs`. One listener, however many captures wait. */
   let backAgain: Promise<void> | undefined;
   const ready = async (withinMs: number) => {
     if (redis.status === 'ready') return new Promise<void>((resolve) => setTimeout(resolve, 10));
-    backAgain ??= new Promise<void>((resolve) => redis.once('ready', () => {
-      backAgain = undefined;
-      resolve();
-    }));
+    backAgain ??= new Promise<void>((resolve) =>
+      redis.once('ready', () => {
+        backAgain = undefined;
+        resolve();
+      }),
+    );
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([backAgain, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, withinMs))))]);
+    await Promise.race([
+      backAgain,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, withinMs)))),
+    ]);
     clearTimeout(timer);
   };
 
   const { unknownOutcome } = createSettling({
     settle: (id, captureNo) => run('SETTLE', partitionOf(id), [], instance, captureNo).then(Number),
-    markFailed: (id, seq) => onEndpoint('SET_ANSWER', id, seq, UNAVAILABLE_ANSWER, answeredMessage(seq, UNAVAILABLE_ANSWER)),
+    markFailed: (id, seq) =>
+      onEndpoint('SET_ANSWER', id, seq, UNAVAILABLE_ANSWER, answeredMessage(seq, UNAVAILABLE_ANSWER)),
     now: localNow,
   });
 
@@ -236,12 +281,28 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const { response, ...rest } = endpoint;
       // Each partition holds its share of the cap (docs/deploy.md: Redis Cluster).
       const cap = Math.max(1, Math.ceil(maxEndpoints / partitions.length));
-      const created = await onEndpoint('CREATE', endpoint.id, JSON.stringify(rest), JSON.stringify(response), endpoint.kind, Math.max(0, deadlineMs - localNow()), cap);
+      const created = await onEndpoint(
+        'CREATE',
+        endpoint.id,
+        JSON.stringify(rest),
+        JSON.stringify(response),
+        endpoint.kind,
+        Math.max(0, deadlineMs - localNow()),
+        cap,
+      );
       if (created === 1 && endpoint.creator !== undefined) {
         const key = creatorKey(endpoint.creator);
         // Kept as long as the creator's longest-lived endpoint might be, and never more than the newest ids.
         const keepMs = Math.max(deadlineMs - localNow(), CREATOR_KEEP_MS);
-        await bounded(redis.multi().zadd(key, localNow(), endpoint.id).zremrangebyrank(key, 0, -(MAX_LISTED_ENDPOINTS * 2 + 1)).pexpire(key, keepMs, 'NX').pexpire(key, keepMs, 'GT').exec());
+        await bounded(
+          redis
+            .multi()
+            .zadd(key, localNow(), endpoint.id)
+            .zremrangebyrank(key, 0, -(MAX_LISTED_ENDPOINTS * 2 + 1))
+            .pexpire(key, keepMs, 'NX')
+            .pexpire(key, keepMs, 'GT')
+            .exec(),
+        );
       }
       return created === 1 ? 'created' : created === 2 ? 'taken' : 'full';
     },
@@ -251,7 +312,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       if (!fetched || fetched.record.kind !== 'kept') return undefined;
       const expiresAt = new Date(deadlineMs).toISOString();
       const record = { ...fetched.record, expiresAt };
-      const extended = await onEndpoint('EXTEND', id, JSON.stringify(record), Math.max(0, deadlineMs - localNow()), extendedMessage(expiresAt));
+      const extended = await onEndpoint(
+        'EXTEND',
+        id,
+        JSON.stringify(record),
+        Math.max(0, deadlineMs - localNow()),
+        extendedMessage(expiresAt),
+      );
       return Number(extended) > 0 ? { ...record, response: fetched.seen.response } : undefined;
     },
 
@@ -287,7 +354,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async setResponse(id, response) {
       forget(id);
-      return (await onEndpoint('SET_RESPONSE', id, JSON.stringify(response), responseChangedMessage(response))) === 1 ? 'set' : undefined;
+      return (await onEndpoint('SET_RESPONSE', id, JSON.stringify(response), responseChangedMessage(response))) === 1
+        ? 'set'
+        : undefined;
     },
 
     async holdEndpoints(ids, holderId, leaseUntilMs, graceMs) {
@@ -296,7 +365,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const byPartition = new Map<string, string[]>();
       for (const id of ids) byPartition.set(partitionOf(id), [...(byPartition.get(partitionOf(id)) ?? []), id]);
       if (ids.length === 0) for (const partition of partitions) byPartition.set(partition, []);
-      const gone = await Promise.all([...byPartition].map(([partition, held]) => run('HOLD', partition, held, holderId, leaseMs, graceMs, ...held) as Promise<string[]>));
+      const gone = await Promise.all(
+        [...byPartition].map(
+          ([partition, held]) => run('HOLD', partition, held, holderId, leaseMs, graceMs, ...held) as Promise<string[]>,
+        ),
+      );
       return gone.flat();
     },
 
@@ -314,7 +387,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       for (const partition of partitions) {
         for (;;) {
           // Read first, then removed with every key of theirs declared (the script checks each again).
-          const due = await bounded(redis.zrangebyscore(`${partition}index`, '-inf', Math.floor(localNow() + clockOffsetMs), 'LIMIT', 0, SWEEP_BATCH));
+          const due = await bounded(
+            redis.zrangebyscore(
+              `${partition}index`,
+              '-inf',
+              Math.floor(localNow() + clockOffsetMs),
+              'LIMIT',
+              0,
+              SWEEP_BATCH,
+            ),
+          );
           if (due.length > 0) swept += Number(await run('SWEEP', partition, due, ...due));
           if (due.length < SWEEP_BATCH) break;
         }
@@ -330,14 +412,32 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // Redis refuses to store it once the caller would have answered 503 (a quarter of the
       // time left is kept for the answer to travel back): the capture's own deadline when it
       // has one, which its earlier calls (rate limits, the endpoint check) have used part of.
-      const leftMs = Math.min(commandTimeoutMs, giveUpAtMs === undefined ? commandTimeoutMs : Math.max(0, giveUpAtMs - localNow()));
+      const leftMs = Math.min(
+        commandTimeoutMs,
+        giveUpAtMs === undefined ? commandTimeoutMs : Math.max(0, giveUpAtMs - localNow()),
+      );
       const validUntil = Math.floor(localNow() + clockOffsetMs + leftMs * 0.75);
       // Tried again after a failed connection only while the answer can still reach the sender in time.
       const retryUntil = localNow() + leftMs * 0.75;
       const attempt = ({ response, redact, lastSeq }: Known, version: string) => {
         const entry = recordFor(response, redact);
         const choices = entry.choices.flatMap((choice, at) => [choice.rule, choice.times, entry.answers[at] as string]);
-        return append([entry.json, capturedAtMs, kind, version, instance, captureNo, validUntil, lastSeq, knownAges.get(partitionOf(id)) ?? 0, ...choices], id, retryUntil) as Promise<AppendReply>;
+        return append(
+          [
+            entry.json,
+            capturedAtMs,
+            kind,
+            version,
+            instance,
+            captureNo,
+            validUntil,
+            lastSeq,
+            knownAges.get(partitionOf(id)) ?? 0,
+            ...choices,
+          ],
+          id,
+          retryUntil,
+        ) as Promise<AppendReply>;
       };
       let reply: AppendReply;
       try {
@@ -354,7 +454,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         unknownOutcome(id, captureNo);
         throw error;
       }
-      if (reply === 'late') throw new StoreUnavailableError(new Error('Redis ran the capture after its caller gave up: not stored'));
+      if (reply === 'late')
+        throw new StoreUnavailableError(new Error('Redis ran the capture after its caller gave up: not stored'));
       if (reply === null || typeof reply[0] === 'string') {
         forget(id);
         return undefined;
@@ -366,7 +467,6 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       await replicas.replicated();
       return { seq: Number(seq), response: seen.response, choice: Number(choice), responder: Number(responder) === 1 };
     },
-
 
     async readLog(id, afterSeq) {
       const reply = (await onEndpoint('READ_LOGBuffer', id, afterSeq)) as Array<number | Buffer> | null;
@@ -393,7 +493,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async setResponder(id, token, untilMs, action) {
       // The script announces whichever claim holds after the change: it ends this head with the holder's token.
-      return (await onEndpoint('SET_RESPONDER', id, token, Math.max(0, untilMs - localNow()), action, RESPONDER_MESSAGE_HEAD, responderMessage(null))) === 1;
+      return (
+        (await onEndpoint(
+          'SET_RESPONDER',
+          id,
+          token,
+          Math.max(0, untilMs - localNow()),
+          action,
+          RESPONDER_MESSAGE_HEAD,
+          responderMessage(null),
+        )) === 1
+      );
     },
 
     async deleteRequest(id, seq) {
@@ -408,14 +518,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async stats() {
       const all = (await onEveryPartition('STATS')) as Array<[number, number, number]>;
-      return { storedBytes: all.reduce((sum, [bytes]) => sum + Number(bytes), 0), evictedRequests: all.reduce((sum, [, evicted]) => sum + Number(evicted), 0), unreplicatedCaptures: replicas.unreplicated };
+      return {
+        storedBytes: all.reduce((sum, [bytes]) => sum + Number(bytes), 0),
+        evictedRequests: all.reduce((sum, [, evicted]) => sum + Number(evicted), 0),
+        unreplicatedCaptures: replicas.unreplicated,
+      };
     },
   };
   return store;
 }
 
 type AppendReply = [number, number, number, number, number] | [string, string] | 'late' | null;
-
 
 function chunk<T>(items: T[], size: number): T[][] {
   const chunks: T[][] = [];

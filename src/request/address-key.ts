@@ -17,7 +17,9 @@ function expandIPv6(address: string): string[] {
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
   const missing = 8 - left.length - right.length;
-  return [...left, ...Array.from({ length: Math.max(0, missing) }, () => '0'), ...right].map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''));
+  return [...left, ...Array.from({ length: Math.max(0, missing) }, () => '0'), ...right].map((group) =>
+    group.toLowerCase().replace(/^0+(?=.)/, ''),
+  );
 }
 
 /** Counts open things (connections, sockets) per address key, up to a cap per key. */
@@ -39,5 +41,4 @@ export class PerAddressCount {
     if (count <= 0) this.counts.delete(key);
     else this.counts.set(key, count);
   }
-
 }

@@ -34,13 +34,18 @@ export function createLimits(
       refused?.(reply);
       reply.header('retry-after', String(result.ttlInSeconds));
       const what = options.what ? ` ${options.what}` : '';
-      throw errors.RATE_LIMITED(`(at most ${options.max}${what} per ${options.windowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+      throw errors.RATE_LIMITED(
+        `(at most ${options.max}${what} per ${options.windowMs / 1000} s)`,
+        `${result.ttlInSeconds} s`,
+      );
     }
   };
 }
 
 /** A count per client address through the same store, for callers that hold no HTTP request (a live socket's `create`). */
-export type AddressLimit = (addressKey: string) => Promise<{ error: FastifyError; retryAfterSeconds: number } | undefined>;
+export type AddressLimit = (
+  addressKey: string,
+) => Promise<{ error: FastifyError; retryAfterSeconds: number } | undefined>;
 
 /** A creation counted for its caller: the signed-in user when there is one, else the client address key; resolves like an AddressLimit. */
 export type CreateLimit = (caller: { address: string; user: string | undefined }) => ReturnType<AddressLimit>;
@@ -50,13 +55,23 @@ export type CreateLimit = (caller: { address: string; user: string | undefined }
  * like the limits above. Resolves to the RATE_LIMITED error to give with its Retry-After, or
  * undefined when allowed.
  */
-export function createAddressLimit(app: FastifyInstance, options: { name: string; max: number; windowMs: number; what: string }): AddressLimit {
-  const count = app.createRateLimit({ max: options.max, timeWindow: options.windowMs, keyGenerator: (request) => `${options.name}:${request.ip}` });
+export function createAddressLimit(
+  app: FastifyInstance,
+  options: { name: string; max: number; windowMs: number; what: string },
+): AddressLimit {
+  const count = app.createRateLimit({
+    max: options.max,
+    timeWindow: options.windowMs,
+    keyGenerator: (request) => `${options.name}:${request.ip}`,
+  });
   return async (addressKey) => {
     // The plugin reads only these two fields of a request when our key generator is given.
     const result = await count({ ip: addressKey, routeOptions: { config: {} } } as unknown as FastifyRequest);
     if (result.isAllowed || !result.isExceeded) return undefined;
-    const error = errors.RATE_LIMITED(`(at most ${options.max} ${options.what} per ${options.windowMs / 1000} s)`, `${result.ttlInSeconds} s`);
+    const error = errors.RATE_LIMITED(
+      `(at most ${options.max} ${options.what} per ${options.windowMs / 1000} s)`,
+      `${result.ttlInSeconds} s`,
+    );
     return { error, retryAfterSeconds: result.ttlInSeconds };
   };
 }

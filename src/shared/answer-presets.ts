@@ -21,17 +21,29 @@ export const ANSWER_PRESETS: readonly AnswerPreset[] = [
   {
     id: 'slack',
     label: 'Slack URL verification',
-    rule: () => ({ name: 'Slack URL verification', when: { method: 'POST', json: { type: 'url_verification' } }, answer: text('{{json.challenge}}') }),
+    rule: () => ({
+      name: 'Slack URL verification',
+      when: { method: 'POST', json: { type: 'url_verification' } },
+      answer: text('{{json.challenge}}'),
+    }),
   },
   {
     id: 'meta',
     label: 'Meta, WhatsApp, Instagram (hub.challenge)',
-    rule: () => ({ name: 'Meta hub.challenge', when: { method: 'GET', query: { 'hub.mode': 'subscribe' } }, answer: text('{{query.hub.challenge}}') }),
+    rule: () => ({
+      name: 'Meta hub.challenge',
+      when: { method: 'GET', query: { 'hub.mode': 'subscribe' } },
+      answer: text('{{query.hub.challenge}}'),
+    }),
   },
   {
     id: 'graph',
     label: 'Microsoft Graph (validationToken)',
-    rule: () => ({ name: 'Microsoft Graph validationToken', when: { query: { validationToken: '*' } }, answer: text('{{query.validationToken}}') }),
+    rule: () => ({
+      name: 'Microsoft Graph validationToken',
+      when: { query: { validationToken: '*' } },
+      answer: text('{{query.validationToken}}'),
+    }),
   },
   {
     id: 'twitch',
@@ -45,7 +57,11 @@ export const ANSWER_PRESETS: readonly AnswerPreset[] = [
   {
     id: 'dropbox',
     label: 'Dropbox (challenge)',
-    rule: () => ({ name: 'Dropbox challenge', when: { method: 'GET', query: { challenge: '*' } }, answer: text('{{query.challenge}}') }),
+    rule: () => ({
+      name: 'Dropbox challenge',
+      when: { method: 'GET', query: { challenge: '*' } },
+      answer: text('{{query.challenge}}'),
+    }),
   },
   {
     id: 'okta',
@@ -53,19 +69,31 @@ export const ANSWER_PRESETS: readonly AnswerPreset[] = [
     rule: () => ({
       name: 'Okta verification',
       when: { method: 'GET', headers: { 'X-Okta-Verification-Challenge': '*' } },
-      answer: { status: 200, contentType: 'application/json', body: '{"verification":"{{header.x-okta-verification-challenge}}"}' },
+      answer: {
+        status: 200,
+        contentType: 'application/json',
+        body: '{"verification":"{{header.x-okta-verification-challenge}}"}',
+      },
     }),
   },
   {
     id: 'asana',
     label: 'Asana (X-Hook-Secret handshake)',
-    rule: () => ({ name: 'Asana handshake', when: { headers: { 'X-Hook-Secret': '*' } }, answer: { status: 200, headers: [['X-Hook-Secret', '{{header.x-hook-secret}}']], body: '' } }),
+    rule: () => ({
+      name: 'Asana handshake',
+      when: { headers: { 'X-Hook-Secret': '*' } },
+      answer: { status: 200, headers: [['X-Hook-Secret', '{{header.x-hook-secret}}']], body: '' },
+    }),
   },
   {
     id: 'fail-then-succeed',
     label: 'Fail N times, then succeed',
     parameter: { label: 'Failures', default: 3, min: 1, max: 1000 },
-    rule: (n = 3) => ({ name: `fail ${n} times first`, times: n, answer: { status: 503, headers: [['Retry-After', '5']], body: '' } }),
+    rule: (n = 3) => ({
+      name: `fail ${n} times first`,
+      times: n,
+      answer: { status: 503, headers: [['Retry-After', '5']], body: '' },
+    }),
   },
   {
     id: 'fail-percent',

@@ -52,7 +52,11 @@ export const ONLY_DEFAULT: readonly AnswerChoice[] = Object.freeze([DEFAULT_CHOI
  * without `times` (it always answers), then the default. Without rules: the default alone, at no
  * cost. `random` is Math.random but for tests.
  */
-export function answerChoices(rules: readonly AnswerRule[] | undefined, input: RuleInput, random: () => number = Math.random): readonly AnswerChoice[] {
+export function answerChoices(
+  rules: readonly AnswerRule[] | undefined,
+  input: RuleInput,
+  random: () => number = Math.random,
+): readonly AnswerChoice[] {
   if (rules === undefined || rules.length === 0) return ONLY_DEFAULT;
   const matchers = compiledRules(rules);
   const choices: AnswerChoice[] = [];
@@ -225,15 +229,27 @@ function boundedJson(value: unknown, maxChars: number): string | undefined {
 }
 
 /** The lazy inputs over a captured record, for the page (the receiver builds its own from the raw request). */
-export function ruleInputOf(request: { method: string; subPath: string; query: ParamMap; headers: Array<[string, string]>; body: string; bodyEncoding: string; isJson: boolean }): RuleInput {
+export function ruleInputOf(request: {
+  method: string;
+  subPath: string;
+  query: ParamMap;
+  headers: Array<[string, string]>;
+  body: string;
+  bodyEncoding: string;
+  isJson: boolean;
+}): RuleInput {
   let parsed: { value: unknown } | undefined;
   return {
     method: request.method,
     subPath: request.subPath,
     query: () => request.query,
-    header: (lowerName) => request.headers.filter(([name]) => name.toLowerCase() === lowerName).map(([, value]) => value),
+    header: (lowerName) =>
+      request.headers.filter(([name]) => name.toLowerCase() === lowerName).map(([, value]) => value),
     json: () => {
-      if (!parsed) parsed = { value: request.isJson && request.bodyEncoding === 'utf8' ? parseOrUndefined(request.body) : undefined };
+      if (!parsed)
+        parsed = {
+          value: request.isJson && request.bodyEncoding === 'utf8' ? parseOrUndefined(request.body) : undefined,
+        };
       return parsed.value;
     },
   };

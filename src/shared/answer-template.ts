@@ -8,7 +8,8 @@
  */
 import { jsonTextAt, valueAt, type RuleInput } from './answer-rules.js';
 
-type Part = string | { from: 'json' | 'jsonValue' | 'query' | 'header'; name: string } | { from: 'method' | 'path' | 'seq' };
+type Part =
+  string | { from: 'json' | 'jsonValue' | 'query' | 'header'; name: string } | { from: 'method' | 'path' | 'seq' };
 
 /** A body or header value split into text and placeholders. */
 export interface Template {
@@ -66,7 +67,13 @@ function placeholderOf(inner: string): Part | undefined {
  * answer's length, not by the request: each value is read once per request (`jsonTextAt`) and
  * only the part that fits is escaped.
  */
-export function fillTemplate(template: Template, input: RuleInput, seq: number, escape: (value: string) => string, maxChars = MAX_FILLED_TEXT_CHARS): string {
+export function fillTemplate(
+  template: Template,
+  input: RuleInput,
+  seq: number,
+  escape: (value: string) => string,
+  maxChars = MAX_FILLED_TEXT_CHARS,
+): string {
   let room = maxChars;
   for (const part of template.parts) if (typeof part === 'string') room -= part.length;
   let text = '';
@@ -86,7 +93,8 @@ export function fillTemplate(template: Template, input: RuleInput, seq: number, 
     }
     if (room <= 0) continue;
     let value = valueOf(part, input, seq) ?? '';
-    if (value.length > Math.min(room, MAX_FILLED_VALUE_CHARS)) value = value.slice(0, Math.min(room, MAX_FILLED_VALUE_CHARS));
+    if (value.length > Math.min(room, MAX_FILLED_VALUE_CHARS))
+      value = value.slice(0, Math.min(room, MAX_FILLED_VALUE_CHARS));
     let escaped = escape(value);
     // An escape can make a value longer (a control character takes six in JSON): cut the value, not its escape.
     while (escaped.length > room) {
@@ -104,7 +112,12 @@ function jsonValueOf(input: RuleInput, path: string, maxChars: number): string {
   const value = valueAt(input.json(), path.split('.'));
   if (value === undefined) return 'null';
   // One character more than fits says it does not: a string is measured once quoted.
-  const text = typeof value === 'string' ? (value.length + 2 <= maxChars ? JSON.stringify(value) : undefined) : jsonTextAt(input, path, maxChars + 1);
+  const text =
+    typeof value === 'string'
+      ? value.length + 2 <= maxChars
+        ? JSON.stringify(value)
+        : undefined
+      : jsonTextAt(input, path, maxChars + 1);
   return text !== undefined && text.length <= maxChars ? text : 'null';
 }
 

@@ -5,7 +5,13 @@
  * trusted as the server's, bar a check that a poll answer is one.
  */
 import type { EndpointInfo } from './schemas/endpoint-info.js';
-import type { AccessAnswer, CreateEndpoint, ErrorBody, OwnEndpointsAnswer, PollAnswer } from './schemas/endpoints-api.js';
+import type {
+  AccessAnswer,
+  CreateEndpoint,
+  ErrorBody,
+  OwnEndpointsAnswer,
+  PollAnswer,
+} from './schemas/endpoints-api.js';
 import type { ResponseConfig } from './schemas/response-config.js';
 
 /** Where and as whom a call goes. */
@@ -49,20 +55,36 @@ export const createEndpoint = (context: ApiContext, choices: CreateEndpoint): Pr
   call(context, 'POST', '/api/endpoints', { body: choices, expect: 201 });
 
 /** `GET /api/endpoints/<id>/requests`: the stored requests after `afterSeq`; with `waitMs`, a long poll. */
-export async function pollRequests(context: ApiContext, endpoint: EndpointRef, afterSeq: number, waitMs?: number): Promise<ApiAnswer<PollAnswer>> {
+export async function pollRequests(
+  context: ApiContext,
+  endpoint: EndpointRef,
+  afterSeq: number,
+  waitMs?: number,
+): Promise<ApiAnswer<PollAnswer>> {
   const query = `afterSeq=${afterSeq}${waitMs === undefined ? '' : `&waitMs=${waitMs}`}`;
-  const answer = await call<PollAnswer>(context, 'GET', `${endpointPath(endpoint)}/requests?${query}`, { key: endpoint.key, expect: 200 });
+  const answer = await call<PollAnswer>(context, 'GET', `${endpointPath(endpoint)}/requests?${query}`, {
+    key: endpoint.key,
+    expect: 200,
+  });
   // Anything else on that URL (another server, a proxy's page) is not taken for an empty log.
   if (answer.ok && !isPollAnswer(answer.value)) return { ok: false, status: answer.status };
   return answer;
 }
 
 /** `POST /api/endpoints/<id>/extend`: a kept endpoint lives `ttlMs` from now. */
-export const extendEndpoint = (context: ApiContext, endpoint: EndpointRef, ttlMs: number): Promise<ApiAnswer<{ expiresAt: string }>> =>
+export const extendEndpoint = (
+  context: ApiContext,
+  endpoint: EndpointRef,
+  ttlMs: number,
+): Promise<ApiAnswer<{ expiresAt: string }>> =>
   call(context, 'POST', `${endpointPath(endpoint)}/extend`, { key: endpoint.key, body: { ttlMs }, expect: 200 });
 
 /** `PUT /api/endpoints/<id>/response`: the configuration now in force. */
-export const setResponse = (context: ApiContext, endpoint: EndpointRef, response: ResponseConfig): Promise<ApiAnswer<{ response: ResponseConfig }>> =>
+export const setResponse = (
+  context: ApiContext,
+  endpoint: EndpointRef,
+  response: ResponseConfig,
+): Promise<ApiAnswer<{ response: ResponseConfig }>> =>
   call(context, 'PUT', `${endpointPath(endpoint)}/response`, { key: endpoint.key, body: response, expect: 200 });
 
 /** `DELETE /api/endpoints/<id>/requests`: the new clearedSeq. */
@@ -78,10 +100,12 @@ export const deleteEndpoint = (context: ApiContext, endpoint: EndpointRef): Prom
   call(context, 'DELETE', endpointPath(endpoint), { key: endpoint.key, expect: 204 });
 
 /** `GET /api/endpoints`: a signed-in user's own living endpoints. */
-export const listOwnEndpoints = (context: ApiContext): Promise<ApiAnswer<OwnEndpointsAnswer>> => call(context, 'GET', '/api/endpoints', { expect: 200 });
+export const listOwnEndpoints = (context: ApiContext): Promise<ApiAnswer<OwnEndpointsAnswer>> =>
+  call(context, 'GET', '/api/endpoints', { expect: 200 });
 
 /** `GET /api/access`: the instance's ACCESS_MODE, and whom `context.accessToken` signs in. */
-export const readAccess = (context: ApiContext): Promise<ApiAnswer<AccessAnswer>> => call(context, 'GET', '/api/access', { expect: 200 });
+export const readAccess = (context: ApiContext): Promise<ApiAnswer<AccessAnswer>> =>
+  call(context, 'GET', '/api/access', { expect: 200 });
 
 const endpointPath = (endpoint: EndpointRef) => `/api/endpoints/${encodeURIComponent(endpoint.id)}`;
 

@@ -47,13 +47,44 @@ const HOUR = 60 * MINUTE;
  * webhooks/troubleshooting-webhooks) publish a span, not the gaps.
  */
 export const RETRY_SCHEDULES: Record<Provider, RetrySchedule> = {
-  svix: { label: 'Svix', gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR], summary: 'at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', source: 'https://docs.svix.com/retries' },
-  'standard-webhooks': { label: 'Standard Webhooks (as Svix)', gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR], summary: 'at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', source: 'https://docs.svix.com/retries' },
-  slack: { label: 'Slack', gapsMs: [0, MINUTE, 5 * MINUTE], summary: 'up to 3 retries: nearly at once, after 1 min, after 5 min', source: 'https://api.slack.com/apis/events-api#retries' },
-  github: { label: 'GitHub', summary: 'no automatic retries: a repeat is a manual redelivery', source: 'https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries' },
-  stripe: { label: 'Stripe', summary: 'retried for up to 3 days with exponential backoff (no exact gaps published)', source: 'https://docs.stripe.com/webhooks#retries' },
-  shopify: { label: 'Shopify', summary: 'retried 8 times over 4 hours (no exact gaps published)', source: 'https://shopify.dev/docs/apps/build/webhooks/troubleshooting-webhooks' },
-  twilio: { label: 'Twilio', summary: 'retries as the connection overrides in the URL set them (#rc=…); no fixed schedule', source: 'https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides' },
+  svix: {
+    label: 'Svix',
+    gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR],
+    summary: 'at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h',
+    source: 'https://docs.svix.com/retries',
+  },
+  'standard-webhooks': {
+    label: 'Standard Webhooks (as Svix)',
+    gapsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR],
+    summary: 'at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h',
+    source: 'https://docs.svix.com/retries',
+  },
+  slack: {
+    label: 'Slack',
+    gapsMs: [0, MINUTE, 5 * MINUTE],
+    summary: 'up to 3 retries: nearly at once, after 1 min, after 5 min',
+    source: 'https://api.slack.com/apis/events-api#retries',
+  },
+  github: {
+    label: 'GitHub',
+    summary: 'no automatic retries: a repeat is a manual redelivery',
+    source: 'https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries',
+  },
+  stripe: {
+    label: 'Stripe',
+    summary: 'retried for up to 3 days with exponential backoff (no exact gaps published)',
+    source: 'https://docs.stripe.com/webhooks#retries',
+  },
+  shopify: {
+    label: 'Shopify',
+    summary: 'retried 8 times over 4 hours (no exact gaps published)',
+    source: 'https://shopify.dev/docs/apps/build/webhooks/troubleshooting-webhooks',
+  },
+  twilio: {
+    label: 'Twilio',
+    summary: 'retries as the connection overrides in the URL set them (#rc=…); no fixed schedule',
+    source: 'https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides',
+  },
 };
 
 /** Identical bodies further apart than this are two deliveries, not two attempts. */
@@ -179,19 +210,32 @@ export function groupDeliveries(requests: readonly CapturedRequest[], bodyWindow
       ? candidates[0]
       : candidates.find((candidate) => {
           const last = (candidate.attempts.at(-1) as DeliveryAttempt).request;
-          return timeOf(request) - timeOf(last) <= bodyWindowMs && last.body === request.body && last.bodyEncoding === request.bodyEncoding;
+          return (
+            timeOf(request) - timeOf(last) <= bodyWindowMs &&
+            last.body === request.body &&
+            last.bodyEncoding === request.bodyEncoding
+          );
         });
     const attempt = { request, attempt: key.attempt ?? 0 };
     if (group) group.attempts.push(attempt);
     else {
-      const created: DeliveryGroup = { key, attempts: [attempt], ...(key.provider ? { schedule: RETRY_SCHEDULES[key.provider] } : {}) };
+      const created: DeliveryGroup = {
+        key,
+        attempts: [attempt],
+        ...(key.provider ? { schedule: RETRY_SCHEDULES[key.provider] } : {}),
+      };
       groups.push(created);
       open.set(key.key, [...candidates, created]);
     }
   }
-  for (const request of loose) groups.push({ key: { key: `seq:${request.seq}`, source: 'no body' }, attempts: [{ request, attempt: 0 }] });
+  for (const request of loose)
+    groups.push({ key: { key: `seq:${request.seq}`, source: 'no body' }, attempts: [{ request, attempt: 0 }] });
   for (const group of groups) numberAttempts(group);
-  return groups.sort((a, b) => timeOf((a.attempts[0] as DeliveryAttempt).request) - timeOf((b.attempts[0] as DeliveryAttempt).request) || (a.attempts[0] as DeliveryAttempt).request.seq - (b.attempts[0] as DeliveryAttempt).request.seq);
+  return groups.sort(
+    (a, b) =>
+      timeOf((a.attempts[0] as DeliveryAttempt).request) - timeOf((b.attempts[0] as DeliveryAttempt).request) ||
+      (a.attempts[0] as DeliveryAttempt).request.seq - (b.attempts[0] as DeliveryAttempt).request.seq,
+  );
 }
 
 function numberAttempts(group: DeliveryGroup): void {
@@ -203,7 +247,10 @@ function numberAttempts(group: DeliveryGroup): void {
     if (!next) return;
     entry.gapAfterMs = timeOf(next.request) - timeOf(entry.request);
     // The schedule's gap after this attempt by its number: a Slack retry whose earlier tries were not captured keeps its place.
-    const expected = next.attempt === entry.attempt + 1 || next.attempt === 0 ? group.schedule?.gapsMs?.[entry.attempt - 1] : undefined;
+    const expected =
+      next.attempt === entry.attempt + 1 || next.attempt === 0
+        ? group.schedule?.gapsMs?.[entry.attempt - 1]
+        : undefined;
     if (expected !== undefined) entry.expectedGapAfterMs = expected;
   });
 }
@@ -221,7 +268,10 @@ export function retriedSeqs(requests: readonly CapturedRequest[], bodyWindowMs =
  * Numbers attempts as they arrive, for a stream (`hookwatch tail`): remembers the last
  * `maxKeys` deliveries (the oldest forgotten first), so memory stays bounded however long it runs.
  */
-export function createAttemptCounter(maxKeys = 10_000, bodyWindowMs = BODY_WINDOW_MS): (request: CapturedRequest) => { attempt: number; key: DeliveryKey } | undefined {
+export function createAttemptCounter(
+  maxKeys = 10_000,
+  bodyWindowMs = BODY_WINDOW_MS,
+): (request: CapturedRequest) => { attempt: number; key: DeliveryKey } | undefined {
   const seen = new Map<string, { count: number; lastMs: number }>();
   return (request) => {
     const key = deliveryKeyOf(request);

@@ -66,19 +66,28 @@ export function diffRequests(before: CapturedRequest, after: CapturedRequest): R
   const body = diffBodies(before, after);
   const path = { before: before.subPath || '/', after: after.subPath || '/' };
   const method = { before: before.method, after: after.method };
-  const same = method.before === method.after && path.before === path.after && body.kind === 'same' && [...query, ...headers].every((line) => line.kind === 'same');
+  const same =
+    method.before === method.after &&
+    path.before === path.after &&
+    body.kind === 'same' &&
+    [...query, ...headers].every((line) => line.kind === 'same');
   return { method, path, query, headers, body, same };
 }
 
 function paramPairs(params: ParamMap): Array<[string, string]> {
-  return Object.entries(params).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((item): [string, string] => [name, item]));
+  return Object.entries(params).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((item): [string, string] => [name, item]),
+  );
 }
 
 /**
  * Pairs in `after`'s order; a pair only in `before` goes where it stood among the pairs before
  * it. Names match case-insensitively (HTTP header names do), occurrence by occurrence.
  */
-export function diffPairs(before: ReadonlyArray<readonly [string, string]>, after: ReadonlyArray<readonly [string, string]>): PairLine[] {
+export function diffPairs(
+  before: ReadonlyArray<readonly [string, string]>,
+  after: ReadonlyArray<readonly [string, string]>,
+): PairLine[] {
   const keyed = (pairs: ReadonlyArray<readonly [string, string]>) => {
     const seen = new Map<string, number>();
     return pairs.map(([name]) => {
@@ -108,7 +117,12 @@ export function diffPairs(before: ReadonlyArray<readonly [string, string]>, afte
     flushRemoved(match);
     const old = (before[match] as readonly [string, string])[1];
     // Order is part of what was sent: a pair out of the order the others kept is marked moved.
-    lines.push({ kind: old !== value ? 'changed' : inOrder.has(index) ? 'same' : 'moved', name, before: old, after: value });
+    lines.push({
+      kind: old !== value ? 'changed' : inOrder.has(index) ? 'same' : 'moved',
+      name,
+      before: old,
+      after: value,
+    });
   });
   flushRemoved(before.length);
   return lines;
@@ -147,7 +161,8 @@ function diffBodies(before: CapturedRequest, after: CapturedRequest): BodyDiff {
     const afterJson = after.isJson ? tryParseJsonLossless(afterText) : undefined;
     if (beforeJson && afterJson) return diffJson(beforeJson, afterJson);
     // Two url-encoded forms: field by field, decoded, as the query is.
-    if (before.form && after.form) return { kind: 'form', fields: diffPairs(paramPairs(before.form), paramPairs(after.form)) };
+    if (before.form && after.form)
+      return { kind: 'form', fields: diffPairs(paramPairs(before.form), paramPairs(after.form)) };
     return diffText(beforeText, afterText);
   }
   const a = bodyBytesOf(before);
@@ -174,7 +189,8 @@ function shown(node: JsonNode): string {
 /** Same value: numbers by their value (1.0 is 1), everything else by its text. */
 function sameLeaf(a: JsonNode, b: JsonNode): boolean {
   // Two integers by their digits (two 64-bit ids can be the same double); otherwise 1.0 is 1.
-  if (a.kind === 'number' && b.kind === 'number') return INTEGER.test(a.text) && INTEGER.test(b.text) ? a.text === b.text : a.value === b.value;
+  if (a.kind === 'number' && b.kind === 'number')
+    return INTEGER.test(a.text) && INTEGER.test(b.text) ? a.text === b.text : a.value === b.value;
   return toJsonText(a) === toJsonText(b);
 }
 
@@ -199,14 +215,17 @@ export function diffJson(before: JsonNode, after: JsonNode): BodyDiff {
         if (old === undefined) add({ kind: 'added', path: childPath(path, key), after: shown(value) });
         else walk(old, value, childPath(path, key));
       }
-      for (const [key, value] of left) if (!right.has(key)) add({ kind: 'removed', path: childPath(path, key), before: shown(value) });
+      for (const [key, value] of left)
+        if (!right.has(key)) add({ kind: 'removed', path: childPath(path, key), before: shown(value) });
       return;
     }
     if (a.kind === 'array' && b.kind === 'array') {
       const common = Math.min(a.items.length, b.items.length);
       for (let i = 0; i < common; i++) walk(a.items[i] as JsonNode, b.items[i] as JsonNode, childPath(path, i));
-      for (let i = common; i < b.items.length; i++) add({ kind: 'added', path: childPath(path, i), after: shown(b.items[i] as JsonNode) });
-      for (let i = common; i < a.items.length; i++) add({ kind: 'removed', path: childPath(path, i), before: shown(a.items[i] as JsonNode) });
+      for (let i = common; i < b.items.length; i++)
+        add({ kind: 'added', path: childPath(path, i), after: shown(b.items[i] as JsonNode) });
+      for (let i = common; i < a.items.length; i++)
+        add({ kind: 'removed', path: childPath(path, i), before: shown(a.items[i] as JsonNode) });
       return;
     }
     if (!sameLeaf(a, b)) add({ kind: 'changed', path, before: shown(a), after: shown(b) });
@@ -242,7 +261,10 @@ export function diffText(before: string, after: string): BodyDiff {
     const lengths = new Uint32Array((midA.length + 1) * width);
     for (let i = midA.length - 1; i >= 0; i--) {
       for (let j = midB.length - 1; j >= 0; j--) {
-        lengths[i * width + j] = midA[i] === midB[j] ? (lengths[(i + 1) * width + j + 1] as number) + 1 : Math.max(lengths[(i + 1) * width + j] as number, lengths[i * width + j + 1] as number);
+        lengths[i * width + j] =
+          midA[i] === midB[j]
+            ? (lengths[(i + 1) * width + j + 1] as number) + 1
+            : Math.max(lengths[(i + 1) * width + j] as number, lengths[i * width + j + 1] as number);
       }
     }
     let i = 0;
@@ -251,7 +273,10 @@ export function diffText(before: string, after: string): BodyDiff {
       if (i < midA.length && j < midB.length && midA[i] === midB[j]) {
         lines.push({ kind: 'same', text: midA[i++] as string });
         j++;
-      } else if (j < midB.length && (i === midA.length || (lengths[i * width + j + 1] as number) > (lengths[(i + 1) * width + j] as number))) {
+      } else if (
+        j < midB.length &&
+        (i === midA.length || (lengths[i * width + j + 1] as number) > (lengths[(i + 1) * width + j] as number))
+      ) {
         // On a tie the removed line goes first, as diff(1) shows it.
         lines.push({ kind: 'added', text: midB[j++] as string });
       } else {

@@ -74,12 +74,20 @@ function machineOf(steps: readonly Step[]): Machine {
     else if (step?.kind === 'segment') takes[state] = SEGMENT_CHAR;
     const reached = new Set<number>([state]);
     // Moves without a character only go forward, so later states' closures are known already.
-    const next = step === undefined ? [] : step.kind === 'segment' || step.kind === 'any' ? [state + 1] : step.kind === 'skip' ? [state + 1, step.to] : [];
+    const next =
+      step === undefined
+        ? []
+        : step.kind === 'segment' || step.kind === 'any'
+          ? [state + 1]
+          : step.kind === 'skip'
+            ? [state + 1, step.to]
+            : [];
     for (const to of next) for (const further of closures[to] as number[]) reached.add(further);
     closures[state] = [...reached];
   }
   const reachAt = new Int32Array(count + 1);
-  for (let state = 0; state < count; state++) reachAt[state + 1] = (reachAt[state] as number) + (closures[state] as number[]).length;
+  for (let state = 0; state < count; state++)
+    reachAt[state + 1] = (reachAt[state] as number) + (closures[state] as number[]).length;
   return { takes, reach: Int32Array.from(closures.flat()), reachAt };
 }
 
@@ -135,6 +143,7 @@ export function globProblem(glob: string): string | undefined {
   if (!/^[\x21-\x7e]+$/.test(glob)) return 'it may hold only visible ASCII, no spaces';
   if (/[?#]/.test(glob)) return 'a path has no ? or # (match the query with when.query)';
   if (glob.includes('***')) return '*** means nothing: use * within a segment or ** across segments';
-  if ((glob.match(/\*\*?/g)?.length ?? 0) > MAX_GLOB_WILDCARDS) return `it has more than ${MAX_GLOB_WILDCARDS} wildcards (* or **)`;
+  if ((glob.match(/\*\*?/g)?.length ?? 0) > MAX_GLOB_WILDCARDS)
+    return `it has more than ${MAX_GLOB_WILDCARDS} wildcards (* or **)`;
   return undefined;
 }

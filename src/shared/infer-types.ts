@@ -73,7 +73,11 @@ export function inferShape(samples: readonly JsonNode[], limits: InferLimits = I
  * Merges samples one at a time, so a caller can parse a body, merge it and let its tree go
  * before parsing the next (a 1 MiB body of numbers parses to tens of MB of nodes).
  */
-export function createShapeMerger(limits: InferLimits = INFER_LIMITS): { add(sample: JsonNode): void; readonly added: number; result(total: number): InferredShape } {
+export function createShapeMerger(limits: InferLimits = INFER_LIMITS): {
+  add(sample: JsonNode): void;
+  readonly added: number;
+  result(total: number): InferredShape;
+} {
   const root = emptyShape();
   let added = 0;
   let fields = 0;
@@ -143,7 +147,8 @@ export function createShapeMerger(limits: InferLimits = INFER_LIMITS): { add(sam
       const notes: string[] = [];
       if (total > added) notes.push(`Only the first ${added} of ${total} bodies were read.`);
       if (deepSeen) notes.push(`Values nested deeper than ${limits.maxDepth} levels are typed as unknown.`);
-      if (fieldsCapped) notes.push(`Only the first ${limits.maxFields} distinct fields are typed; other keys are accepted as unknown.`);
+      if (fieldsCapped)
+        notes.push(`Only the first ${limits.maxFields} distinct fields are typed; other keys are accepted as unknown.`);
       return { shape: root, samples: added, notes };
     },
   };
@@ -168,7 +173,8 @@ export function presenceNote(objects: ObjectShape, field: FieldShape, labels: re
   const firstOut = present.indexOf(false);
   // Present in a run at the end: it appeared; in a run at the start: it disappeared.
   if (firstIn > 0 && present.slice(firstIn).every(Boolean)) return `appears from ${name(order[firstIn] as number)}`;
-  if (firstIn === 0 && firstOut > 0 && present.slice(firstOut).every((is) => !is)) return `missing from ${name(order[firstOut] as number)} on`;
+  if (firstIn === 0 && firstOut > 0 && present.slice(firstOut).every((is) => !is))
+    return `missing from ${name(order[firstOut] as number)} on`;
   const missing = order.filter((_, index) => !present[index]);
   // Every body has it, but not every object of an array in them does.
   if (missing.length === 0) return 'missing from some items';

@@ -31,8 +31,33 @@ export const REDACTED_IN_URL = encodeURIComponent(REDACTED);
  * secret (redactTarget).
  */
 const SECRET_WORDS = new Set(['auth', 'pwd', 'sig', 'session', 'sessionid', 'jwt']);
-const SECRET_ENDINGS = ['token', 'secret', 'password', 'passwd', 'passphrase', 'credential', 'credentials', 'authorization', 'authentication', 'cookie'];
-const KEY_KINDS = ['api', 'access', 'secret', 'subscription', 'functions', 'function', 'private', 'client', 'master', 'signing', 'shared', 'consumer', 'auth'];
+const SECRET_ENDINGS = [
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'passphrase',
+  'credential',
+  'credentials',
+  'authorization',
+  'authentication',
+  'cookie',
+];
+const KEY_KINDS = [
+  'api',
+  'access',
+  'secret',
+  'subscription',
+  'functions',
+  'function',
+  'private',
+  'client',
+  'master',
+  'signing',
+  'shared',
+  'consumer',
+  'auth',
+];
 const SECRET_ALONE = new Set(['key', 'code', 'sign', 'pass']);
 /** Names (words run together) that the rule would match but that carry no standing secret. */
 const NOT_SECRET = new Set(['validationtoken']);

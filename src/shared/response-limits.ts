@@ -7,7 +7,12 @@
  * Content types a configured answer may carry. None of them is rendered as a document by a
  * browser, and every receiver answer also carries `Content-Security-Policy: sandbox`.
  */
-export const RESPONSE_CONTENT_TYPES = ['application/json', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded'] as const;
+export const RESPONSE_CONTENT_TYPES = [
+  'application/json',
+  'text/plain',
+  'application/xml',
+  'application/x-www-form-urlencoded',
+] as const;
 
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 /** Twice the body cap: room for a body of quotes or backslashes, not for one of control characters. */

@@ -17,7 +17,8 @@ import type {
 
 const json = <T>(message: T): string => JSON.stringify(message);
 
-export const welcomeMessage = (fields: Omit<WelcomeMessage, 'type'>): string => json<WelcomeMessage>({ type: 'welcome', ...fields });
+export const welcomeMessage = (fields: Omit<WelcomeMessage, 'type'>): string =>
+  json<WelcomeMessage>({ type: 'welcome', ...fields });
 
 export function errorMessage(error: { code: string; message: string }, forType?: string): string {
   const message: ErrorMessage = { type: 'error', error: { code: error.code, message: error.message } };
@@ -36,17 +37,19 @@ export const clearedMessage = (clearedSeq: number): string => `${CLEARED_MESSAGE
 export const REMOVED_MESSAGE_HEAD = '{"type":"removed","seq":';
 export const removedMessage = (seq: number): string => `${REMOVED_MESSAGE_HEAD}${seq}}`;
 
-export const responseChangedMessage = (response: ResponseConfig): string => json<ResponseChangedMessage>({ type: 'response', response });
+export const responseChangedMessage = (response: ResponseConfig): string =>
+  json<ResponseChangedMessage>({ type: 'response', response });
 
 export const extendedMessage = (expiresAt: string): string => json<ExtendedMessage>({ type: 'extended', expiresAt });
 
 export const watchersMessage = (count: number): string => json<WatchersMessage>({ type: 'watchers', count });
 
-
-export const responderMessage = (id: string | null, you?: boolean): string => json<ResponderMessage>(you === undefined ? { type: 'responder', id } : { type: 'responder', id, you });
+export const responderMessage = (id: string | null, you?: boolean): string =>
+  json<ResponderMessage>(you === undefined ? { type: 'responder', id } : { type: 'responder', id, you });
 
 /** `answerJson`: the record's new `answer`, as JSON. */
-export const answeredMessage = (seq: number, answerJson: string): string => `{"type":"answered","seq":${seq},"answer":${answerJson}}`;
+export const answeredMessage = (seq: number, answerJson: string): string =>
+  `{"type":"answered","seq":${seq},"answer":${answerJson}}`;
 
 export const forwardedMessage = (message: ForwardedMessage): string => json<ForwardedMessage>(message);
 

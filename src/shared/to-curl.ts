@@ -28,7 +28,9 @@ const HEREDOC_DELIMITER = 'HOOKWATCH_BODY';
  * When the server kept only part of the body (past MAX_BODY_BYTES): the sentence saying so. The
  * cURL command starts with it as a comment; the page can show it beside "copied" too.
  */
-export function truncationNote(request: Pick<CapturedRequest, 'truncated' | 'size' | 'storedSize'>): string | undefined {
+export function truncationNote(
+  request: Pick<CapturedRequest, 'truncated' | 'size' | 'storedSize'>,
+): string | undefined {
   if (!request.truncated) return undefined;
   return `Hookwatch stored only the first ${request.storedSize} of ${request.size} bytes of this body: the command sends those.`;
 }
@@ -74,12 +76,15 @@ export function toCurl(request: CapturedRequest, targetUrl: string): string {
     const delimiter = heredocDelimiter(request.body);
     // A here-document ends in a newline the body may not have: head -c keeps the body's bytes only.
     const endsInNewline = request.body.endsWith('\n');
-    const start = endsInNewline ? `${args.join(' ')} <<'${delimiter}'` : `head -c ${utf8Length(request.body)} <<'${delimiter}' | ${args.join(' ')}`;
+    const start = endsInNewline
+      ? `${args.join(' ')} <<'${delimiter}'`
+      : `head -c ${utf8Length(request.body)} <<'${delimiter}' | ${args.join(' ')}`;
     return `${comment}${start}\n${request.body}${endsInNewline ? '' : '\n'}${delimiter}`;
   }
   const base64 = request.bodyEncoding === 'base64' ? request.body : utf8ToBase64(request.body);
   args.push('--data-binary', '@-');
-  if (base64.length <= MAX_BODY_ARGUMENT_BYTES) return `${comment}printf %s ${shellQuote(base64)} | base64 -d | ${args.join(' ')}`;
+  if (base64.length <= MAX_BODY_ARGUMENT_BYTES)
+    return `${comment}printf %s ${shellQuote(base64)} | base64 -d | ${args.join(' ')}`;
   // Base64 has no `_`, so no line can be the delimiter.
   const lines = base64.match(/.{1,76}/g) ?? [];
   return `${comment}base64 -d <<'${HEREDOC_DELIMITER}' | ${args.join(' ')}\n${lines.join('\n')}\n${HEREDOC_DELIMITER}`;

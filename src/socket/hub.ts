@@ -92,7 +92,13 @@ export function createHub(options: HubOptions): Hub {
   });
 
   function openChannel(endpointId: string): Channel {
-    const channel: Channel = { watchers: new Set(), ready: Promise.resolve(), lastSeq: undefined, filling: undefined, listeners: new Set() };
+    const channel: Channel = {
+      watchers: new Set(),
+      ready: Promise.resolve(),
+      lastSeq: undefined,
+      filling: undefined,
+      listeners: new Set(),
+    };
     channel.ready = Promise.all([
       bus.subscribe(endpointId),
       store.holdEndpoints([endpointId], options.instanceId, Date.now() + options.leaseMs, options.graceMs),
@@ -106,9 +112,13 @@ export function createHub(options: HubOptions): Hub {
   function closeChannel(endpointId: string, channel: Channel, release: boolean): void {
     if (channels.get(endpointId) !== channel) return;
     channels.delete(endpointId);
-    bus.unsubscribe(endpointId).catch((error: unknown) => log.warn({ err: error, endpointId }, 'bus unsubscribe failed'));
+    bus
+      .unsubscribe(endpointId)
+      .catch((error: unknown) => log.warn({ err: error, endpointId }, 'bus unsubscribe failed'));
     if (release) {
-      store.releaseEndpoint(endpointId, options.instanceId, options.graceMs).catch((error: unknown) => log.warn({ err: error, endpointId }, 'giving a lease back failed'));
+      store
+        .releaseEndpoint(endpointId, options.instanceId, options.graceMs)
+        .catch((error: unknown) => log.warn({ err: error, endpointId }, 'giving a lease back failed'));
     }
   }
 
@@ -199,7 +209,9 @@ export function createHub(options: HubOptions): Hub {
   /** Records this instance's watcher count; the store tells every watcher everywhere the new total. */
   function announceWatchers(endpointId: string): void {
     const local = channels.get(endpointId)?.watchers.size ?? 0;
-    store.countWatchers(endpointId, options.instanceId, local).catch((error: unknown) => log.warn({ err: error, endpointId }, 'counting watchers failed'));
+    store
+      .countWatchers(endpointId, options.instanceId, local)
+      .catch((error: unknown) => log.warn({ err: error, endpointId }, 'counting watchers failed'));
   }
 
   async function renewLeases(): Promise<void> {
@@ -294,4 +306,5 @@ const FILL_RETRY_MS = 500;
 
 /** The `responder` message saying nobody answers now: waiting senders get the configured answer at once. */
 const NO_RESPONDER = Buffer.from(responderMessage(null));
-const isNoResponder = (data: Buffer | string): boolean => (typeof data === 'string' ? data === NO_RESPONDER.toString() : NO_RESPONDER.equals(data));
+const isNoResponder = (data: Buffer | string): boolean =>
+  typeof data === 'string' ? data === NO_RESPONDER.toString() : NO_RESPONDER.equals(data);

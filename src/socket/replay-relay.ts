@@ -39,21 +39,37 @@ export class ReplayRelay {
   /** A tab's `replay`: a problem (for BAD_MESSAGE) when it cannot be ordered, else undefined once ordered or answered. */
   async order(message: ReplayMessage): Promise<string | undefined> {
     if (this.waiting.has(message.id)) return `replay ${message.id} is already waiting for a forwarder`;
-    if (this.waiting.size >= MAX_WAITING_REPLAYS) return `at most ${MAX_WAITING_REPLAYS} replays may wait for a forwarder at once`;
+    if (this.waiting.size >= MAX_WAITING_REPLAYS)
+      return `at most ${MAX_WAITING_REPLAYS} replays may wait for a forwarder at once`;
     const stored = await this.service.readRequest(this.endpointId, message.seq);
     if (stored === undefined) {
-      this.answer(message.id, message.seq, `Request #${message.seq} is no longer stored, so there is nothing to replay.`);
+      this.answer(
+        message.id,
+        message.seq,
+        `Request #${message.seq} is no longer stored, so there is nothing to replay.`,
+      );
       return undefined;
     }
     let request: CapturedRequest = stored;
     if (message.edited) {
       const { edited } = message;
-      if (edited.bodyEncoding === 'base64' && (!BASE64.test(edited.body) || edited.body.length % 4 !== 0)) return 'edited.body is not base64';
-      const bytes = edited.bodyEncoding === 'base64' ? Buffer.from(edited.body, 'base64').length : Buffer.byteLength(edited.body);
-      if (bytes > this.maxBodyBytes) return `the edited body is ${bytes} bytes, past this endpoint's ${this.maxBodyBytes}-byte body cap`;
+      if (edited.bodyEncoding === 'base64' && (!BASE64.test(edited.body) || edited.body.length % 4 !== 0))
+        return 'edited.body is not base64';
+      const bytes =
+        edited.bodyEncoding === 'base64' ? Buffer.from(edited.body, 'base64').length : Buffer.byteLength(edited.body);
+      if (bytes > this.maxBodyBytes)
+        return `the edited body is ${bytes} bytes, past this endpoint's ${this.maxBodyBytes}-byte body cap`;
       const queryAt = edited.path.indexOf('?');
       const path = queryAt === -1 ? edited.path : edited.path.slice(0, queryAt);
-      request = { ...stored, method: edited.method, url: edited.path, subPath: path === '/' ? '' : path, headers: edited.headers, body: edited.body, bodyEncoding: edited.bodyEncoding };
+      request = {
+        ...stored,
+        method: edited.method,
+        url: edited.path,
+        subPath: path === '/' ? '' : path,
+        headers: edited.headers,
+        body: edited.body,
+        bodyEncoding: edited.bodyEncoding,
+      };
     }
     const timer = setTimeout(() => {
       this.waiting.delete(message.id);
@@ -61,7 +77,12 @@ export class ReplayRelay {
     }, REPLAY_ACK_MS);
     timer.unref();
     this.waiting.set(message.id, timer);
-    await this.service.orderReplay(this.endpointId, { type: 'replay', id: `${this.watcher.id}.${message.id}`, seq: message.seq, request });
+    await this.service.orderReplay(this.endpointId, {
+      type: 'replay',
+      id: `${this.watcher.id}.${message.id}`,
+      seq: message.seq,
+      request,
+    });
     return undefined;
   }
 
@@ -85,13 +106,31 @@ export class ReplayRelay {
   }
 
   private answer(id: string, seq: number, error: string): void {
-    const result: ReplayResultMessage = { type: 'replay-result', id, seq, target: '', error, durationMs: 0, headers: [], body: '', bodyEncoding: 'utf8', bodyTruncated: false };
+    const result: ReplayResultMessage = {
+      type: 'replay-result',
+      id,
+      seq,
+      target: '',
+      error,
+      durationMs: 0,
+      headers: [],
+      body: '',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    };
     this.watcher.send(JSON.stringify(result));
   }
 }
 
 /** A forwarder's `replay-started` or `replay-result` under its relay id (`<watcher id>.<tab's id>`): to that tab alone. */
-export function relayReplayProgress(service: EndpointService, endpointId: string, message: ReplayStartedMessage | ReplayResultMessage): Promise<void> {
+export function relayReplayProgress(
+  service: EndpointService,
+  endpointId: string,
+  message: ReplayStartedMessage | ReplayResultMessage,
+): Promise<void> {
   const dot = message.id.indexOf('.');
-  return service.relayReplayProgress(endpointId, message.id.slice(0, dot), { ...message, id: message.id.slice(dot + 1) });
+  return service.relayReplayProgress(endpointId, message.id.slice(0, dot), {
+    ...message,
+    id: message.id.slice(dot + 1),
+  });
 }

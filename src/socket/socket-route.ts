@@ -27,11 +27,13 @@ export interface LiveRouteOptions {
   access: Access;
 }
 
-
 /** The WebSocket route of the live protocol (docs/protocol.md). */
 export async function socketRoute(app: FastifyInstance, options: LiveRouteOptions): Promise<void> {
   const { config, store, service, hub, metrics, countCreate, access } = options;
-  const configuredOrigins = new Set([...config.server.allowedOrigins, ...(config.server.publicUrl ? [new URL(config.server.publicUrl).origin] : [])]);
+  const configuredOrigins = new Set([
+    ...config.server.allowedOrigins,
+    ...(config.server.publicUrl ? [new URL(config.server.publicUrl).origin] : []),
+  ]);
 
   // A browser always sends Origin on a WebSocket handshake; only the page's own origin (and the
   // configured ones) may open live sockets, so another site cannot drive a visitor's browser here.

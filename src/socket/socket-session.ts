@@ -7,7 +7,13 @@ import type { EndpointService, Outcome } from '../endpoints/endpoint-service.js'
 import { errors, rejectionReasonOf } from '../errors.js';
 import type { CreateLimit } from '../request/rate-limit.js';
 import type { Metrics } from '../metrics.js';
-import { CloseCode, MAX_WS_MESSAGE_BYTES, type ClientMessage, type CreateMessage, type ReplayMessage } from '../shared/protocol.js';
+import {
+  CloseCode,
+  MAX_WS_MESSAGE_BYTES,
+  type ClientMessage,
+  type CreateMessage,
+  type ReplayMessage,
+} from '../shared/protocol.js';
 import { errorMessage, EXPIRED_MESSAGE, responderMessage, welcomeMessage } from '../shared/server-messages.js';
 import { nanoid } from 'nanoid';
 import { RESPONDER_LEASE_MS } from '../endpoints/endpoint-service.js';
@@ -48,7 +54,12 @@ const FORWARDED_COST = 0.1;
  */
 function costOf(parsed: ReturnType<typeof parseClientMessage>, textLength: number): number {
   if (!parsed.ok) return 1;
-  if (parsed.message.type === 'forwarded' || parsed.message.type === 'replay-started' || parsed.message.type === 'replay-result') return FORWARDED_COST;
+  if (
+    parsed.message.type === 'forwarded' ||
+    parsed.message.type === 'replay-started' ||
+    parsed.message.type === 'replay-result'
+  )
+    return FORWARDED_COST;
   if (parsed.message.type === 'local-answer') return FORWARDED_COST + textLength / (1024 * 1024);
   return 1;
 }
@@ -171,7 +182,13 @@ export class SocketSession {
    */
   checkAccess(): void {
     const { access } = this.context;
-    if (access?.mode !== 'token' || this.token === undefined || this.state.name === 'closed' || access.generation === this.tokenGeneration) return;
+    if (
+      access?.mode !== 'token' ||
+      this.token === undefined ||
+      this.state.name === 'closed' ||
+      access.generation === this.tokenGeneration
+    )
+      return;
     this.tokenGeneration = access.generation;
     if (access.userOfToken(this.token) === undefined) this.refuse(access.refusal(), { close: CloseCode.UNAUTHORIZED });
   }
@@ -223,7 +240,9 @@ export class SocketSession {
   /** Every reply goes through here: bounded like request delivery, so no reply can grow memory. */
   private send(data: string): void {
     if (this.state.name === 'watching') return this.state.watcher.send(data);
-    writeBounded(this.socket, toFramed(data).frame, this.context.config.socketLimits.maxSocketBufferBytes, () => this.socket.terminate());
+    writeBounded(this.socket, toFramed(data).frame, this.context.config.socketLimits.maxSocketBufferBytes, () =>
+      this.socket.terminate(),
+    );
   }
 
   /** The one way a message is refused: counted, answered with its error, and the socket closed when asked. */
@@ -235,7 +254,9 @@ export class SocketSession {
   }
 
   private tooManyMessages(): void {
-    this.refuse(errors.TOO_MANY_MESSAGES(this.context.config.socketLimits.liveMessagesPerSecond), { close: CloseCode.TOO_MANY_MESSAGES });
+    this.refuse(errors.TOO_MANY_MESSAGES(this.context.config.socketLimits.liveMessagesPerSecond), {
+      close: CloseCode.TOO_MANY_MESSAGES,
+    });
   }
 
   private badMessage(problem: string, forType: string | undefined): void {
@@ -297,15 +318,22 @@ export class SocketSession {
     }
     if (message.type === 'replay') return this.replay(message);
     if (message.type === 'replay-started' || message.type === 'replay-result') {
-      if (!this.state.watcher.forwarder) return this.refuse(errors.BAD_MESSAGE(`send announce-forwarder before ${message.type}`), { forType: message.type });
+      if (!this.state.watcher.forwarder)
+        return this.refuse(errors.BAD_MESSAGE(`send announce-forwarder before ${message.type}`), {
+          forType: message.type,
+        });
       return relayReplayProgress(service, endpoint.id, message);
     }
     if (message.type === 'local-answer') {
-      if (!this.state.responder) return this.refuse(errors.BAD_MESSAGE('send claim-responder before local-answer'), { forType: message.type });
+      if (!this.state.responder)
+        return this.refuse(errors.BAD_MESSAGE('send claim-responder before local-answer'), { forType: message.type });
       const relayed = await service.relayLocalAnswer(endpoint.id, this.state.responder.token, message);
       return relayed.ok ? undefined : this.refuse(relayed.error, { forType: message.type });
     }
-    const outcome = message.type === 'set-response' ? await service.setResponse(endpoint.id, message.response) : await service.clear(endpoint.id);
+    const outcome =
+      message.type === 'set-response'
+        ? await service.setResponse(endpoint.id, message.response)
+        : await service.clear(endpoint.id);
     // Applied: every watcher, this one included, hears of it from the store's announcement.
     if (!outcome.ok) this.refuseOutcome(outcome, message.type);
   }
@@ -315,7 +343,12 @@ export class SocketSession {
     if (this.state.name !== 'watching') return;
     const { endpoint, watcher } = this.state;
     const { config, service } = this.context;
-    this.state.replays ??= new ReplayRelay(watcher, endpoint.id, service, endpoint.kind === 'kept' ? config.requestLimits.keptMaxBodyBytes : config.requestLimits.maxBodyBytes);
+    this.state.replays ??= new ReplayRelay(
+      watcher,
+      endpoint.id,
+      service,
+      endpoint.kind === 'kept' ? config.requestLimits.keptMaxBodyBytes : config.requestLimits.maxBodyBytes,
+    );
     const problem = await this.state.replays.order(message);
     if (problem !== undefined) this.refuse(errors.BAD_MESSAGE(problem), { forType: 'replay' });
   }
@@ -333,7 +366,8 @@ export class SocketSession {
         // A claim a later one replaced waits its turn and is renewed all the same; one that is
         // gone (lapsed, or the endpoint ended) stops here.
         (holds) => (holds ? undefined : clearInterval(renewal)),
-        (error: unknown) => this.context.log.warn({ err: error, endpointId }, 'renewing a responder claim failed; retrying'),
+        (error: unknown) =>
+          this.context.log.warn({ err: error, endpointId }, 'renewing a responder claim failed; retrying'),
       );
     }, RESPONDER_LEASE_MS / 3);
     renewal.unref();
@@ -345,13 +379,20 @@ export class SocketSession {
   /** A closing responder gives its claim back, so senders stop waiting for it at once. */
   private letGo(endpointId: string, responder: Responder): void {
     clearInterval(responder.renewal);
-    this.context.service.setResponder(endpointId, responder.token, 'release').catch((error: unknown) => this.context.log.warn({ err: error, endpointId }, 'giving a responder claim back failed; it lapses'));
+    this.context.service
+      .setResponder(endpointId, responder.token, 'release')
+      .catch((error: unknown) =>
+        this.context.log.warn({ err: error, endpointId }, 'giving a responder claim back failed; it lapses'),
+      );
   }
 
   private async create(message: CreateMessage): Promise<void> {
     const { type: _type, token: _token, ...choices } = message;
     // Live endpoints are bounded by the sockets that hold them; kept ones outlive the socket.
-    const limited = message.kind === 'kept' ? await this.context.countCreate?.({ address: this.addressKey, user: this.user }) : undefined;
+    const limited =
+      message.kind === 'kept'
+        ? await this.context.countCreate?.({ address: this.addressKey, user: this.user })
+        : undefined;
     if (limited) return this.refuse(limited.error, { forType: 'create', close: CloseCode.TOO_MANY_MESSAGES });
     const created = await this.context.service.create(choices, this.user, this.addressKey);
     if (!created.ok) {
@@ -383,14 +424,23 @@ export class SocketSession {
     const forgetCreated = () => (created ? store.deleteEndpoint(endpointId).catch(() => false) : undefined);
     if (this.isClosed()) return void (await forgetCreated());
 
-    const candidate = new Watcher(this.socket, endpointId, config.socketLimits.maxSocketBufferBytes, this.context.onSlowWatcher);
+    const candidate = new Watcher(
+      this.socket,
+      endpointId,
+      config.socketLimits.maxSocketBufferBytes,
+      this.context.onSlowWatcher,
+    );
     candidate.lastSeq = afterSeq;
     const attached = await hub.attach(endpointId, candidate);
     if (attached === 'gone') return this.expire();
     if (attached !== 'attached') {
       await forgetCreated();
       // 'failed': the bus or the store could not be reached; the client retries later.
-      if (attached === 'full') return this.refuse(errors.TOO_MANY_WATCHERS(config.endpointLimits.maxWatchersPerEndpoint), { forType, close: CloseCode.AT_CAPACITY });
+      if (attached === 'full')
+        return this.refuse(errors.TOO_MANY_WATCHERS(config.endpointLimits.maxWatchersPerEndpoint), {
+          forType,
+          close: CloseCode.AT_CAPACITY,
+        });
       return this.refuse(errors.STORE_UNAVAILABLE(), { forType, close: CloseCode.TRY_AGAIN_LATER });
     }
 
@@ -421,10 +471,23 @@ export class SocketSession {
     this.enter({ name: 'watching', watcher: candidate, endpoint });
 
     const info = toEndpointInfo(endpoint, key ?? '', this.publicBase, config);
-    candidate.send(welcomeMessage({ endpoint: info, created, backlog: log.requests.length, clearedSeq: log.clearedSeq, lastSeq: log.lastSeq, gap }));
+    candidate.send(
+      welcomeMessage({
+        endpoint: info,
+        created,
+        backlog: log.requests.length,
+        clearedSeq: log.clearedSeq,
+        lastSeq: log.lastSeq,
+        gap,
+      }),
+    );
     // Not awaited: the backlog is paced by the socket's drain, and the socket's next messages
     // (set-response, clear) should not wait for it.
-    const backlog = log.requests.flatMap((stored) => (stored.forwarded === undefined ? [toFramed(stored.message, stored.seq)] : [toFramed(stored.message, stored.seq), toFramed(stored.forwarded)]));
+    const backlog = log.requests.flatMap((stored) =>
+      stored.forwarded === undefined
+        ? [toFramed(stored.message, stored.seq)]
+        : [toFramed(stored.message, stored.seq), toFramed(stored.forwarded)],
+    );
     candidate.replay(backlog).catch((error: unknown) => this.failed(error));
   }
 }

@@ -24,5 +24,3 @@ export function liveUpgrades(server: Server): EventEmitter {
   });
   return live;
 }
-
-

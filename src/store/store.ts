@@ -68,7 +68,10 @@ export interface Store {
    * 'created'; 'taken' when a living endpoint has its id (a name, for a named kept endpoint);
    * 'full' when `maxEndpoints` endpoints of its kind already live. Nothing is added unless created.
    */
-  createEndpoint(endpoint: EndpointRecord, limits: { maxEndpoints: number; deadlineMs: number }): Promise<'created' | 'taken' | 'full'>;
+  createEndpoint(
+    endpoint: EndpointRecord,
+    limits: { maxEndpoints: number; deadlineMs: number },
+  ): Promise<'created' | 'taken' | 'full'>;
   /**
    * A kept endpoint now lives until `deadlineMs` (`expiresAt` follows), announced to its watchers
    * (`extended`) in the same step; the endpoint as it is now, or undefined when there is no
@@ -134,7 +137,13 @@ export interface Store {
    * refuses to store the request once that moment is near, so a sender told 503 does not have
    * it stored (but see docs/deploy.md on a reply lost in transit).
    */
-  appendRequest(id: string, kind: EndpointKind, recordFor: EntryBuilder, capturedAtMs: number, giveUpAtMs?: number): Promise<Appended | undefined>;
+  appendRequest(
+    id: string,
+    kind: EndpointKind,
+    recordFor: EntryBuilder,
+    capturedAtMs: number,
+    giveUpAtMs?: number,
+  ): Promise<Appended | undefined>;
   /**
    * Keeps `message` (a `forwarded` protocol message) as the latest forward result of stored
    * request `seq`, replacing any before it, and announces it in the same step. False (nothing
@@ -187,7 +196,8 @@ export interface NewEntry {
 }
 
 /** Whether an endpoint stores secrets redacted: kept endpoints do unless their creator chose otherwise. */
-export const redactsSecrets = (endpoint: Pick<EndpointRecord, 'kind' | 'redact'>): boolean => endpoint.kind === 'kept' && endpoint.redact !== false;
+export const redactsSecrets = (endpoint: Pick<EndpointRecord, 'kind' | 'redact'>): boolean =>
+  endpoint.kind === 'kept' && endpoint.redact !== false;
 
 export interface Appended {
   seq: number;
@@ -249,7 +259,9 @@ export function storeLimits(config: Pick<Config, 'endpointLimits' | 'processLimi
  * buffer of its size, not a copy per step.
  */
 export function toRequestMessage(draftJson: string, answerJson: string, seq: number): Buffer {
-  return Buffer.from(`${REQUEST_MESSAGE_HEAD}${seq},${draftJson.length > 2 ? `${draftJson.slice(1, -1)},` : ''}"answer":${answerJson}}}`);
+  return Buffer.from(
+    `${REQUEST_MESSAGE_HEAD}${seq},${draftJson.length > 2 ? `${draftJson.slice(1, -1)},` : ''}"answer":${answerJson}}}`,
+  );
 }
 
 /** Where a stored message's `answer` starts (it is the record's last field; a JSON string cannot hold the unescaped quotes searched for). */

@@ -19,8 +19,27 @@ const backends: Array<[string, () => { bus: Bus; subscriber?: Redis }]> = [
       return { bus: createRedisBus({ publisher, subscriber, prefix: testPrefix() }), subscriber };
     },
   ],
-  ['redis sentinel', () => ({ bus: createRedisBus({ publisher: topologies.sentinelClient(), subscriber: topologies.sentinelClient(), prefix: testPrefix() }) })],
-  ['redis cluster', () => ({ bus: createRedisBus({ publisher: topologies.clusterClient(), subscriber: topologies.clusterClient(true), prefix: testPrefix(), partitions: 6 }) })],
+  [
+    'redis sentinel',
+    () => ({
+      bus: createRedisBus({
+        publisher: topologies.sentinelClient(),
+        subscriber: topologies.sentinelClient(),
+        prefix: testPrefix(),
+      }),
+    }),
+  ],
+  [
+    'redis cluster',
+    () => ({
+      bus: createRedisBus({
+        publisher: topologies.clusterClient(),
+        subscriber: topologies.clusterClient(true),
+        prefix: testPrefix(),
+        partitions: 6,
+      }),
+    }),
+  ],
 ];
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.quit()));
@@ -42,12 +61,11 @@ describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
     await bus.publish('e2', { data: 'not subscribed' });
     await bus.publish('e1', { data: 'event' });
     await expect.poll(() => seen.length).toBe(4);
-    expect(seen.map(([endpointId, message]) => `${endpointId}:${String(message.data)}:${message.seq}:${message.capturedAtMs}`)).toEqual([
-      'e1:m1:1:1001',
-      'e1:m2:2:1002',
-      'e1:m3:3:1003',
-      'e1:event:undefined:undefined',
-    ]);
+    expect(
+      seen.map(
+        ([endpointId, message]) => `${endpointId}:${String(message.data)}:${message.seq}:${message.capturedAtMs}`,
+      ),
+    ).toEqual(['e1:m1:1:1001', 'e1:m2:2:1002', 'e1:m3:3:1003', 'e1:event:undefined:undefined']);
   });
 
   it('stops delivering after unsubscribe, and resubscribing in call order works', async () => {
@@ -84,14 +102,26 @@ describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
 describe('the Redis bus wire form', () => {
   it('carries seq and capture time ahead of the message bytes, which pass unchanged', () => {
     const data = Buffer.from('{"type":"request","request":{"seq":5,"body":"\\n R 1 2"}}');
-    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, data })))).toEqual({ seq: 5, capturedAtMs: 123, data });
-    expect(String(decodeBusMessage(Buffer.from(encodeBusMessage({ data: '{"type":"cleared"}' })))?.data)).toBe('{"type":"cleared"}');
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, data })))).toEqual({
+      seq: 5,
+      capturedAtMs: 123,
+      data,
+    });
+    expect(String(decodeBusMessage(Buffer.from(encodeBusMessage({ data: '{"type":"cleared"}' })))?.data)).toBe(
+      '{"type":"cleared"}',
+    );
   });
 
   it('carries who a replay message is for: the forwarders, or one watcher', () => {
     const order = Buffer.from('{"type":"replay","id":"w.r1","seq":3}');
-    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ data: order, toForwarders: true })))).toEqual({ data: order, toForwarders: true });
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ data: order, toForwarders: true })))).toEqual({
+      data: order,
+      toForwarders: true,
+    });
     const result = Buffer.from('{"type":"replay-result","id":"r1"}');
-    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ data: result, toWatcher: 'V1StGXR8_Z5j' })))).toEqual({ data: result, toWatcher: 'V1StGXR8_Z5j' });
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ data: result, toWatcher: 'V1StGXR8_Z5j' })))).toEqual({
+      data: result,
+      toWatcher: 'V1StGXR8_Z5j',
+    });
   });
 });

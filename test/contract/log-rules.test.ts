@@ -5,14 +5,28 @@ import { describe, expect, it } from 'vitest';
 import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createRedisBus } from '../../src/redis/bus.js';
-import { evictAcrossEndpoints, hasGap, nextSeq, storedCost, STORED_REQUEST_OVERHEAD_BYTES, trimEndpoint, type HeldAnywhere } from '../../src/log/rulebook.js';
+import {
+  evictAcrossEndpoints,
+  hasGap,
+  nextSeq,
+  storedCost,
+  STORED_REQUEST_OVERHEAD_BYTES,
+  trimEndpoint,
+  type HeldAnywhere,
+} from '../../src/log/rulebook.js';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { createRedisStore } from '../../src/redis/store.js';
 import { openDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
-import { toRequestMessage, type NewEntry, type EndpointKind, type Store, type StoreLimits } from '../../src/store/store.js';
+import {
+  toRequestMessage,
+  type NewEntry,
+  type EndpointKind,
+  type Store,
+  type StoreLimits,
+} from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { logRulesCases, type EndpointName, type LogRulesCase } from './log-rules.cases.js';
 
@@ -48,7 +62,12 @@ const byEndpoint = (evicted: Array<[EndpointName, number]>): Record<EndpointName
 
 function expectedOf(rules: LogRulesCase, evictedInOrder: boolean): Outcome {
   const { stored, evicted, storedBytes, gaps = [] } = rules.expected;
-  return { stored: { a: stored.a ?? [], b: stored.b ?? [] }, evicted: evictedInOrder ? evicted : byEndpoint(evicted), storedBytes, gaps };
+  return {
+    stored: { a: stored.a ?? [], b: stored.b ?? [] },
+    evicted: evictedInOrder ? evicted : byEndpoint(evicted),
+    storedBytes,
+    gaps,
+  };
 }
 
 /**
@@ -77,7 +96,8 @@ function simulate(rules: LogRulesCase): Outcome {
     if (trim.evictedThroughSeq !== undefined) evicted.push([id, trim.evictedThroughSeq]);
     const eviction = evictAcrossEndpoints(aged, bytesOf(aged), rules.limits.maxStoredBytes);
     eviction.dropped.forEach(remove);
-    for (const [endpointId, throughSeq] of eviction.evictedThrough) evicted.push([endpointId as EndpointName, throughSeq]);
+    for (const [endpointId, throughSeq] of eviction.evictedThrough)
+      evicted.push([endpointId as EndpointName, throughSeq]);
   };
 
   for (const step of rules.steps) {
@@ -106,9 +126,22 @@ function simulate(rules: LogRulesCase): Outcome {
   }
   const gaps = (rules.expected.gaps ?? []).map(([id, afterSeq]): [EndpointName, number, boolean] => {
     const log = logOf(id);
-    return [id, afterSeq, hasGap(afterSeq, { firstSeq: log.held.find((held) => held.seq > afterSeq)?.seq, lastSeq: log.lastSeq, clearedSeq: log.clearedSeq })];
+    return [
+      id,
+      afterSeq,
+      hasGap(afterSeq, {
+        firstSeq: log.held.find((held) => held.seq > afterSeq)?.seq,
+        lastSeq: log.lastSeq,
+        clearedSeq: log.clearedSeq,
+      }),
+    ];
   });
-  return { stored: { a: logOf('a').held.map((held) => held.seq), b: logOf('b').held.map((held) => held.seq) }, evicted, storedBytes: bytesOf(aged), gaps };
+  return {
+    stored: { a: logOf('a').held.map((held) => held.seq), b: logOf('b').held.map((held) => held.seq) },
+    evicted,
+    storedBytes: bytesOf(aged),
+    gaps,
+  };
 }
 
 describe('log rules: the rulebook alone', () => {
@@ -132,7 +165,12 @@ const backends: Array<[string, (limits: LogLimits) => Backend]> = [
     'memory',
     (limits) => {
       const bus = createMemoryBus();
-      return { store: createMemoryStore({ ...storeLimits(limits), bus }), bus, kind: 'live', close: async () => undefined };
+      return {
+        store: createMemoryStore({ ...storeLimits(limits), bus }),
+        bus,
+        kind: 'live',
+        close: async () => undefined,
+      };
     },
   ],
   [
@@ -193,7 +231,13 @@ async function runThrough(backend: Backend, rules: LogRulesCase): Promise<() => 
     if (data.type === 'watchers') fenced.add(id);
   });
   for (const id of ENDPOINTS) {
-    const endpoint = { id, kind, keyHash: 'ab'.repeat(32), createdAt: '2026-01-01T00:00:00.000Z', response: DEFAULT_RESPONSE };
+    const endpoint = {
+      id,
+      kind,
+      keyHash: 'ab'.repeat(32),
+      createdAt: '2026-01-01T00:00:00.000Z',
+      response: DEFAULT_RESPONSE,
+    };
     expect(await store.createEndpoint(endpoint, { maxEndpoints: 10, deadlineMs: Date.now() + HOUR })).toBe('created');
     await bus.subscribe(id);
   }
@@ -223,7 +267,12 @@ async function runThrough(backend: Backend, rules: LogRulesCase): Promise<() => 
     const gaps: Array<[EndpointName, number, boolean]> = [];
     for (const [id, afterSeq] of rules.expected.gaps ?? []) {
       const log = await store.readLog(id, afterSeq);
-      if (log) gaps.push([id, afterSeq, hasGap(afterSeq, { firstSeq: log.requests[0]?.seq, lastSeq: log.lastSeq, clearedSeq: log.clearedSeq })]);
+      if (log)
+        gaps.push([
+          id,
+          afterSeq,
+          hasGap(afterSeq, { firstSeq: log.requests[0]?.seq, lastSeq: log.lastSeq, clearedSeq: log.clearedSeq }),
+        ]);
     }
     return { stored, evicted: byEndpoint(evicted), storedBytes: (await store.stats()).storedBytes, gaps };
   };

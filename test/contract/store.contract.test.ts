@@ -13,7 +13,15 @@ import { createRedisStore, type RedisStore } from '../../src/redis/store.js';
 import { createStoreByKind } from '../../src/one-process/store-by-kind.js';
 import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
-import { recordOf, STORED_REQUEST_OVERHEAD_BYTES, type NewEntry, type EndpointKind, type EndpointRecord, type Store, type StoreLimits } from '../../src/store/store.js';
+import {
+  recordOf,
+  STORED_REQUEST_OVERHEAD_BYTES,
+  type NewEntry,
+  type EndpointKind,
+  type EndpointRecord,
+  type Store,
+  type StoreLimits,
+} from '../../src/store/store.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/sentinel-and-cluster.js';
 
@@ -28,7 +36,12 @@ interface Backend {
 }
 type MakeBackend = (limits: StoreLimits, now: () => number) => Backend;
 /** Cases whose endpoints must share one partition (caps and the store-wide budget are per partition on Redis: docs/deploy.md). */
-const ONE_PARTITION_CASES = new Set(['refuses an endpoint past the cap and a duplicate id', 'counts each kind against its own cap', "keeps the store's byte budget across endpoints: the oldest requests anywhere go first", 'counts a forward result with its request: replacing it changes the stored bytes by the difference, and a grown request is trimmed and evicted for like a new one']);
+const ONE_PARTITION_CASES = new Set([
+  'refuses an endpoint past the cap and a duplicate id',
+  'counts each kind against its own cap',
+  "keeps the store's byte budget across endpoints: the oldest requests anywhere go first",
+  'counts a forward result with its request: replacing it changes the stored bytes by the difference, and a grown request is trimmed and evicted for like a new one',
+]);
 
 const redisClients: Redis[] = [];
 const topologies = await startTopologies();
@@ -53,7 +66,10 @@ const backends: Array<[string, MakeBackend, { partitions: number }?]> = [
     'sqlite',
     (limits, now) => {
       const bus = createMemoryBus();
-      return { store: createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db: freshDatabase(), bus, now }), bus };
+      return {
+        store: createSqliteStore({ ...limits, maxDiskBytes: limits.maxStoredBytes, db: freshDatabase(), bus, now }),
+        bus,
+      };
     },
   ],
   [
@@ -72,7 +88,10 @@ const backends: Array<[string, MakeBackend, { partitions: number }?]> = [
       const [commands, subscriber] = [connectRedis(), connectRedis()];
       redisClients.push(commands, subscriber);
       prefixes.push(prefix);
-      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
+      return {
+        store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }),
+        bus: createRedisBus({ publisher: commands, subscriber, prefix }),
+      };
     },
   ],
   [
@@ -80,7 +99,17 @@ const backends: Array<[string, MakeBackend, { partitions: number }?]> = [
     (limits, now) => {
       const [commands, subscriber] = [topologies.sentinelClient(), topologies.sentinelClient()];
       const prefix = testPrefix();
-      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000, replicaWaitMs: 1000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
+      return {
+        store: createRedisStore({
+          ...limits,
+          redis: commands,
+          prefix,
+          now,
+          commandTimeoutMs: 2000,
+          replicaWaitMs: 1000,
+        }),
+        bus: createRedisBus({ publisher: commands, subscriber, prefix }),
+      };
     },
   ],
   [
@@ -89,7 +118,10 @@ const backends: Array<[string, MakeBackend, { partitions: number }?]> = [
       const [commands, subscriber] = [topologies.clusterClient(), topologies.clusterClient(true)];
       const prefix = testPrefix();
       // One partition: the store-wide budget is per partition (docs/deploy.md), and these tests check it as one.
-      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }), bus: createRedisBus({ publisher: commands, subscriber, prefix }) };
+      return {
+        store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000 }),
+        bus: createRedisBus({ publisher: commands, subscriber, prefix }),
+      };
     },
   ],
   [
@@ -97,7 +129,10 @@ const backends: Array<[string, MakeBackend, { partitions: number }?]> = [
     (limits, now) => {
       const [commands, subscriber] = [topologies.clusterClient(), topologies.clusterClient(true)];
       const prefix = testPrefix();
-      return { store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000, partitions: 48 }), bus: createRedisBus({ publisher: commands, subscriber, prefix, partitions: 48 }) };
+      return {
+        store: createRedisStore({ ...limits, redis: commands, prefix, now, commandTimeoutMs: 2000, partitions: 48 }),
+        bus: createRedisBus({ publisher: commands, subscriber, prefix, partitions: 48 }),
+      };
     },
     { partitions: 48 },
   ],
@@ -115,7 +150,12 @@ afterAll(async () => {
 });
 
 const MIB = 1024 * 1024;
-const LIMITS: StoreLimits = { requestsPerEndpoint: 50, maxStoredBytes: 64 * MIB, maxStoredBytesPerEndpoint: 16 * MIB, maxResponseConfigBytes: 64 * MIB };
+const LIMITS: StoreLimits = {
+  requestsPerEndpoint: 50,
+  maxStoredBytes: 64 * MIB,
+  maxStoredBytesPerEndpoint: 16 * MIB,
+  maxResponseConfigBytes: 64 * MIB,
+};
 // Real time: the Redis backend also sets key expiry (a backstop), which Redis judges by its own clock.
 const T0 = Date.now();
 const HOUR = 60 * 60 * 1000;
@@ -131,12 +171,18 @@ const endpoint = (id: string, kind: 'live' | 'kept' = 'live'): EndpointRecord =>
 const append = async (store: Store, id: string, json: string, capturedAtMs: number, kind: EndpointKind = 'live') =>
   (await store.appendRequest(id, kind, () => entryOf(json), capturedAtMs))?.seq;
 /** A draft answered by the default answer alone (`answer` its record JSON). */
-const entryOf = (json: string, answer = '{"status":200,"delayMs":0,"by":"default"}'): NewEntry => ({ json, choices: ONLY_DEFAULT, answers: [answer] });
-const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
+const entryOf = (json: string, answer = '{"status":200,"delayMs":0,"by":"default"}'): NewEntry => ({
+  json,
+  choices: ONLY_DEFAULT,
+  answers: [answer],
+});
+const record = (message: Buffer | undefined) =>
+  message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined;
 
 describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
   // With many partitions, the cases that need their endpoints in one partition are left to the backends above.
-  const it = (name: string, test: () => Promise<void>) => (ONE_PARTITION_CASES.has(name) && (shape?.partitions ?? 1) > 1 ? vitestIt.skip : vitestIt)(name, test);
+  const it = (name: string, test: () => Promise<void>) =>
+    (ONE_PARTITION_CASES.has(name) && (shape?.partitions ?? 1) > 1 ? vitestIt.skip : vitestIt)(name, test);
   let clock = T0;
   afterEach(() => {
     clock = T0;
@@ -147,8 +193,14 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     const heard: Array<[string, BusMessage]> = [];
     bus.onMessage((id, message) => heard.push([id, message]));
     const create = (id: string, options: { max?: number; deadlineMs?: number; kind?: 'live' | 'kept' } = {}) =>
-      store.createEndpoint(endpoint(id, options.kind), { maxEndpoints: options.max ?? 10, deadlineMs: options.deadlineMs ?? clock + HOUR });
-    const events = () => heard.filter(([, message]) => message.seq === undefined).map(([id, message]) => [id, JSON.parse(String(message.data)) as unknown]);
+      store.createEndpoint(endpoint(id, options.kind), {
+        maxEndpoints: options.max ?? 10,
+        deadlineMs: options.deadlineMs ?? clock + HOUR,
+      });
+    const events = () =>
+      heard
+        .filter(([, message]) => message.seq === undefined)
+        .map(([id, message]) => [id, JSON.parse(String(message.data)) as unknown]);
     return { store, bus, heard, events, create, watch: (id: string) => bus.subscribe(id) };
   };
 
@@ -178,7 +230,9 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await append(store, 'a', '{"method":"POST"}', 1000)).toBe(1);
     expect(await append(store, 'a', '{}', 2000)).toBe(2);
     const log = await store.readLog('a', 0);
-    expect(log?.requests[0]?.message.toString()).toBe('{"type":"request","request":{"seq":1,"method":"POST","answer":{"status":200,"delayMs":0,"by":"default"}}}');
+    expect(log?.requests[0]?.message.toString()).toBe(
+      '{"type":"request","request":{"seq":1,"method":"POST","answer":{"status":200,"delayMs":0,"by":"default"}}}',
+    );
     expect(record(log?.requests[1]?.message)).toEqual({ seq: 2, answer: { status: 200, delayMs: 0, by: 'default' } });
     await expect.poll(() => heard.length).toBe(2);
     expect(heard.map(([id, message]) => [id, message.seq, String(message.data), message.capturedAtMs])).toEqual([
@@ -224,9 +278,12 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.deleteRequest('a', 2)).toBe(false);
     expect(await store.deleteRequest('a', 9)).toBe(false);
     expect(await store.deleteRequest('missing', 1)).toBeUndefined();
-    expect((await store.stats()).storedBytes).toBe(bytes - (bytes / 3));
+    expect((await store.stats()).storedBytes).toBe(bytes - bytes / 3);
     const log = await store.readLog('a', 0);
-    expect(log?.requests.map((r) => [r.seq, record(r.message)?.i])).toEqual([[1, 1], [3, 3]]);
+    expect(log?.requests.map((r) => [r.seq, record(r.message)?.i])).toEqual([
+      [1, 1],
+      [3, 3],
+    ]);
     expect([log?.lastSeq, log?.clearedSeq]).toEqual([3, 0]);
     expect((await store.readLog('a', 1))?.requests.map((r) => r.seq)).toEqual([3]);
     // Stored ones after the gap are still found by their seq.
@@ -238,7 +295,9 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect((await store.readLog('a', 0))?.requests.map((r) => r.seq)).toEqual([3, 4, 5]);
     expect(await store.deleteRequest('a', 5)).toBe(true);
     expect(await append(store, 'a', '{"i":6}', 0)).toBe(6);
-    await expect.poll(() => events().filter(([, event]) => (event as { type: string }).type === 'removed').length).toBe(2);
+    await expect
+      .poll(() => events().filter(([, event]) => (event as { type: string }).type === 'removed').length)
+      .toBe(2);
     expect(events().filter(([, event]) => (event as { type: string }).type === 'removed')).toEqual([
       ['a', { type: 'removed', seq: 2 }],
       ['a', { type: 'removed', seq: 5 }],
@@ -250,7 +309,13 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
   it('sets the response configuration', async () => {
     const { store, create } = make();
     await create('a');
-    const response = { status: 503, body: 'boom', contentType: 'text/plain' as const, headers: [['Retry-After', '5']] as Array<[string, string]>, delayMs: 100 };
+    const response = {
+      status: 503,
+      body: 'boom',
+      contentType: 'text/plain' as const,
+      headers: [['Retry-After', '5']] as Array<[string, string]>,
+      delayMs: 100,
+    };
     expect(await store.setResponse('a', response)).toBe('set');
     expect((await store.getEndpoint('a'))?.response).toEqual(response);
     expect(await store.setResponse('missing', response)).toBeUndefined();
@@ -308,17 +373,28 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
   it('builds each record for the endpoint as stored: kept endpoints redact unless created with redact false', async () => {
     const { store } = make();
     await store.createEndpoint({ ...endpoint('secret', 'kept') }, { maxEndpoints: 10, deadlineMs: clock + HOUR });
-    await store.createEndpoint({ ...endpoint('clear', 'kept'), redact: false }, { maxEndpoints: 10, deadlineMs: clock + HOUR });
+    await store.createEndpoint(
+      { ...endpoint('clear', 'kept'), redact: false },
+      { maxEndpoints: 10, deadlineMs: clock + HOUR },
+    );
     await store.createEndpoint(endpoint('live'), { maxEndpoints: 10, deadlineMs: clock + HOUR });
     const seen: Array<[string, boolean]> = [];
-    for (const [id, kind] of [['secret', 'kept'], ['clear', 'kept'], ['live', 'live']] as const) {
+    for (const [id, kind] of [
+      ['secret', 'kept'],
+      ['clear', 'kept'],
+      ['live', 'live'],
+    ] as const) {
       await store.appendRequest(id, kind, (_response, redact) => (seen.push([id, redact]), entryOf('{}')), 0);
     }
-    expect(seen).toEqual([['secret', true], ['clear', false], ['live', false]]);
+    expect(seen).toEqual([
+      ['secret', true],
+      ['clear', false],
+      ['live', false],
+    ]);
     expect((await store.getEndpoint('clear'))?.redact).toBe(false);
   });
 
-  it("keeps the latest forward result with its request, announced, and drops it with the request", async () => {
+  it('keeps the latest forward result with its request, announced, and drops it with the request', async () => {
     const { store, events, create, watch } = make({ requestsPerEndpoint: 2 });
     await create('a');
     await watch('a');
@@ -334,7 +410,10 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     await append(store, 'a', '{}', 0);
     await append(store, 'a', '{}', 0);
     // Request 1 was trimmed: its result went with it, and no other request has one.
-    expect((await store.readLog('a', 0))?.requests.map((r) => [r.seq, r.forwarded])).toEqual([[2, undefined], [3, undefined]]);
+    expect((await store.readLog('a', 0))?.requests.map((r) => [r.seq, r.forwarded])).toEqual([
+      [2, undefined],
+      [3, undefined],
+    ]);
     expect(await store.setForwarded('a', 1, latest)).toBe(false);
   });
 
@@ -357,7 +436,10 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
   it("keeps the store's byte budget across endpoints: the oldest requests anywhere go first", async () => {
     const body = `{"pad":"${'x'.repeat(100 * 1024)}"}`;
     const cost = body.length + 40 + STORED_REQUEST_OVERHEAD_BYTES;
-    const { store, events, create, watch } = make({ maxStoredBytes: Math.floor(cost * 4.5), maxStoredBytesPerEndpoint: cost * 4 });
+    const { store, events, create, watch } = make({
+      maxStoredBytes: Math.floor(cost * 4.5),
+      maxStoredBytesPerEndpoint: cost * 4,
+    });
     for (const id of ['a', 'b']) {
       await create(id);
       await watch(id);
@@ -403,9 +485,13 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     // Past the endpoint's budget, its oldest requests go, their results with them.
     expect(await store.setForwarded('a', 3, report('w'.repeat(40 * 1024)))).toBe(true);
     expect((await store.readLog('a', 0))?.requests.map((r) => r.seq)).toEqual([3]);
-    await expect.poll(() => events().filter(([, message]) => (message as { type: string }).type === 'evicted')).toEqual([['a', { type: 'evicted', throughSeq: 2 }]]);
+    await expect
+      .poll(() => events().filter(([, message]) => (message as { type: string }).type === 'evicted'))
+      .toEqual([['a', { type: 'evicted', throughSeq: 2 }]]);
     const [held] = (await store.readLog('a', 0))?.requests ?? [];
-    expect((await store.stats()).storedBytes).toBe((held?.message.length ?? 0) + report('w'.repeat(40 * 1024)).length + STORED_REQUEST_OVERHEAD_BYTES);
+    expect((await store.stats()).storedBytes).toBe(
+      (held?.message.length ?? 0) + report('w'.repeat(40 * 1024)).length + STORED_REQUEST_OVERHEAD_BYTES,
+    );
     // Past the store's budget, the oldest requests anywhere go.
     for (let i = 0; i < 4; i++) await append(store, 'b', body, 0);
     for (let seq = 1; seq <= 4; seq++) await store.setForwarded('b', seq, report('v'.repeat(30 * 1024)));
@@ -501,10 +587,20 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.findEndpointKind('missing')).toBeUndefined();
 
     const draftFor = (response: ResponseConfig) => entryOf('{}', String(response.status));
-    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 1, response: DEFAULT_RESPONSE, choice: 0, responder: false });
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({
+      seq: 1,
+      response: DEFAULT_RESPONSE,
+      choice: 0,
+      responder: false,
+    });
     const conflict = { ...DEFAULT_RESPONSE, status: 409 };
     await store.setResponse('a', conflict);
-    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({ seq: 2, response: conflict, choice: 0, responder: false });
+    expect(await store.appendRequest('a', 'live', draftFor, 0)).toEqual({
+      seq: 2,
+      response: conflict,
+      choice: 0,
+      responder: false,
+    });
     expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
     // The wrong kind is no endpoint: nothing stored.
     expect(await store.appendRequest('a', 'kept', draftFor, 0)).toBeUndefined();
@@ -514,7 +610,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.appendRequest('a', 'live', draftFor, 0)).toBeUndefined();
   });
 
-  it("takes the first answer choice whose rule has answers left, counts it with the endpoint, and starts the counts again with a new configuration", async () => {
+  it('takes the first answer choice whose rule has answers left, counts it with the endpoint, and starts the counts again with a new configuration', async () => {
     const { store, create } = make();
     await create('a', { kind: 'kept' });
     // Rule 0 answers twice, rule 2 once; then the default.
@@ -527,9 +623,22 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     const taken: number[] = [];
     for (let i = 0; i < 4; i++) taken.push((await store.appendRequest('a', 'kept', () => draft, 0))?.choice ?? -9);
     expect(taken).toEqual([0, 0, 1, 2]);
-    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual(['r0', 'r0', 'r2', 'default']);
+    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([
+      'r0',
+      'r0',
+      'r2',
+      'default',
+    ]);
     // A rule without `times` always answers when it is reached.
-    const unlimited: NewEntry = { json: '{}', choices: [{ rule: 0, times: 2 }, { rule: 1, times: 0 }, { rule: -1, times: 0 }], answers: ['"r0"', '"r1"', '"default"'] };
+    const unlimited: NewEntry = {
+      json: '{}',
+      choices: [
+        { rule: 0, times: 2 },
+        { rule: 1, times: 0 },
+        { rule: -1, times: 0 },
+      ],
+      answers: ['"r0"', '"r1"', '"default"'],
+    };
     expect((await store.appendRequest('a', 'kept', () => unlimited, 0))?.choice).toBe(1);
     await store.setResponse('a', { ...DEFAULT_RESPONSE, status: 201 });
     expect((await store.appendRequest('a', 'kept', () => draft, 0))?.choice).toBe(0);
@@ -542,8 +651,14 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     await append(store, 'a', '{"method":"POST"}', 0);
     const forwarder = '{"status":202,"delayMs":15,"by":"forwarder","droppedHeaders":["set-cookie"]}';
     expect(await store.setAnswer('a', 1, forwarder)).toBe(true);
-    expect(record((await store.readLog('a', 0))?.requests[0]?.message)).toEqual({ seq: 1, method: 'POST', answer: JSON.parse(forwarder) as unknown });
-    await expect.poll(events).toContainEqual(['a', { type: 'answered', seq: 1, answer: JSON.parse(forwarder) as unknown }]);
+    expect(record((await store.readLog('a', 0))?.requests[0]?.message)).toEqual({
+      seq: 1,
+      method: 'POST',
+      answer: JSON.parse(forwarder) as unknown,
+    });
+    await expect
+      .poll(events)
+      .toContainEqual(['a', { type: 'answered', seq: 1, answer: JSON.parse(forwarder) as unknown }]);
     expect(await store.setAnswer('a', 2, forwarder)).toBe(false);
     expect(await store.setAnswer('missing', 1, forwarder)).toBe(false);
   });
@@ -567,12 +682,14 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.setResponder('a', 'one', 0, 'release')).toBe(false);
     expect(await store.setResponder('a', 'never', clock + 1000, 'renew')).toBe(false);
     expect((await store.appendRequest('a', 'live', () => entryOf('{}'), 0))?.responder).toBe(false);
-    await expect.poll(() => events().filter(([, message]) => (message as { type: string }).type === 'responder')).toEqual([
-      ['a', { type: 'responder', id: 'one' }],
-      ['a', { type: 'responder', id: 'two' }],
-      ['a', { type: 'responder', id: 'one' }],
-      ['a', { type: 'responder', id: null }],
-    ]);
+    await expect
+      .poll(() => events().filter(([, message]) => (message as { type: string }).type === 'responder'))
+      .toEqual([
+        ['a', { type: 'responder', id: 'one' }],
+        ['a', { type: 'responder', id: 'two' }],
+        ['a', { type: 'responder', id: 'one' }],
+        ['a', { type: 'responder', id: null }],
+      ]);
     // A waiting claim that lapses cannot come back; one that is not renewed lapses.
     await store.setResponder('a', 'three', clock + 10_000, 'claim');
     await store.setResponder('a', 'four', clock + 30_000, 'claim');
@@ -611,10 +728,21 @@ describe('Redis store: instances on one prefix', () => {
   it("counts a rule's answers across instances", async () => {
     const [a, c] = two();
     await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
-    const draft: NewEntry = { json: '{}', choices: [{ rule: 0, times: 3 }, { rule: -1, times: 0 }], answers: ['503', '200'] };
-    const taken = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : c).appendRequest('e', 'live', () => draft, 0)));
+    const draft: NewEntry = {
+      json: '{}',
+      choices: [
+        { rule: 0, times: 3 },
+        { rule: -1, times: 0 },
+      ],
+      answers: ['503', '200'],
+    };
+    const taken = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : c).appendRequest('e', 'live', () => draft, 0)),
+    );
     expect(taken.filter((appended) => appended?.choice === 0)).toHaveLength(3);
-    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([503, 503, 503, 200, 200, 200, 200, 200]);
+    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([
+      503, 503, 503, 200, 200, 200, 200, 200,
+    ]);
   });
 
   it('builds a draft again when another instance changed the response configuration since this one last saw it', async () => {
@@ -641,11 +769,20 @@ describe('Redis store: instances on one prefix', () => {
     // The store's clock runs an hour behind Redis's, so the keys' backstop expiry (an hour after
     // the deadline) comes while the store still holds the endpoint alive: as when no instance swept.
     let now = Date.now() - HOUR - 10_000;
-    const store = createRedisStore({ ...LIMITS, maxStoredBytes: 2000, redis: commands, prefix, now: () => now, commandTimeoutMs: 2000 });
+    const store = createRedisStore({
+      ...LIMITS,
+      maxStoredBytes: 2000,
+      redis: commands,
+      prefix,
+      now: () => now,
+      commandTimeoutMs: 2000,
+    });
     await store.createEndpoint(endpoint('old', 'kept'), { maxEndpoints: 10, deadlineMs: Date.now() - HOUR + 1500 });
     const body = (fill: string) => JSON.stringify({ body: fill.repeat(300) });
     expect(await append(store, 'old', body('x'), 0, 'kept')).toBe(1);
-    await expect.poll(() => commands.exists(`${prefix}ep:old`, `${prefix}rq:old`), { timeout: 5000, interval: 100 }).toBe(0);
+    await expect
+      .poll(() => commands.exists(`${prefix}ep:old`, `${prefix}rq:old`), { timeout: 5000, interval: 100 })
+      .toBe(0);
     now = Date.now();
     expect(await store.sweepExpired()).toBe(1);
     expect((await store.stats()).storedBytes).toBe(0);

@@ -25,7 +25,11 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
   describe('ACCESS_MODE=token', () => {
     let server: TestServer;
     beforeAll(async () => {
-      server = await startServer({ accessMode: 'token', accessTokens: loadConfig({ ACCESS_TOKENS: `ada:${TOKEN}` }, []).access.accessTokens, logLevel: 'warn' });
+      server = await startServer({
+        accessMode: 'token',
+        accessTokens: loadConfig({ ACCESS_TOKENS: `ada:${TOKEN}` }, []).access.accessTokens,
+        logLevel: 'warn',
+      });
     });
     afterAll(() => server?.close());
 
@@ -119,7 +123,11 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
 
     it("lists the user's own endpoints in a fresh browser, after a reload, and opens one without its key", async () => {
       const ada = { 'X-Forwarded-Email': 'ada@example.com' };
-      const made = await fetch(`${server.baseUrl}/api/endpoints`, { method: 'POST', headers: { ...ada, 'content-type': 'application/json' }, body: '{"kind":"kept","name":"ada-stripe"}' });
+      const made = await fetch(`${server.baseUrl}/api/endpoints`, {
+        method: 'POST',
+        headers: { ...ada, 'content-type': 'application/json' },
+        body: '{"kind":"kept","name":"ada-stripe"}',
+      });
       const kept = (await made.json()) as EndpointInfo;
       await send(`${kept.url}/one`, { method: 'POST', body: 'first' });
 
@@ -144,10 +152,15 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
       expect(await receiverUrl(page)).toBe(kept.url);
 
       // Another user's browser lists nothing of Ada's.
-      const other = await browser.newContext({ ...(await contextOptions(view)), extraHTTPHeaders: { 'X-Forwarded-Email': 'bob@example.com' } });
+      const other = await browser.newContext({
+        ...(await contextOptions(view)),
+        extraHTTPHeaders: { 'X-Forwarded-Email': 'bob@example.com' },
+      });
       const bob = await openPage(other, server.baseUrl);
       await bob.page.click('#endpoints-open');
-      await expect.poll(() => bob.page.locator('#endpoints-list li', { hasText: 'ada-stripe' }).count(), { timeout: 2000 }).toBe(0);
+      await expect
+        .poll(() => bob.page.locator('#endpoints-list li', { hasText: 'ada-stripe' }).count(), { timeout: 2000 })
+        .toBe(0);
       await other.close();
       await context.close();
     });
@@ -156,5 +169,10 @@ describe.skipIf(!haveChromium)('a private instance in the page (issue 37)', () =
 
 /** The options viewContext uses, for a context that also needs extra headers. */
 async function contextOptions(view: (typeof VIEWS)[number]) {
-  return { viewport: { width: view.width, height: view.height }, colorScheme: view.colorScheme, bypassCSP: true, locale: 'en-US' };
+  return {
+    viewport: { width: view.width, height: view.height },
+    colorScheme: view.colorScheme,
+    bypassCSP: true,
+    locale: 'en-US',
+  };
 }

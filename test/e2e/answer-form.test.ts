@@ -32,7 +32,9 @@ describe.skipIf(!haveChromium)('the answer form (issue 25)', () => {
         }
         return messages;
       };
-      expect(await described('response-headers')).toEqual(["Header 2: Set-Cookie can't be set here: Hookwatch never lets an answer set cookies."]);
+      expect(await described('response-headers')).toEqual([
+        "Header 2: Set-Cookie can't be set here: Hookwatch never lets an answer set cookies.",
+      ]);
       expect(await described('response-status')).toEqual(["Status 302 can't be used: choose 200–299 or 400–599."]);
       // Delay was fine: not marked.
       expect(await page.getAttribute('#response-delay', 'aria-invalid')).toBeNull();
@@ -49,7 +51,9 @@ describe.skipIf(!haveChromium)('the answer form (issue 25)', () => {
       expect(await page.locator('#response-headers-error').isVisible()).toBe(false);
       await page.fill('#response-status', '201');
       await page.click('#response-form button[type=submit]');
-      await expect.poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 }).toBe('Answer: 201 application/json, with X-Ok, after 250 ms');
+      await expect
+        .poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 })
+        .toBe('Answer: 201 application/json, with X-Ok, after 250 ms');
       expect(await page.locator('[aria-invalid="true"]').count()).toBe(0);
       expect((await send(url, { method: 'POST', body: 'x' })).status).toBe(201);
 
@@ -58,8 +62,12 @@ describe.skipIf(!haveChromium)('the answer form (issue 25)', () => {
       await page.fill('#response-headers', 'just a name');
       await page.fill('#response-delay', '31000');
       await page.click('#response-form button[type=submit]');
-      expect(await described('response-delay')).toEqual(['Delay must be a whole number of milliseconds from 0 to 30000.']);
-      expect(await described('response-headers')).toEqual(['Header 1: “just a name” is not a header: write one Name: value per line (the name: letters, digits and - only).']);
+      expect(await described('response-delay')).toEqual([
+        'Delay must be a whole number of milliseconds from 0 to 30000.',
+      ]);
+      expect(await described('response-headers')).toEqual([
+        'Header 1: “just a name” is not a header: write one Name: value per line (the name: letters, digits and - only).',
+      ]);
       await checkAxe(page);
       await context.close();
     });

@@ -7,12 +7,26 @@ import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
 import { SocketClient } from '../helpers/socket-client.js';
 import { haveChromium } from './browser.js';
-import { checkAxe, openPage, openRow, rows, screenshotDir, serverAndBrowser, VIEWS, viewContext, type View } from './page-helpers.js';
+import {
+  checkAxe,
+  openPage,
+  openRow,
+  rows,
+  screenshotDir,
+  serverAndBrowser,
+  VIEWS,
+  viewContext,
+  type View,
+} from './page-helpers.js';
 
 const laptop = VIEWS.find((view) => view.width === 1280 && view.colorScheme === 'light') as View;
 
 /** Slack's documented url_verification request. */
-const SLACK_CHECK = { token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl', challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P', type: 'url_verification' };
+const SLACK_CHECK = {
+  token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+  challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+  type: 'url_verification',
+};
 
 /** Unfolds the answer form and its rules. */
 async function openRules(page: Page): Promise<void> {
@@ -33,10 +47,13 @@ async function addPreset(page: Page, label: string, n?: number): Promise<void> {
 /** Applies the form and waits until the answer with `rules` rules comes back. */
 async function apply(page: Page, rules: number): Promise<void> {
   await page.click('#response-form button[type=submit]');
-  await expect.poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 }).toMatch(new RegExp(`· ${rules} rules?$`));
+  await expect
+    .poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 })
+    .toMatch(new RegExp(`· ${rules} rules?$`));
 }
 
-const noSideScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+const noSideScroll = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
 describe.skipIf(!haveChromium)('answer rules in the page', () => {
   const rig = serverAndBrowser();
@@ -46,10 +63,16 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
     const { page, url, errors } = await openPage(context, rig.server.baseUrl);
     await openRules(page);
     await addPreset(page, 'Slack URL verification');
-    expect(await page.locator('#rules-list .rule-summary').textContent()).toBe('POST, json type=url_verification → 200 text/plain');
+    expect(await page.locator('#rules-list .rule-summary').textContent()).toBe(
+      'POST, json type=url_verification → 200 text/plain',
+    );
     await apply(page, 1);
 
-    const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(SLACK_CHECK) });
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(SLACK_CHECK),
+    });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await answer.text()).toBe(SLACK_CHECK.challenge);
@@ -61,8 +84,12 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
     expect(await row.locator('.answer-mark').textContent()).toBe('answered by rule 1');
     expect(await row.locator('.answer-mark').getAttribute('title')).toBe('Answered by rule 1 “Slack URL verification”');
     await openRow(page, 0);
-    await expect.poll(() => page.locator('#detail .answer-origin').innerText(), { timeout: 3000 }).toContain('Answered by rule 1 “Slack URL verification”.');
-    expect(await page.locator('#detail .answer-origin').innerText()).toContain('Which rule would answer this request now? Rule 1 “Slack URL verification”.');
+    await expect
+      .poll(() => page.locator('#detail .answer-origin').innerText(), { timeout: 3000 })
+      .toContain('Answered by rule 1 “Slack URL verification”.');
+    expect(await page.locator('#detail .answer-origin').innerText()).toContain(
+      'Which rule would answer this request now? Rule 1 “Slack URL verification”.',
+    );
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -79,11 +106,20 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
     expect(statuses).toEqual([503, 503, 503, 200]);
 
     await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(4);
-    expect(await rows(page).locator('.answer-status').allTextContents()).toEqual(['answered 200', 'answered 503', 'answered 503', 'answered 503']);
+    expect(await rows(page).locator('.answer-status').allTextContents()).toEqual([
+      'answered 200',
+      'answered 503',
+      'answered 503',
+      'answered 503',
+    ]);
     expect(await rows(page).first().locator('.answer-mark').count()).toBe(0);
     await openRow(page, 0);
-    await expect.poll(() => page.locator('#detail .answer-origin').innerText(), { timeout: 3000 }).toContain('Answered by the default answer.');
-    expect(await page.locator('#detail .answer-origin').innerText()).toContain('Rule 1 “fail 3 times first”, while its 3 times last; else the default answer.');
+    await expect
+      .poll(() => page.locator('#detail .answer-origin').innerText(), { timeout: 3000 })
+      .toContain('Answered by the default answer.');
+    expect(await page.locator('#detail .answer-origin').innerText()).toContain(
+      'Rule 1 “fail 3 times first”, while its 3 times last; else the default answer.',
+    );
     await context.close();
   });
 
@@ -96,17 +132,27 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
       await addPreset(page, 'Fail X % of requests', 25);
       for (const toggle of await page.locator('#rules-list .rule-toggle').all()) await toggle.click();
       expect(await page.locator('#rules-list .rule-fields:visible').count()).toBe(2);
-      expect(await page.locator('#response-toggle').textContent()).toBe('Answer: 200 application/json, no delay (edits not applied)');
+      expect(await page.locator('#response-toggle').textContent()).toBe(
+        'Answer: 200 application/json, no delay (edits not applied)',
+      );
       expect(await noSideScroll(page)).toBe(true);
       await page.locator('#rules-list .rule').nth(1).scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(screenshotDir, `hookwatch-rules-${view.width}-${view.colorScheme}.png`), fullPage: view.width < 500 });
+      await page.screenshot({
+        path: join(screenshotDir, `hookwatch-rules-${view.width}-${view.colorScheme}.png`),
+        fullPage: view.width < 500,
+      });
       await checkAxe(page);
 
       // Moved down and back up, deleted: the numbers and the buttons' names follow.
       await page.click('#rules-list [aria-label="Move rule 1 down"]');
-      expect(await page.locator('#rules-list .rule-toggle').allTextContents()).toEqual(['1. fail 25 %', '2. Twitch EventSub verification']);
+      expect(await page.locator('#rules-list .rule-toggle').allTextContents()).toEqual([
+        '1. fail 25 %',
+        '2. Twitch EventSub verification',
+      ]);
       await page.click('#rules-list [aria-label="Delete rule 1"]');
-      expect(await page.locator('#rules-list .rule-toggle').allTextContents()).toEqual(['1. Twitch EventSub verification']);
+      expect(await page.locator('#rules-list .rule-toggle').allTextContents()).toEqual([
+        '1. Twitch EventSub verification',
+      ]);
       expect(await page.locator('#rules-toggle').textContent()).toBe('Rules (1)');
       await context.close();
     });
@@ -134,7 +180,9 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
     // Only that field: the first rule and the default answer are fine.
     expect(await page.locator('[aria-invalid="true"]').count()).toBe(1);
     // Nothing was applied.
-    expect(await page.locator('#response-toggle').textContent()).toBe('Answer: 200 application/json, no delay (edits not applied)');
+    expect(await page.locator('#response-toggle').textContent()).toBe(
+      'Answer: 200 application/json, no delay (edits not applied)',
+    );
     await page.screenshot({ path: join(screenshotDir, 'hookwatch-rules-refused-1280.png') });
     await checkAxe(page);
 
@@ -152,13 +200,24 @@ describe.skipIf(!haveChromium)('answer rules in the page', () => {
     const { client } = await SocketClient.join(rig.server.wsUrl, endpointId, key);
     client.send({ type: 'claim-responder' });
     await page.locator('#responder-note').waitFor({ state: 'visible', timeout: 3000 });
-    expect(await page.locator('#responder-note').innerText()).toContain('Your local app answers senders (hookwatch forward --respond)');
+    expect(await page.locator('#responder-note').innerText()).toContain(
+      'Your local app answers senders (hookwatch forward --respond)',
+    );
 
     const sent = send(url, { method: 'POST', body: 'hello' });
     const { request } = await client.next('request');
-    client.send({ type: 'local-answer', seq: request.seq, status: 201, headers: [['X-Local', '1']], body: 'made', bodyEncoding: 'utf8' });
+    client.send({
+      type: 'local-answer',
+      seq: request.seq,
+      status: 201,
+      headers: [['X-Local', '1']],
+      body: 'made',
+      bodyEncoding: 'utf8',
+    });
     expect((await sent).status).toBe(201);
-    await expect.poll(() => rows(page).first().locator('.answer-mark').textContent(), { timeout: 3000 }).toBe('answered by local app');
+    await expect
+      .poll(() => rows(page).first().locator('.answer-mark').textContent(), { timeout: 3000 })
+      .toBe('answered by local app');
     expect(await rows(page).first().locator('.answer-status').textContent()).toBe('answered 201');
     await openRow(page, 0);
     expect(await page.locator('#detail .answer-origin').innerText()).toContain('Answered by your local app.');

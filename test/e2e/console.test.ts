@@ -71,7 +71,8 @@ describe.skipIf(!haveChromium)('the console while showing bodies', () => {
 
   it('still pretty-prints well-formed XML, namespaces and all, with a clean console', async () => {
     const { page, url, messages } = await openListening();
-    const xml = '<?xml version="1.0" encoding="UTF-8"?><!-- feed --><feed xmlns="http://www.w3.org/2005/Atom" xmlns:h="urn:x"><h:id h:n="1">a &lt; b &#233;</h:id><![CDATA[<raw>]]><?pi data?></feed>';
+    const xml =
+      '<?xml version="1.0" encoding="UTF-8"?><!-- feed --><feed xmlns="http://www.w3.org/2005/Atom" xmlns:h="urn:x"><h:id h:n="1">a &lt; b &#233;</h:id><![CDATA[<raw>]]><?pi data?></feed>';
     expect(await showBody(page, url, 'application/atom+xml', xml, 1)).toContain('XML');
     expect(await page.locator('#detail [role="tabpanel"]:not([hidden]) pre').textContent()).toBe(
       [
@@ -85,7 +86,8 @@ describe.skipIf(!haveChromium)('the console while showing bodies', () => {
       ].join('\n'),
     );
     // Markup the sender styled inline is only ever text here: no element of it is built.
-    const xhtml = '<html xmlns="http://www.w3.org/1999/xhtml" style="color: red"><svg xmlns="http://www.w3.org/2000/svg" style="fill: red"/></html>';
+    const xhtml =
+      '<html xmlns="http://www.w3.org/1999/xhtml" style="color: red"><svg xmlns="http://www.w3.org/2000/svg" style="fill: red"/></html>';
     expect(await showBody(page, url, 'application/xhtml+xml', xhtml, 2)).toContain('XML');
     expect(await page.locator('#detail [role="tabpanel"]:not([hidden]) pre').textContent()).toBe(
       '<html xmlns="http://www.w3.org/1999/xhtml" style="color: red">\n  <svg xmlns="http://www.w3.org/2000/svg" style="fill: red"/>\n</html>',

@@ -15,7 +15,9 @@ describe.skipIf(!haveChromium)('deleting one request (issue 34)', () => {
       const { page, url } = await openPage(context, rig.server.baseUrl);
       const second = await context.newPage();
       await second.goto(await page.evaluate(() => location.href));
-      await second.waitForFunction(() => document.getElementById('state')?.dataset.state === 'live', undefined, { timeout: 5000 });
+      await second.waitForFunction(() => document.getElementById('state')?.dataset.state === 'live', undefined, {
+        timeout: 5000,
+      });
       for (let i = 1; i <= 3; i++) await send(`${url}/hook/${i}`, { method: 'POST', body: `{"n":${i}}` });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
       await expect.poll(() => rows(second).count(), { timeout: 3000 }).toBe(3);

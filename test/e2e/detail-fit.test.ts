@@ -9,28 +9,32 @@ import { checkAxe, openPage, openRow, rows, VIEWS, viewContext, serverAndBrowser
 
 /** How many lines the first match of `pattern` in the element's text takes. */
 function linesOf(page: Page, selector: string, pattern: RegExp): Promise<number> {
-  return page.locator(selector).first().evaluate(
-    (element, { source, flags }) => {
-      const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
-      const nodes: Text[] = [];
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node as Text);
-      const text = nodes.map((node) => node.data).join('');
-      const match = new RegExp(source, flags).exec(text);
-      if (!match) return -1;
-      const at = (offset: number): [Text, number] => {
-        for (const node of nodes) {
-          if (offset <= node.data.length) return [node, offset];
-          offset -= node.data.length;
-        }
-        throw new Error('offset past the text');
-      };
-      const range = document.createRange();
-      range.setStart(...at(match.index));
-      range.setEnd(...at(match.index + match[0].length));
-      return new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top))).size;
-    },
-    { source: pattern.source, flags: pattern.flags },
-  );
+  return page
+    .locator(selector)
+    .first()
+    .evaluate(
+      (element, { source, flags }) => {
+        const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+        const nodes: Text[] = [];
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node as Text);
+        const text = nodes.map((node) => node.data).join('');
+        const match = new RegExp(source, flags).exec(text);
+        if (!match) return -1;
+        const at = (offset: number): [Text, number] => {
+          for (const node of nodes) {
+            if (offset <= node.data.length) return [node, offset];
+            offset -= node.data.length;
+          }
+          throw new Error('offset past the text');
+        };
+        const range = document.createRange();
+        range.setStart(...at(match.index));
+        range.setEnd(...at(match.index + match[0].length));
+        return new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)))
+          .size;
+      },
+      { source: pattern.source, flags: pattern.flags },
+    );
 }
 
 describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (issue 25)', () => {
@@ -42,10 +46,22 @@ describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (iss
       const { page, url } = await openPage(context, rig.server.baseUrl);
       const body = '{"action":"opened"}';
       const signature = `sha256=${createHmac('sha256', 'secret').update(body).digest('hex')}`;
-      await send(`${url}/github`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
-      await send(`${url}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+      await send(`${url}/github`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+        body,
+      });
+      await send(`${url}/form`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'a=1',
+      });
       await send(`${url}/xml`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<a>1</a>' });
-      await send(`${url}/binary`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from([0, 0xff, 0xfe]) });
+      await send(`${url}/binary`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.from([0, 0xff, 0xfe]),
+      });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(4);
       const panel = page.locator('#detail section.verify');
 
@@ -85,7 +101,11 @@ describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (iss
 
       await send(`${url}/github/push?delivery=42&tag=a`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-request-id': 'b3f1c0de-9a7e-4d2b-8c11-0f5e2a9d7c44' },
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'push',
+          'x-request-id': 'b3f1c0de-9a7e-4d2b-8c11-0f5e2a9d7c44',
+        },
         body: '{"ref":"refs/heads/main"}',
       });
       await rows(page).first().waitFor({ timeout: 3000 });
@@ -115,14 +135,19 @@ describe.skipIf(!haveChromium)('the detail panels and the detail on a phone (iss
       expect(offsets.filter((row) => !row.off || !row.beside)).toEqual([]);
 
       // The time of day in one piece: "7:21:26.570 PM" never as "…26.570 P / M".
-      const time = page.locator('#detail table.pairs tr', { has: page.locator('th', { hasText: /^Time$/ }) }).locator('td');
+      const time = page
+        .locator('#detail table.pairs tr', { has: page.locator('th', { hasText: /^Time$/ }) })
+        .locator('td');
       expect(await time.textContent()).toMatch(/\d{1,2}:\d\d:\d\d\.\d{3}\s?[AP]M/);
       expect(await linesOf(page, '#detail table.pairs tr:first-child td', /\d{1,2}:\d\d:\d\d\.\d{3}\s?[AP]M/)).toBe(1);
       expect(await linesOf(page, '#detail table.pairs tr:nth-child(2) td', /\d\d:\d\d:\d\d\.\d{3} UTC/)).toBe(1);
       await checkAxe(page);
 
       // A mouse and keyboard at the same width do see the hints.
-      const desk = await rig.browser.newContext({ viewport: { width: view.width, height: view.height }, colorScheme: view.colorScheme });
+      const desk = await rig.browser.newContext({
+        viewport: { width: view.width, height: view.height },
+        colorScheme: view.colorScheme,
+      });
       const deskPage = (await openPage(desk, rig.server.baseUrl)).page;
       expect(await deskPage.locator('#empty').innerText()).toContain('Keys:');
       await desk.close();

@@ -8,7 +8,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
 import { openPage, receiverUrl, rows, waitLive } from './page-helpers.js';
 
-const githubSignature = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+const githubSignature = (secret: string, body: string) =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded results', () => {
   let server: TestServer;
@@ -38,10 +39,16 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
-    page.on('request', (request) => outgoing.push(`${request.method()} ${request.url()}\n${JSON.stringify(request.headers())}\n${request.postData() ?? ''}`));
+    page.on('request', (request) =>
+      outgoing.push(
+        `${request.method()} ${request.url()}\n${JSON.stringify(request.headers())}\n${request.postData() ?? ''}`,
+      ),
+    );
     page.on('websocket', (socket) => {
       outgoing.push(`websocket ${socket.url()}`);
-      socket.on('framesent', (frame) => outgoing.push(typeof frame.payload === 'string' ? frame.payload : frame.payload.toString('latin1')));
+      socket.on('framesent', (frame) =>
+        outgoing.push(typeof frame.payload === 'string' ? frame.payload : frame.payload.toString('latin1')),
+      );
     });
     await page.goto(server.baseUrl);
     await waitLive(page);
@@ -54,7 +61,11 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     const body = '{"action":"opened","number":42}';
     const tampered = '{"action":"opened","number":43}';
     const signature = githubSignature(secret, body);
-    const headers = { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature };
+    const headers = {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-hub-signature-256': signature,
+    };
     await send(`${url}/github`, { method: 'POST', headers, body });
     await send(`${url}/github`, { method: 'POST', headers, body: tampered });
     await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(2);
@@ -78,10 +89,17 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     expect(await panel.getByLabel('Secret', { exact: true }).inputValue()).toBe(secret);
     await panel.getByRole('button', { name: 'Verify', exact: true }).click();
     await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Mismatch (GitHub)');
-    expect(await verdict.textContent()).toContain('The signature in x-hub-signature-256 does not match the one computed from the stored body with this secret.');
+    expect(await verdict.textContent()).toContain(
+      'The signature in x-hub-signature-256 does not match the one computed from the stored body with this secret.',
+    );
     // The expected signature is good for replaying this body to the reader's app: only its start shows until asked.
     const expected = githubSignature(secret, tampered);
-    const compared = () => verdict.locator('tr').evaluateAll((trs) => trs.map((tr) => `${tr.querySelector('th')?.textContent}: ${tr.querySelector('td .signature')?.textContent}`));
+    const compared = () =>
+      verdict
+        .locator('tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => `${tr.querySelector('th')?.textContent}: ${tr.querySelector('td .signature')?.textContent}`),
+        );
     expect(await verdict.textContent()).not.toContain(expected);
     expect(await compared()).toEqual([`Expected: ${expected.slice(0, 12)}…`, `Received: ${signature}`]);
     const showFull = verdict.getByRole('button', { name: 'Show full' });
@@ -103,7 +121,9 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     expect(await page.evaluate(() => sessionStorage.getItem('hookwatch.secret.github'))).toBeNull();
 
     // Nothing the page sent (HTTP requests, their headers and bodies, WebSocket frames) holds the secret.
-    expect(outgoing.some((text) => text.startsWith('{"type":"join"') || text.startsWith('{"type":"create"'))).toBe(true);
+    expect(outgoing.some((text) => text.startsWith('{"type":"join"') || text.startsWith('{"type":"create"'))).toBe(
+      true,
+    );
     expect(outgoing.filter((text) => text.includes(secret))).toEqual([]);
     expect(page.url()).not.toContain(secret);
     expect(errors).toEqual([]);
@@ -112,9 +132,15 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
 
   it('says a truncated body cannot be checked, and lets the reader pick the sender when none is recognised', async () => {
     const opened = await openPage(context, small.baseUrl);
-    await send(opened.url, { method: 'POST', headers: { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, body: 'x'.repeat(3000) });
+    await send(opened.url, {
+      method: 'POST',
+      headers: { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+      body: 'x'.repeat(3000),
+    });
     const panel = opened.page.locator('#detail section.verify');
-    await expect.poll(() => panel.textContent(), { timeout: 5000 }).toContain('stored truncated, and a signature covers the whole body, so no check is possible');
+    await expect
+      .poll(() => panel.textContent(), { timeout: 5000 })
+      .toContain('stored truncated, and a signature covers the whole body, so no check is possible');
     expect(await panel.locator('input, select, button').count()).toBe(0);
 
     await send(opened.url, { method: 'POST', body: 'unsigned' });
@@ -123,11 +149,15 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     await panel.getByRole('button', { name: 'Verify signature…' }).click();
     expect(await panel.textContent()).toContain('No known signature header found: choose the sender.');
     await panel.getByRole('button', { name: 'Verify', exact: true }).click();
-    expect(await panel.locator('.verdict').textContent()).toBe('Choose the sender first: no known signature header was found.');
+    expect(await panel.locator('.verdict').textContent()).toBe(
+      'Choose the sender first: no known signature header was found.',
+    );
     await panel.getByLabel('Sender').selectOption('shopify');
     await panel.getByLabel('Secret', { exact: true }).fill('shpat_123');
     await panel.getByRole('button', { name: 'Verify', exact: true }).click();
-    await expect.poll(() => panel.locator('.verdict').textContent(), { timeout: 5000 }).toContain('Missing header (Shopify)');
+    await expect
+      .poll(() => panel.locator('.verdict').textContent(), { timeout: 5000 })
+      .toContain('Missing header (Shopify)');
     await opened.page.close();
   });
 
@@ -141,7 +171,10 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
       target: 'http://localhost:3000/hook/orders',
       status: 200,
       durationMs: 12.4,
-      headers: [['Content-Type', 'application/json'], ['X-Evil', '<img src=x onerror="window.__pwned = 1">']],
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['X-Evil', '<img src=x onerror="window.__pwned = 1">'],
+      ],
       body: '{"received":true,"note":"<script>window.__pwned = 2</script>"}',
       bodyEncoding: 'utf8',
       bodyTruncated: false,
@@ -156,19 +189,36 @@ describe.skipIf(!haveChromium)('the detail: verifying signatures and forwarded r
     await expect.poll(() => badge.textContent(), { timeout: 5000 }).toBe('forwarded → 200');
 
     const section = page.locator('#detail .fwd-section');
-    await expect.poll(() => section.locator('.fwd-line').allTextContents(), { timeout: 5000 }).toEqual(['forwarded to http://localhost:3000/hook/orders → 200 in 12 ms']);
+    await expect
+      .poll(() => section.locator('.fwd-line').allTextContents(), { timeout: 5000 })
+      .toEqual(['forwarded to http://localhost:3000/hook/orders → 200 in 12 ms']);
     await section.locator('summary').first().click();
-    expect(await section.locator('pre.raw').textContent()).toBe('{"received":true,"note":"<script>window.__pwned = 2</script>"}');
+    expect(await section.locator('pre.raw').textContent()).toBe(
+      '{"received":true,"note":"<script>window.__pwned = 2</script>"}',
+    );
     expect(await section.locator('tr').allTextContents()).toContain('X-Evil<img src=x onerror="window.__pwned = 1">');
 
     // A second forwarder's failure, while the detail is open: listed too, the first answer still open.
-    forwarder.client.send(report({ target: 'http://localhost:4000/', status: undefined, error: 'connect ECONNREFUSED 127.0.0.1:4000', durationMs: 3, headers: [], body: '' }));
+    forwarder.client.send(
+      report({
+        target: 'http://localhost:4000/',
+        status: undefined,
+        error: 'connect ECONNREFUSED 127.0.0.1:4000',
+        durationMs: 3,
+        headers: [],
+        body: '',
+      }),
+    );
     await expect.poll(() => section.locator('.fwd-line').count(), { timeout: 5000 }).toBe(2);
-    expect(await section.locator('.fwd-line').nth(1).textContent()).toBe('forwarded to http://localhost:4000/ → failed after 3 ms: connect ECONNREFUSED 127.0.0.1:4000');
+    expect(await section.locator('.fwd-line').nth(1).textContent()).toBe(
+      'forwarded to http://localhost:4000/ → failed after 3 ms: connect ECONNREFUSED 127.0.0.1:4000',
+    );
     expect(await section.locator('details').first().getAttribute('open')).toBe('');
     expect(await section.locator('h3').textContent()).toBe('Forwarded (2)');
     expect(await badge.textContent()).toBe('forwarded 2 times, newest → failed');
-    expect(await badge.getAttribute('title')).toBe('forwarded to http://localhost:3000/hook/orders → 200 in 12 ms\nforwarded to http://localhost:4000/ → failed after 3 ms: connect ECONNREFUSED 127.0.0.1:4000');
+    expect(await badge.getAttribute('title')).toBe(
+      'forwarded to http://localhost:3000/hook/orders → 200 in 12 ms\nforwarded to http://localhost:4000/ → failed after 3 ms: connect ECONNREFUSED 127.0.0.1:4000',
+    );
 
     expect(await page.locator('#detail img, #detail script').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();

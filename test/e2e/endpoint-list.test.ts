@@ -5,7 +5,17 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { send } from '../helpers/http.js';
 import { haveChromium } from './browser.js';
-import { checkAxe, confirm, openPage, receiverUrl, rows, serverAndBrowser, VIEWS, viewContext, waitLive } from './page-helpers.js';
+import {
+  checkAxe,
+  confirm,
+  openPage,
+  receiverUrl,
+  rows,
+  serverAndBrowser,
+  VIEWS,
+  viewContext,
+  waitLive,
+} from './page-helpers.js';
 
 const items = (page: Page) => page.locator('#endpoints-list li');
 
@@ -26,7 +36,11 @@ describe.skipIf(!haveChromium)('the list of your endpoints (issue 34)', () => {
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(1);
       // Another visit to / in this browser: the same kept endpoint, with its request, and no new one made.
       const creates: string[] = [];
-      context.on('request', (request) => request.method() === 'POST' && request.url().endsWith('/api/endpoints') && creates.push(request.url()));
+      context.on(
+        'request',
+        (request) =>
+          request.method() === 'POST' && request.url().endsWith('/api/endpoints') && creates.push(request.url()),
+      );
       const again = await openPage(context, rig.server.baseUrl);
       expect(again.url).toBe(keptUrl);
       await expect.poll(() => rows(again.page).count(), { timeout: 3000 }).toBe(1);
@@ -46,17 +60,26 @@ describe.skipIf(!haveChromium)('the list of your endpoints (issue 34)', () => {
       await checkAxe(page);
 
       // Reopen the live one (gone by now: the grace is 0.5 s) from the list: it says it expired, and is forgotten.
-      await items(page).nth(1).getByRole('button', { name: `Open ${liveId}` }).click();
+      await items(page)
+        .nth(1)
+        .getByRole('button', { name: `Open ${liveId}` })
+        .click();
       await page.locator('#expired').waitFor({ state: 'visible', timeout: 3000 });
       await page.click('#endpoints-open');
       await expect.poll(() => items(page).count(), { timeout: 2000 }).toBe(1);
 
       // Back to the kept one; then delete it: its URL answers 404, and it leaves the list.
-      await items(page).first().getByRole('button', { name: `Open ${keptId}` }).click();
+      await items(page)
+        .first()
+        .getByRole('button', { name: `Open ${keptId}` })
+        .click();
       await expect.poll(() => receiverUrl(page), { timeout: 3000 }).toBe(keptUrl);
       await waitLive(page);
       await page.click('#endpoints-open');
-      await items(page).first().getByRole('button', { name: `Delete ${keptId}` }).click();
+      await items(page)
+        .first()
+        .getByRole('button', { name: `Delete ${keptId}` })
+        .click();
       expect(await page.textContent('#confirm-text')).toContain('its 1 request');
       await confirm(page);
       await expect.poll(async () => (await send(keptUrl)).status, { timeout: 3000 }).toBe(404);
@@ -94,7 +117,14 @@ describe.skipIf(!haveChromium)('the list of your endpoints (issue 34)', () => {
     await waitLive(page);
     await page.close();
 
-    expect((await send(`${rig.server.baseUrl}/api/endpoints/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } })).status).toBe(204);
+    expect(
+      (
+        await send(`${rig.server.baseUrl}/api/endpoints/${id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${key}` },
+        })
+      ).status,
+    ).toBe(204);
     const next = await openPage(context, rig.server.baseUrl);
     expect(next.url).not.toBe(keptUrl);
     expect(next.url).toContain('/api/webhook-endpoint/');

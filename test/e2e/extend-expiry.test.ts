@@ -12,7 +12,11 @@ describe.skipIf(!haveChromium)('Extend and the expiry warning (issue 34)', () =>
   const rig = serverAndBrowser();
 
   async function createKept(body: Record<string, unknown>): Promise<EndpointInfo> {
-    const created = await send(`${rig.server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'kept', ...body }) });
+    const created = await send(`${rig.server.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'kept', ...body }),
+    });
     expect(created.status).toBe(201);
     return JSON.parse(created.text) as EndpointInfo;
   }
@@ -31,7 +35,9 @@ describe.skipIf(!haveChromium)('Extend and the expiry warning (issue 34)', () =>
       expect(await page.isVisible('#expiry-warning')).toBe(false);
       await checkAxe(page);
       await extend.click();
-      await expect.poll(() => page.textContent('#toast'), { timeout: 3000 }).toMatch(/^Extended: expires in (7 days|6 d 23 h)$/);
+      await expect
+        .poll(() => page.textContent('#toast'), { timeout: 3000 })
+        .toMatch(/^Extended: expires in (7 days|6 d 23 h)$/);
       const stored = Date.parse((await rig.server.store.getEndpoint(kept.id))?.expiresAt ?? '');
       expect(stored - Date.now()).toBeGreaterThan(7 * DAY - 60_000);
       await context.close();

@@ -8,7 +8,16 @@ import { describe, expect, it } from 'vitest';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { send } from '../helpers/http.js';
 import { haveChromium } from './browser.js';
-import { checkAxe, downloadText, openPage, openRow, rows, VIEWS, viewContext, serverAndBrowser } from './page-helpers.js';
+import {
+  checkAxe,
+  downloadText,
+  openPage,
+  openRow,
+  rows,
+  VIEWS,
+  viewContext,
+  serverAndBrowser,
+} from './page-helpers.js';
 
 const require = createRequire(import.meta.url);
 
@@ -22,8 +31,13 @@ function harValidator() {
     if (Array.isArray(node)) return node.map(strict);
     if (!node || typeof node !== 'object') return node;
     const copy: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(node)) copy[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, sub]) => [name, strict(sub)])) : strict(value);
-    if (copy.type === 'object' && copy.properties) Object.assign(copy, { patternProperties: { '^_': {} }, additionalProperties: false });
+    for (const [key, value] of Object.entries(node))
+      copy[key] =
+        key === 'properties'
+          ? Object.fromEntries(Object.entries(value as object).map(([name, sub]) => [name, strict(sub)]))
+          : strict(value);
+    if (copy.type === 'object' && copy.properties)
+      Object.assign(copy, { patternProperties: { '^_': {} }, additionalProperties: false });
     return copy;
   };
   const ajv = new Ajv({ strict: false, allErrors: true });
@@ -32,12 +46,17 @@ function harValidator() {
   ajv.addFormat('ipv4', /^(\d{1,3}\.){3}\d{1,3}$/);
   ajv.addFormat('ipv6', /^[0-9a-f:.]+$/i);
   ajv.addFormat('uri', (value: string) => URL.canParse(value));
-  for (const [name, schema] of Object.entries(schemas)) if (name !== 'har') ajv.addSchema(strict(schema) as AnySchemaObject);
+  for (const [name, schema] of Object.entries(schemas))
+    if (name !== 'har') ajv.addSchema(strict(schema) as AnySchemaObject);
   return ajv.compile(strict(schemas.har) as AnySchemaObject);
 }
 
 interface HarEntry {
-  request: { method: string; url: string; postData?: { mimeType: string; text?: string; _encoding?: string; comment?: string; encoding?: unknown } };
+  request: {
+    method: string;
+    url: string;
+    postData?: { mimeType: string; text?: string; _encoding?: string; comment?: string; encoding?: unknown };
+  };
   response: { status: number; statusText: string; content: { size: number; mimeType: string } };
 }
 
@@ -51,9 +70,17 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
     it(`${view.name}: finds decoded form fields and query values`, async () => {
       const context = await viewContext(rig.browser, view);
       const { page, url } = await openPage(context, rig.server.baseUrl);
-      await send(`${url}/signup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'email=ada%40example.com&name=Ada+Lovelace' });
+      await send(`${url}/signup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'email=ada%40example.com&name=Ada+Lovelace',
+      });
       await send(`${url}/lookup?who=grace%40example.com&q=a%2Bb`, { method: 'GET' });
-      await send(`${url}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"someone@example.org"}' });
+      await send(`${url}/other`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"email":"someone@example.org"}',
+      });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
 
       const shown = async (text: string) => {
@@ -72,7 +99,8 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
     it(`${view.name}: a filter that hides the open request opens the first match, and says so in the detail when nothing matches`, async () => {
       const context = await viewContext(rig.browser, view);
       const { page, url } = await openPage(context, rig.server.baseUrl);
-      for (const name of ['alpha', 'beta', 'gamma']) await send(`${url}/${name}`, { method: 'POST', body: `${name} body` });
+      for (const name of ['alpha', 'beta', 'gamma'])
+        await send(`${url}/${name}`, { method: 'POST', body: `${name} body` });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
       const opened = await openRow(page, 2);
       expect(await detailLabel(page)).toBe('POST request #1');
@@ -88,7 +116,9 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
       expect(await selected(page)).toContain('/beta');
 
       await page.fill('#filter', 'nothing like this');
-      await expect.poll(() => page.locator('#detail').textContent(), { timeout: 2000 }).toContain('No request matches “nothing like this”.');
+      await expect
+        .poll(() => page.locator('#detail').textContent(), { timeout: 2000 })
+        .toContain('No request matches “nothing like this”.');
       expect(await page.locator('#detail article').count()).toBe(0);
       await checkAxe(page);
 
@@ -127,11 +157,25 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
       await page.click('#response-toggle');
       await page.fill('#response-status', '201');
       await page.click('#response-form button[type=submit]');
-      await expect.poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 }).toMatch(/^Answer: 201 /);
+      await expect
+        .poll(() => page.locator('#response-toggle').textContent(), { timeout: 3000 })
+        .toMatch(/^Answer: 201 /);
 
-      await send(`${url}/json?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":true}' });
-      await send(`${url}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&b=%40' });
-      await send(`${url}/binary`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x10]) });
+      await send(`${url}/json?x=1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"ok":true}',
+      });
+      await send(`${url}/form`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'a=1&b=%40',
+      });
+      await send(`${url}/binary`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x10]),
+      });
       await send(`${url}/empty`, { method: 'GET' });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(4);
 
@@ -140,13 +184,17 @@ describe.skipIf(!haveChromium)('the filter and the export (issue 25)', () => {
       const validate = harValidator();
       expect(validate(har) ? [] : validate.errors).toEqual([]);
 
-      const entries: Record<string, HarEntry> = Object.fromEntries(har.log.entries.map((entry) => [new URL(entry.request.url).pathname.split('/').pop() ?? '', entry]));
+      const entries: Record<string, HarEntry> = Object.fromEntries(
+        har.log.entries.map((entry) => [new URL(entry.request.url).pathname.split('/').pop() ?? '', entry]),
+      );
       expect(entries.json?.request.postData).toEqual({ mimeType: 'application/json', text: '{"ok":true}' });
       expect(entries.form?.request.postData?.text).toBe('a=1&b=%40');
       const binary = entries.binary?.request.postData;
       expect(binary?.encoding).toBeUndefined();
       expect(binary?._encoding).toBe('base64');
-      expect(Buffer.from(binary?.text ?? '', 'base64')).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x10]));
+      expect(Buffer.from(binary?.text ?? '', 'base64')).toEqual(
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x10]),
+      );
       expect(binary?.comment).toMatch(/binary/i);
       for (const entry of Object.values(entries)) {
         expect(entry.response.status).toBe(201);

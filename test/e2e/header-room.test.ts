@@ -9,17 +9,29 @@ import { send } from '../helpers/http.js';
 import { haveChromium } from './browser.js';
 import { checkAxe, openPage, openRow, rows, serverAndBrowser, type View, VIEWS, viewContext } from './page-helpers.js';
 
-const headerHeight = (page: Page) => page.evaluate(() => (document.querySelector('header.top') as HTMLElement).getBoundingClientRect().height);
+const headerHeight = (page: Page) =>
+  page.evaluate(() => (document.querySelector('header.top') as HTMLElement).getBoundingClientRect().height);
 
 /** The URL's box: whole (never clipped), and on one line on a desktop. */
 async function checkUrl(page: Page, desktop: boolean): Promise<void> {
-  const box = await page.locator('#receiver-url').evaluate((element) => ({ height: element.getBoundingClientRect().height, clipped: element.scrollWidth > element.clientWidth }));
+  const box = await page.locator('#receiver-url').evaluate((element) => ({
+    height: element.getBoundingClientRect().height,
+    clipped: element.scrollWidth > element.clientWidth,
+  }));
   expect(box.clipped).toBe(false);
   if (desktop) expect(box.height).toBeLessThan(40);
 }
 
 /** The views of every test, and a small laptop's 1024×768: the narrowest desktop layout. */
-const HEADER_VIEWS: View[] = [...VIEWS, ...(['light', 'dark'] as const).map((colorScheme) => ({ width: 1024, height: 768, colorScheme, name: `1024 px, ${colorScheme}` }))];
+const HEADER_VIEWS: View[] = [
+  ...VIEWS,
+  ...(['light', 'dark'] as const).map((colorScheme) => ({
+    width: 1024,
+    height: 768,
+    colorScheme,
+    name: `1024 px, ${colorScheme}`,
+  })),
+];
 
 describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
   const rig = serverAndBrowser();
@@ -43,7 +55,11 @@ describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
 
       for (let i = 1; i <= 3; i++) await send(`${url}/github/push?delivery=${i}`, { method: 'POST', body: '{}' });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(3);
-      const paths = await rows(page).locator('.path').evaluateAll((spans) => spans.map((span) => ({ text: span.textContent, cut: span.scrollWidth > span.clientWidth })));
+      const paths = await rows(page)
+        .locator('.path')
+        .evaluateAll((spans) =>
+          spans.map((span) => ({ text: span.textContent, cut: span.scrollWidth > span.clientWidth })),
+        );
       expect(paths).toEqual([3, 2, 1].map((i) => ({ text: `/github/push?delivery=${i}`, cut: false })));
       await checkAxe(page);
       await context.close();
@@ -95,11 +111,15 @@ describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
       const { page, url } = await openPage(context, rig.server.baseUrl);
       for (let i = 1; i <= 20; i++) await send(`${url}/hooks/${i}`, { method: 'POST', body: `{"n":${i}}` });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(20);
-      const rowsInView = () => rows(page).evaluateAll((all) => all.filter((row) => {
-        const box = row.getBoundingClientRect();
-        const list = (document.getElementById('log') as HTMLElement).getBoundingClientRect();
-        return box.top >= list.top && box.bottom <= list.bottom;
-      }).length);
+      const rowsInView = () =>
+        rows(page).evaluateAll(
+          (all) =>
+            all.filter((row) => {
+              const box = row.getBoundingClientRect();
+              const list = (document.getElementById('log') as HTMLElement).getBoundingClientRect();
+              return box.top >= list.top && box.bottom <= list.bottom;
+            }).length,
+        );
       expect(await rowsInView()).toBeGreaterThanOrEqual(10);
       await page.click('#response-toggle');
       await page.click('#rules-toggle');
@@ -120,7 +140,9 @@ describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
       await page.click('#response-toggle');
       expect(await page.isVisible('#response-resets')).toBe(false);
       await page.fill('#response-body', '{"ok":"edited"}');
-      await expect.poll(() => page.locator('#response-resets').textContent(), { timeout: 2000 }).toBe('Applying starts this count again: “fail 3 times first” (first 3) will answer its first matches again.');
+      await expect
+        .poll(() => page.locator('#response-resets').textContent(), { timeout: 2000 })
+        .toBe('Applying starts this count again: “fail 3 times first” (first 3) will answer its first matches again.');
       await checkAxe(page);
       await context.close();
     });
@@ -130,9 +152,17 @@ describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
     const context = await viewContext(rig.browser, VIEWS[0]!);
     const { page, url } = await openPage(context, rig.server.baseUrl);
     const secret = 'room-secret';
-    const body = JSON.stringify({ action: 'opened', padding: 'x'.repeat(300), items: Array.from({ length: 40 }, (_, i) => ({ i })) });
+    const body = JSON.stringify({
+      action: 'opened',
+      padding: 'x'.repeat(300),
+      items: Array.from({ length: 40 }, (_, i) => ({ i })),
+    });
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-hub-signature-256': signature };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-hub-signature-256': signature,
+    };
     for (let i = 0; i < 12; i++) headers[`x-extra-${i}`] = `value ${i}`;
     await send(`${url}/github`, { method: 'POST', headers, body });
     await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(1);
@@ -143,10 +173,14 @@ describe.skipIf(!haveChromium)('room to work (issue 34)', () => {
     const verdict = panel.locator('.verdict');
     await expect.poll(() => verdict.textContent(), { timeout: 5000 }).toContain('Valid (GitHub)');
     await expect
-      .poll(() => verdict.evaluate((element) => {
-        const box = element.getBoundingClientRect();
-        return box.top >= 0 && box.bottom <= innerHeight && box.height > 0;
-      }), { timeout: 2000 })
+      .poll(
+        () =>
+          verdict.evaluate((element) => {
+            const box = element.getBoundingClientRect();
+            return box.top >= 0 && box.bottom <= innerHeight && box.height > 0;
+          }),
+        { timeout: 2000 },
+      )
       .toBe(true);
     await context.close();
   });

@@ -5,7 +5,18 @@ import type { EndpointInfo, ForwardedMessage } from '../../src/shared/protocol.j
 import { send } from '../helpers/http.js';
 import { SocketClient } from '../helpers/socket-client.js';
 import { haveChromium } from './browser.js';
-import { checkAxe, confirm, openPage, openRow, receiverUrl, rows, VIEWS, viewContext, waitLive, serverAndBrowser } from './page-helpers.js';
+import {
+  checkAxe,
+  confirm,
+  openPage,
+  openRow,
+  receiverUrl,
+  rows,
+  VIEWS,
+  viewContext,
+  waitLive,
+  serverAndBrowser,
+} from './page-helpers.js';
 
 const DAY = 24 * 3600_000;
 /** One light view per size: 1280×800 and 390×844. */
@@ -15,11 +26,16 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
   const rig = serverAndBrowser();
 
   /** Chooses the next kept URL's options and asks for it. */
-  async function makeKept(page: Page, options: { lifetime: string; name?: string; keepSecrets?: boolean }): Promise<void> {
+  async function makeKept(
+    page: Page,
+    options: { lifetime: string; name?: string; keepSecrets?: boolean },
+  ): Promise<void> {
     await page.getByRole('radio', { name: /^Kept for/ }).check();
     await page.getByLabel('Lifetime').selectOption({ label: options.lifetime });
     await page.getByLabel('URL name').fill(options.name ?? '');
-    await page.getByLabel('Keep secrets as received (lets you verify signatures)').setChecked(options.keepSecrets ?? false);
+    await page
+      .getByLabel('Keep secrets as received (lets you verify signatures)')
+      .setChecked(options.keepSecrets ?? false);
     await page.click('#new-url');
     await confirm(page);
   }
@@ -34,7 +50,9 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
       const keptUrl = await receiverUrl(page);
       expect(keptUrl).toBe(`${rig.server.baseUrl}/api/webhook-endpoint/${name}`);
       expect(await page.textContent('#endpoint-kind')).toBe('Kept');
-      expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 23 h 59 min \(.+ local\) · secrets kept as received · keeps the newest 50 requests · bodies up to 64 KB$/);
+      expect(await page.textContent('#lifetime-text')).toMatch(
+        /^expires in 23 h 59 min \(.+ local\) · secrets kept as received · keeps the newest 50 requests · bodies up to 64 KB$/,
+      );
       expect(await page.getByRole('radio', { name: /^Kept for 1 day/ }).isChecked()).toBe(true);
       const stored = await rig.server.store.getEndpoint(name);
       expect(Date.parse(stored?.expiresAt ?? '') - Date.now()).toBeGreaterThan(DAY - 60_000);
@@ -68,10 +86,18 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
       const next = await openPage(context, rig.server.baseUrl);
       expect(next.url).toBe(keptUrl);
       // The refused creates are the browser's only complaints.
-      expect(errors.filter((error) => !/^Failed to load resource: the server responded with a status of (409|400)/.test(error))).toEqual([]);
+      expect(
+        errors.filter(
+          (error) => !/^Failed to load resource: the server responded with a status of (409|400)/.test(error),
+        ),
+      ).toEqual([]);
       expect(await next.page.getByLabel('Lifetime').inputValue()).toBe(String(DAY));
-      expect(await next.page.getByLabel('Keep secrets as received (lets you verify signatures)').isChecked()).toBe(true);
-      expect(await next.page.textContent('#lifetime-text')).toMatch(/^expires in 23 h 59 min .* · secrets kept as received · /);
+      expect(await next.page.getByLabel('Keep secrets as received (lets you verify signatures)').isChecked()).toBe(
+        true,
+      );
+      expect(await next.page.textContent('#lifetime-text')).toMatch(
+        /^expires in 23 h 59 min .* · secrets kept as received · /,
+      );
       await context.close();
     });
   }
@@ -94,10 +120,14 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
       await extend.click();
       await expect.poll(() => page.textContent('#lifetime-text'), { timeout: 3000 }).toMatch(/^expires in 6 d 23 h /);
       // The other tab heard `extended`.
-      await expect.poll(() => other.page.textContent('#lifetime-text'), { timeout: 3000 }).toMatch(/^expires in 6 d 23 h /);
+      await expect
+        .poll(() => other.page.textContent('#lifetime-text'), { timeout: 3000 })
+        .toMatch(/^expires in 6 d 23 h /);
       const keptUrl = await receiverUrl(page);
       const id = keptUrl.split('/').at(-1) ?? '';
-      expect(Date.parse((await rig.server.store.getEndpoint(id))?.expiresAt ?? '') - Date.now()).toBeGreaterThan(7 * DAY - 60_000);
+      expect(Date.parse((await rig.server.store.getEndpoint(id))?.expiresAt ?? '') - Date.now()).toBeGreaterThan(
+        7 * DAY - 60_000,
+      );
 
       // A live endpoint has nothing to extend.
       await page.getByRole('radio', { name: /^Live/ }).check();
@@ -110,7 +140,11 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
   }
 
   it('shows forward results a poll brings when WebSockets cannot connect', async () => {
-    const created = await send(`${rig.server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const created = await send(`${rig.server.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     const kept = JSON.parse(created.text) as EndpointInfo;
     const forwarder = await SocketClient.join(rig.server.wsUrl, kept.id, kept.key);
     const report = (seq: number, status: number): ForwardedMessage => ({
@@ -134,7 +168,9 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
     const page = await context.newPage();
     await page.goto(`${rig.server.baseUrl}/#${kept.id}.${kept.key}`);
     await expect.poll(() => page.textContent('#state'), { timeout: 5000 }).toBe('No live connection');
-    await expect.poll(() => rows(page).first().locator('.fwd-badge').textContent(), { timeout: 5000 }).toBe('forwarded → 200');
+    await expect
+      .poll(() => rows(page).first().locator('.fwd-badge').textContent(), { timeout: 5000 })
+      .toBe('forwarded → 200');
 
     // A later poll: a new request and its result.
     await send(`${kept.url}/second`, { method: 'POST', body: 'two' });
@@ -142,7 +178,9 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
     forwarder.client.send(report(2, 502));
     await forwarder.client.next('forwarded');
     await expect.poll(() => rows(page).count(), { timeout: 5000 }).toBe(2);
-    await expect.poll(() => rows(page).first().locator('.fwd-badge').textContent(), { timeout: 5000 }).toBe('forwarded → 502');
+    await expect
+      .poll(() => rows(page).first().locator('.fwd-badge').textContent(), { timeout: 5000 })
+      .toBe('forwarded → 502');
     await forwarder.client.close();
     await context.close();
   });
@@ -160,7 +198,15 @@ describe.skipIf(!haveChromium)('the page making kept endpoints: lifetime, name, 
     const body = '{"id":"evt_1","type":"payment_intent.succeeded"}';
     const t = Math.floor(Date.now() / 1000);
     const v1 = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
-    expect((await send(url, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` }, body })).status).toBe(200);
+    expect(
+      (
+        await send(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` },
+          body,
+        })
+      ).status,
+    ).toBe(200);
     await rows(page).first().waitFor({ timeout: 3000 });
     await openRow(page, 0);
     const panel = page.locator('#detail section.verify');

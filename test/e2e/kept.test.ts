@@ -14,13 +14,20 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
 
   /** A kept endpoint made over HTTP, as the CLI makes one. */
   async function createKept(): Promise<EndpointInfo> {
-    const created = await send(`${rig.server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const created = await send(`${rig.server.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     expect(created.status).toBe(201);
     return JSON.parse(created.text) as EndpointInfo;
   }
 
   /** Opens the page with the live socket refused before it opens, as a proxy without WebSocket support does; `allow()` lets sockets through again. */
-  async function openWithoutSockets(context: BrowserContext, link: string): Promise<{ page: Page; errors: string[]; allow: () => void }> {
+  async function openWithoutSockets(
+    context: BrowserContext,
+    link: string,
+  ): Promise<{ page: Page; errors: string[]; allow: () => void }> {
     let allowed = false;
     await context.routeWebSocket(/\/api\/live$/, (ws) => {
       if (allowed) ws.connectToServer();
@@ -38,7 +45,9 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     const context = await newContext();
     const { page, url: liveUrl } = await openPage(context, rig.server.baseUrl);
     expect(await page.textContent('#endpoint-kind')).toBe('Live');
-    expect(await page.textContent('#lifetime-text')).toBe('lives while a tab watches it, then 0.5 s · keeps the newest 50 requests · bodies up to 1 MB');
+    expect(await page.textContent('#lifetime-text')).toBe(
+      'lives while a tab watches it, then 0.5 s · keeps the newest 50 requests · bodies up to 1 MB',
+    );
     expect(await page.getByRole('radio', { name: /Kept for 2 h/ }).isChecked()).toBe(false);
 
     await page.getByRole('radio', { name: /Kept for 2 h/ }).check();
@@ -49,7 +58,9 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     const keptUrl = await receiverUrl(page);
     expect(keptUrl).toMatch(new RegExp(`^${rig.server.baseUrl}/api/webhook-endpoint/[A-Za-z0-9_-]{21}$`));
     expect(await page.textContent('#endpoint-kind')).toBe('Kept');
-    expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 1 h 59 min \(.+ local\) · keeps the newest 50 requests · bodies up to 64 KB$/);
+    expect(await page.textContent('#lifetime-text')).toMatch(
+      /^expires in 1 h 59 min \(.+ local\) · keeps the newest 50 requests · bodies up to 64 KB$/,
+    );
     const shareLink = page.url();
 
     // The choice is remembered: the next page in this browser starts with a kept endpoint.
@@ -65,7 +76,11 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     await Promise.all([context.close(), other.close()]);
     // Past the grace: the live one is gone, the kept one still takes requests.
     await expect.poll(async () => (await send(live.url)).status, { timeout: 5000, interval: 100 }).toBe(404);
-    const sent = await send(`${keptUrl}/after-close`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"while":"nobody watched"}' });
+    const sent = await send(`${keptUrl}/after-close`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"while":"nobody watched"}',
+    });
     expect(sent.status).toBe(200);
 
     // Another browser opens the share link; its clock is the page's own, to run the countdown on.
@@ -145,7 +160,14 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     expect(await page.textContent('#endpoint-kind')).toBe('Kept');
     expect(await page.textContent('#lifetime-text')).toMatch(/^expires in 1 h 59 min /);
 
-    expect((await send(`${rig.server.baseUrl}/api/endpoints/${kept.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${kept.key}` } })).status).toBe(204);
+    expect(
+      (
+        await send(`${rig.server.baseUrl}/api/endpoints/${kept.id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${kept.key}` },
+        })
+      ).status,
+    ).toBe(204);
     await page.locator('#expired').waitFor({ state: 'visible', timeout: 4500 });
     expect(await page.textContent('#state')).toBe('Expired');
     await context.close();
@@ -157,18 +179,27 @@ describe.skipIf(!haveChromium)('the page with kept endpoints, without WebSockets
     const { page } = await openPage(context, `${rig.server.baseUrl}/#${kept.id}.${kept.key}`);
     await send(`${kept.url}/github`, {
       method: 'POST',
-      headers: { authorization: 'Bearer x', 'x-hub-signature-256': 'sha256=abc', 'x-github-event': 'push', 'content-type': 'application/json' },
+      headers: {
+        authorization: 'Bearer x',
+        'x-hub-signature-256': 'sha256=abc',
+        'x-github-event': 'push',
+        'content-type': 'application/json',
+      },
       body: '{"ref":"main"}',
     });
     await rows(page).first().waitFor({ timeout: 2000 });
     const detail = page.locator('#detail');
-    const authorization = detail.locator('table.pairs tr', { has: page.locator('th', { hasText: /^authorization$/i }) });
+    const authorization = detail.locator('table.pairs tr', {
+      has: page.locator('th', { hasText: /^authorization$/i }),
+    });
     expect(await authorization.locator('.redacted').textContent()).toBe('[redacted]');
     expect(await authorization.locator('.redacted-note').textContent()).toBe('redacted before storage');
     expect(await authorization.locator('.redacted-note').isVisible()).toBe(true);
     // Other headers read as they came.
     expect(await pairs(page, 1)).toContain('x-github-eventpush');
-    expect(await detail.locator('.verify').textContent()).toContain('Signatures cannot be checked on a kept endpoint: its signature header (x-hub-signature-256) was redacted before storage.');
+    expect(await detail.locator('.verify').textContent()).toContain(
+      'Signatures cannot be checked on a kept endpoint: its signature header (x-hub-signature-256) was redacted before storage.',
+    );
     expect(await detail.locator('.verify form').count()).toBe(0);
     await context.close();
   });

@@ -9,19 +9,31 @@ async function checkLayout(page: Page, width: number): Promise<void> {
   const report = await page.evaluate(() => {
     const inView = (id: string) => {
       const box = document.getElementById(id)?.getBoundingClientRect();
-      return !!box && box.width > 0 && box.left >= 0 && box.right <= innerWidth && box.top >= 0 && box.bottom <= innerHeight;
+      return (
+        !!box && box.width > 0 && box.left >= 0 && box.right <= innerWidth && box.top >= 0 && box.bottom <= innerHeight
+      );
     };
     const url = document.getElementById('receiver-url') as HTMLElement;
-    const small = [...document.querySelectorAll<HTMLElement>('button, input, select, textarea, [role="option"], [role="tab"]')]
+    const small = [
+      ...document.querySelectorAll<HTMLElement>('button, input, select, textarea, [role="option"], [role="tab"]'),
+    ]
       .filter((element) => element.checkVisibility() && !element.closest('.offscreen'))
       .map((element) => ({ element, box: element.getBoundingClientRect() }))
       .filter(({ box }) => box.width < 44 || box.height < 44)
-      .map(({ element, box }) => `${element.id || element.className || element.tagName} ${Math.round(box.width)}x${Math.round(box.height)}`);
+      .map(
+        ({ element, box }) =>
+          `${element.id || element.className || element.tagName} ${Math.round(box.width)}x${Math.round(box.height)}`,
+      );
     return {
       scrollWidth: document.documentElement.scrollWidth,
       innerWidth,
       urlClipped: url.scrollWidth > url.clientWidth,
-      inView: { copyUrl: inView('copy-url'), copyShare: inView('copy-share'), newUrl: inView('new-url'), state: inView('state') },
+      inView: {
+        copyUrl: inView('copy-url'),
+        copyShare: inView('copy-share'),
+        newUrl: inView('new-url'),
+        state: inView('state'),
+      },
       small,
     };
   });
@@ -38,15 +50,33 @@ describe.skipIf(!haveChromium)('the page at phone, tablet and desktop widths', (
     for (const colorScheme of ['light', 'dark'] as const) {
       it(`${width} px, ${colorScheme}: no sideways scroll, the URL in view and one tap from copying, no axe violations`, async () => {
         // bypassCSP only so that axe's script can be injected; the page runs as served otherwise.
-        const context = await rig.browser.newContext({ viewport: { width, height: width < 500 ? 844 : 800 }, colorScheme, bypassCSP: true });
+        const context = await rig.browser.newContext({
+          viewport: { width, height: width < 500 ? 844 : 800 },
+          colorScheme,
+          bypassCSP: true,
+        });
         const { page, url } = await openPage(context, rig.server.baseUrl);
-        expect(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)).toBe(colorScheme === 'dark');
+        expect(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)).toBe(
+          colorScheme === 'dark',
+        );
         await checkLayout(page, width);
         await checkAxe(page);
 
-        const json = JSON.stringify({ event: 'order.paid', empty: [], order: { id: 7, lines: [{ sku: 'A-1', qty: 2 }], note: null } });
-        await send(`${url}/hooks/orders?source=shop&attempt=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': 'sha256=abc' }, body: json });
-        await send(`${url}/form`, { method: 'PUT', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=Ada&lang=en' });
+        const json = JSON.stringify({
+          event: 'order.paid',
+          empty: [],
+          order: { id: 7, lines: [{ sku: 'A-1', qty: 2 }], note: null },
+        });
+        await send(`${url}/hooks/orders?source=shop&attempt=1`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-signature': 'sha256=abc' },
+          body: json,
+        });
+        await send(`${url}/form`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'name=Ada&lang=en',
+        });
         await expect.poll(() => rows(page).count(), { timeout: 2000 }).toBe(2);
         await checkLayout(page, width);
         await checkAxe(page);
@@ -61,7 +91,9 @@ describe.skipIf(!haveChromium)('the page at phone, tablet and desktop widths', (
         await checkLayout(page, width);
         await checkAxe(page);
         if (width < 880) {
-          const detailWidth = await page.locator('#detail').evaluate((element) => element.getBoundingClientRect().width);
+          const detailWidth = await page
+            .locator('#detail')
+            .evaluate((element) => element.getBoundingClientRect().width);
           expect(detailWidth).toBe(width);
           await back.click();
           await page.locator('#log').waitFor({ state: 'visible', timeout: 2000 });

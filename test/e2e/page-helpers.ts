@@ -10,7 +10,8 @@ import { launchChromium } from './browser.js';
  * Where screenshots go: a temp dir, so tests never modify tracked files. With
  * UPDATE_SCREENSHOTS=1 they replace the ones in docs/ that the README shows.
  */
-export const screenshotDir = process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/', import.meta.url)) : tmpdir();
+export const screenshotDir =
+  process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/', import.meta.url)) : tmpdir();
 
 export interface OpenedPage {
   page: Page;
@@ -55,7 +56,9 @@ export async function pairs(page: Page, index: number): Promise<string[]> {
   const tables = page.locator('#detail table.pairs');
   return (index < 0 ? tables.last() : tables.nth(index))
     .locator('tr')
-    .evaluateAll((trs) => trs.map((tr) => `${tr.querySelector('th')?.textContent ?? ''}${tr.querySelector('td')?.textContent ?? ''}`));
+    .evaluateAll((trs) =>
+      trs.map((tr) => `${tr.querySelector('th')?.textContent ?? ''}${tr.querySelector('td')?.textContent ?? ''}`),
+    );
 }
 
 /**
@@ -69,7 +72,12 @@ export async function confirm(page: Page): Promise<void> {
 
 /** The sizes and themes the page is checked at: a laptop and a phone, light and dark. */
 export const VIEWS = [1280, 390].flatMap((width) =>
-  (['light', 'dark'] as const).map((colorScheme) => ({ width, height: width < 500 ? 844 : 800, colorScheme, name: `${width} px, ${colorScheme}` })),
+  (['light', 'dark'] as const).map((colorScheme) => ({
+    width,
+    height: width < 500 ? 844 : 800,
+    colorScheme,
+    name: `${width} px, ${colorScheme}`,
+  })),
 );
 export type View = (typeof VIEWS)[number];
 
@@ -79,7 +87,14 @@ export type View = (typeof VIEWS)[number];
  */
 export function viewContext(browser: Browser, view: View): Promise<BrowserContext> {
   const phone = view.width < 500;
-  return browser.newContext({ viewport: { width: view.width, height: view.height }, colorScheme: view.colorScheme, bypassCSP: true, hasTouch: phone, isMobile: phone, locale: 'en-US' });
+  return browser.newContext({
+    viewport: { width: view.width, height: view.height },
+    colorScheme: view.colorScheme,
+    bypassCSP: true,
+    hasTouch: phone,
+    isMobile: phone,
+    locale: 'en-US',
+  });
 }
 
 interface Violation {
@@ -93,14 +108,22 @@ interface Violation {
  * axe while it fades would judge its half-transparent colours.
  */
 export async function checkAxe(page: Page): Promise<void> {
-  await page.waitForFunction(() => {
-    const toast = document.getElementById('toast');
-    return toast === null || ['0', '1'].includes(getComputedStyle(toast).opacity);
-  }, undefined, { timeout: 5000 });
+  await page.waitForFunction(
+    () => {
+      const toast = document.getElementById('toast');
+      return toast === null || ['0', '1'].includes(getComputedStyle(toast).opacity);
+    },
+    undefined,
+    { timeout: 5000 },
+  );
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axe.source });
   const violations = await page.evaluate(async () => {
     const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map(({ id, help, nodes }) => ({ id, help, nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })) }));
+    return result.violations.map(({ id, help, nodes }) => ({
+      id,
+      help,
+      nodes: nodes.map(({ target, failureSummary }) => ({ target, failureSummary })),
+    }));
   });
   expect(violations as Violation[]).toEqual([]);
 }

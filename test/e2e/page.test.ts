@@ -8,7 +8,16 @@ import { SocketClient } from '../helpers/socket-client.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
-import { clipboard, confirm, openPage as open, pairs, receiverUrl, rows, screenshotDir, waitLive } from './page-helpers.js';
+import {
+  clipboard,
+  confirm,
+  openPage as open,
+  pairs,
+  receiverUrl,
+  rows,
+  screenshotDir,
+  waitLive,
+} from './page-helpers.js';
 
 // Async on purpose: the server runs in this process, so a blocking curl would deadlock it.
 const run = promisify(execFile);
@@ -40,7 +49,21 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(url).toMatch(new RegExp(`^${server.baseUrl}/api/webhook-tester/[A-Za-z0-9_-]{21}$`));
     expect(page.url()).toMatch(/#[A-Za-z0-9_-]{21}\.[A-Za-z0-9]{32}$/);
 
-    await curl('-X', 'POST', `${url}/github/push?delivery=42&tag=a&tag=b`, '-H', 'Content-Type: application/json', '-H', 'X-GitHub-Event: push', '-H', 'X-Dup: one', '-H', 'X-Dup: two', '--data-raw', '{"ref":"refs/heads/main","commits":[{"id":"c0ffee","message":"Fix it"}]}');
+    await curl(
+      '-X',
+      'POST',
+      `${url}/github/push?delivery=42&tag=a&tag=b`,
+      '-H',
+      'Content-Type: application/json',
+      '-H',
+      'X-GitHub-Event: push',
+      '-H',
+      'X-Dup: one',
+      '-H',
+      'X-Dup: two',
+      '--data-raw',
+      '{"ref":"refs/heads/main","commits":[{"id":"c0ffee","message":"Fix it"}]}',
+    );
     await rows(page).first().waitFor({ timeout: 1000 });
     expect(await rows(page).count()).toBe(1);
     const detail = page.locator('#detail');
@@ -57,7 +80,16 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(await pairs(page, -1)).toEqual(['nameAda Lovelace', 'langen', 'langfr']);
 
     const binary = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x10]);
-    const sent = run('curl', ['-sS', '-X', 'POST', `${url}/upload`, '-H', 'Content-Type: application/octet-stream', '--data-binary', '@-']);
+    const sent = run('curl', [
+      '-sS',
+      '-X',
+      'POST',
+      `${url}/upload`,
+      '-H',
+      'Content-Type: application/octet-stream',
+      '--data-binary',
+      '@-',
+    ]);
     sent.child.stdin?.end(binary);
     await sent;
     await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(3);
@@ -68,7 +100,9 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     await curl(`${url}?search=hook&page=2`);
     await expect.poll(() => rows(page).count(), { timeout: 1000 }).toBe(4);
     expect(await rows(page).first().textContent()).toContain('GET/?search=hook&page=2');
-    expect(await rows(page).first().locator('time').getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
+    expect(await rows(page).first().locator('time').getAttribute('title')).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/,
+    );
     expect(await rows(page).first().textContent()).toMatch(/(now|\d+ s ago)/);
 
     // Filter by text and by method.
@@ -154,15 +188,36 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(parts[0]).toContain('Ada');
     expect(parts[1]).toContain('hello world');
     expect(parts[2]).toContain('file package.json');
-    const [download] = await Promise.all([page.waitForEvent('download'), detail.getByRole('button', { name: /Download part 3/ }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      detail.getByRole('button', { name: /Download part 3/ }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('package.json');
     await page.close();
   });
 
   it('copies a request as cURL that re-sends the same method, headers and body bytes', async () => {
     const { page, url } = await openPage();
-    const body = Buffer.concat([Buffer.from('{"quote":"it\'s \\"fine\\"", "emoji":"😀"}\n'), Buffer.from([0x00, 0xff, 0x80, 0x27, 0x22, 0x24, 0x60])]);
-    const sent = run('curl', ['-sS', '-X', 'PATCH', `${url}/orders/7?x=1&x=2`, '-H', "X-Quote: it's \"quoted\" $HOME `ls`", '-H', 'X-Dup: 1', '-H', 'X-Dup: 2', '-H', 'Content-Type: application/octet-stream', '--data-binary', '@-']);
+    const body = Buffer.concat([
+      Buffer.from('{"quote":"it\'s \\"fine\\"", "emoji":"😀"}\n'),
+      Buffer.from([0x00, 0xff, 0x80, 0x27, 0x22, 0x24, 0x60]),
+    ]);
+    const sent = run('curl', [
+      '-sS',
+      '-X',
+      'PATCH',
+      `${url}/orders/7?x=1&x=2`,
+      '-H',
+      'X-Quote: it\'s "quoted" $HOME `ls`',
+      '-H',
+      'X-Dup: 1',
+      '-H',
+      'X-Dup: 2',
+      '-H',
+      'Content-Type: application/octet-stream',
+      '--data-binary',
+      '@-',
+    ]);
     sent.child.stdin?.end(body);
     await sent;
     await rows(page).first().waitFor({ timeout: 1000 });
@@ -181,7 +236,8 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     expect(replayed?.subPath).toBe('/orders/7');
     expect(replayed?.query).toEqual({ x: ['1', '2'] });
     expect(Buffer.from(replayed?.body ?? '', 'base64').equals(body)).toBe(true);
-    const comparable = (request: CapturedRequest | undefined) => request?.headers.filter(([name]) => !['host', 'content-length'].includes(name.toLowerCase()));
+    const comparable = (request: CapturedRequest | undefined) =>
+      request?.headers.filter(([name]) => !['host', 'content-length'].includes(name.toLowerCase()));
     expect(comparable(replayed)).toEqual(comparable(original));
 
     // And the keyboard shortcut copies the same command.
@@ -194,7 +250,17 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
   it('renders script and onerror payloads as text and runs none of them', async () => {
     const { page, url } = await openPage();
     const payload = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
-    await curl('-X', 'POST', `${url}/%3Cimg%20src=x%20onerror=alert(1)%3E?q=<b>hi</b>`, '-H', `X-Evil: ${payload}`, '-H', 'Content-Type: text/html', '--data-raw', payload);
+    await curl(
+      '-X',
+      'POST',
+      `${url}/%3Cimg%20src=x%20onerror=alert(1)%3E?q=<b>hi</b>`,
+      '-H',
+      `X-Evil: ${payload}`,
+      '-H',
+      'Content-Type: text/html',
+      '--data-raw',
+      payload,
+    );
     await rows(page).first().waitFor({ timeout: 1000 });
     await rows(page).first().click();
     const detail = page.locator('#detail');
@@ -237,7 +303,9 @@ describe.skipIf(!haveChromium)('the page in Chromium', () => {
     const watcher = await SocketClient.create(server.wsUrl);
     const link = `${server.baseUrl}/#${watcher.welcome.endpoint.id}.${watcher.welcome.endpoint.key}`;
     await watcher.client.close();
-    await expect.poll(async () => (await send(watcher.welcome.endpoint.url)).status, { timeout: 3000, interval: 100 }).toBe(404);
+    await expect
+      .poll(async () => (await send(watcher.welcome.endpoint.url)).status, { timeout: 3000, interval: 100 })
+      .toBe(404);
 
     const page = await context.newPage();
     await page.goto(link);

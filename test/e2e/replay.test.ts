@@ -9,7 +9,8 @@ import { haveChromium } from './browser.js';
 import { checkAxe, openPage, openRow, serverAndBrowser, VIEWS, viewContext } from './page-helpers.js';
 
 const SECRET = 'whsec_e2e_replay_secret';
-const BODY = '{"id":"evt_e2e","object":"event","type":"invoice.paid","data":{"object":{"amount":100,"currency":"usd"}}}';
+const BODY =
+  '{"id":"evt_e2e","object":"event","type":"invoice.paid","data":{"object":{"amount":100,"currency":"usd"}}}';
 /** One light view per size: 1280×800 and 390×844. */
 const SIZES = VIEWS.filter((view) => view.colorScheme === 'light');
 
@@ -27,14 +28,20 @@ async function startStripeApp(): Promise<{ url: string; bodies: string[]; close:
         stripe.webhooks.constructEvent(raw, String(request.headers['stripe-signature'] ?? ''), SECRET);
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
       } catch (error) {
-        response.writeHead(400, { 'content-type': 'text/plain' }).end(`signature check failed: ${(error as Error).message}`);
+        response
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end(`signature check failed: ${(error as Error).message}`);
       }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
-  return { url: `http://127.0.0.1:${address.port}/webhook`, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${address.port}/webhook`,
+    bodies,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 const replayForm = (page: Page) => page.locator('#detail .replay-form');
@@ -58,7 +65,10 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
       const t = Math.floor(Date.now() / 1000) - 600;
       const sent = await send(`${receiver}/stripe`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Stripe-Signature': `t=${t},v1=${createHmac('sha256', SECRET).update(`${t}.${BODY}`).digest('hex')}` },
+        headers: {
+          'Content-Type': 'application/json',
+          'Stripe-Signature': `t=${t},v1=${createHmac('sha256', SECRET).update(`${t}.${BODY}`).digest('hex')}`,
+        },
         body: BODY,
       });
       expect(sent.status).toBe(200);
@@ -72,7 +82,9 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
         await page.getByRole('button', { name: 'Replay', exact: true }).click();
         await expect.poll(() => replayStatus(page).textContent(), { timeout: 10_000 }).toMatch(/^400 in \d+ ms$/);
         expect(await page.locator('#detail .replay-output').textContent()).toMatch(/Original sender got200/);
-        expect(await page.locator('#detail .replay-body').textContent()).toMatch(/Timestamp outside the tolerance zone/);
+        expect(await page.locator('#detail .replay-body').textContent()).toMatch(
+          /Timestamp outside the tolerance zone/,
+        );
         await cli.waitFor('stdout', /^replay of #1 POST \/stripe → 400 in \d+ ms$/m);
         // The log marks the request as replayed, apart from what a forward got: a replay is not a capture.
         expect(await page.locator('#log [role="option"] .replay-badge').textContent()).toBe('replayed ↻ 400');
@@ -84,7 +96,9 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
         await form.getByLabel('Signing secret (stays in this tab)').fill(SECRET);
         await form.getByRole('button', { name: 'Replay again' }).click();
         await expect.poll(() => replayStatus(page).textContent(), { timeout: 10_000 }).toMatch(/^200 in \d+ ms$/);
-        expect(await page.locator('#detail .replay-changes').textContent()).toBe('Headers changed by signing againStripe-Signature changed');
+        expect(await page.locator('#detail .replay-changes').textContent()).toBe(
+          'Headers changed by signing againStripe-Signature changed',
+        );
         expect(await page.locator('#log [role="option"] .replay-badge').textContent()).toBe('replayed ↻ 200');
         await checkAxe(page);
 
@@ -110,8 +124,12 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
 
       // No forwarder any more: the page says how to start one.
       await page.getByRole('button', { name: 'Replay', exact: true }).click();
-      await expect.poll(() => page.locator('#detail .replay-output').textContent(), { timeout: 10_000 }).toMatch(/No hookwatch forward is connected/);
-      expect(await page.locator('#detail .replay-command').textContent()).toBe(`npx hookwatch forward '${link}' --to http://localhost:3000/webhook`);
+      await expect
+        .poll(() => page.locator('#detail .replay-output').textContent(), { timeout: 10_000 })
+        .toMatch(/No hookwatch forward is connected/);
+      expect(await page.locator('#detail .replay-command').textContent()).toBe(
+        `npx hookwatch forward '${link}' --to http://localhost:3000/webhook`,
+      );
       expect(await page.getByRole('button', { name: 'Copy as cURL' }).count()).toBeGreaterThan(0);
       await checkAxe(page);
       expect(errors).toEqual([]);
@@ -125,7 +143,9 @@ describe.skipIf(!haveChromium)('replay, sign again and edit from the page, throu
     const { page, url: receiver, errors } = await openPage(context, rig.server.baseUrl);
     // 1 MiB (the live body cap) of quotes: 2 MiB once JSON-escaped, past the socket's 1.5 MiB frame limit as text.
     const body = '"'.repeat(1024 * 1024);
-    expect((await send(`${receiver}/big`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body })).status).toBe(200);
+    expect(
+      (await send(`${receiver}/big`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body })).status,
+    ).toBe(200);
     const cli: CliRun = startCli(['forward', page.url(), '--to', app.url]);
     try {
       await cli.waitFor('stderr', /joined endpoint/);

@@ -7,7 +7,16 @@ import { send } from '../helpers/http.js';
 import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { haveChromium, launchChromium } from './browser.js';
-import { checkAxe, openPage, receiverUrl, rows, switchableNetwork, VIEWS, viewContext, waitLive } from './page-helpers.js';
+import {
+  checkAxe,
+  openPage,
+  receiverUrl,
+  rows,
+  switchableNetwork,
+  VIEWS,
+  viewContext,
+  waitLive,
+} from './page-helpers.js';
 
 /** Rows wholly on screen: inside the list's own box (it scrolls on wide screens) and the viewport. */
 function rowsInView(page: Page): Promise<number> {
@@ -43,7 +52,12 @@ describe.skipIf(!haveChromium)('room for the log, and a header that says what it
     it(`${view.name}: shows at least 10 of 20 requests at 1280×800, the answer folded to one line, a wider sidebar on wide screens`, async () => {
       const context = await viewContext(browser, view);
       const { page, url } = await openPage(context, server.baseUrl);
-      for (let i = 1; i <= 20; i++) await send(`${url}/hooks/orders/${i}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":${i}}` });
+      for (let i = 1; i <= 20; i++)
+        await send(`${url}/hooks/orders/${i}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: `{"n":${i}}`,
+        });
       await expect.poll(() => rows(page).count(), { timeout: 3000 }).toBe(20);
 
       // The answer is set: its settings are folded into one line that says it.
@@ -153,7 +167,10 @@ describe.skipIf(!haveChromium)('room for the log, and a header that says what it
 
       network.up();
       // Between attempts: at once. During one (the button is disabled then), that attempt gets through.
-      await page.locator('#retry-now').click({ timeout: 1000 }).catch(() => undefined);
+      await page
+        .locator('#retry-now')
+        .click({ timeout: 1000 })
+        .catch(() => undefined);
       await waitLive(page);
       expect(await boxes()).toEqual(before);
       await context.close();

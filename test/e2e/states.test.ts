@@ -23,7 +23,10 @@ async function watchLongTasks(page: Page): Promise<() => Promise<number[]>> {
 }
 
 /** Waits two frames and a task: whatever the last message set off has run and painted. */
-const settle = (page: Page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)))));
+const settle = (page: Page) =>
+  page.evaluate(
+    () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)))),
+  );
 
 describe.skipIf(!haveChromium)('the page under load, on the keyboard and across reconnects', () => {
   let server: TestServer;
@@ -60,7 +63,11 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     expect(await detail.locator('.json-tree .more').textContent()).toBe('Show 200 more (300 not shown)');
     await detail.locator('.json-tree details details').first().locator('summary').click();
     // The opened node builds its children on the toggle event, which may land after click() returns.
-    await expect.poll(() => detail.locator('.json-tree details details').first().locator('.json-number').count(), { timeout: 2000 }).toBe(200);
+    await expect
+      .poll(() => detail.locator('.json-tree details details').first().locator('.json-number').count(), {
+        timeout: 2000,
+      })
+      .toBe(200);
 
     // The raw body is cut until asked for.
     await detail.getByRole('tab', { name: 'Raw' }).click();
@@ -77,7 +84,11 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     const longTasks = await watchLongTasks(page);
     // The server parses forms up to 64 KiB (record-bounds.ts): about 7,000 short fields.
     const form = Array.from({ length: 7_000 }, (_, i) => `f${i}=${i % 10}`).join('&');
-    await send(`${url}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    await send(`${url}/form`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
     const detail = page.locator('#detail');
     await expect.poll(() => detail.textContent(), { timeout: 3000 }).toContain('Form fields');
     await settle(page);
@@ -87,12 +98,22 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     expect(await detail.locator('table.pairs').last().locator('tr').count()).toBe(400);
 
     const huge = Array.from({ length: 100_000 }, (_, i) => `f${i}=${i % 10}`).join('&');
-    await send(`${url}/huge-form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: huge });
-    await expect.poll(() => detail.textContent(), { timeout: 3000 }).toContain('Not parsed, to keep the record small: form');
+    await send(`${url}/huge-form`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: huge,
+    });
+    await expect
+      .poll(() => detail.textContent(), { timeout: 3000 })
+      .toContain('Not parsed, to keep the record small: form');
     await settle(page);
     expect(Math.max(0, ...(await longTasks()))).toBeLessThan(200);
 
-    await send(`${url}/string`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ blob: 'x'.repeat(500_000) }) });
+    await send(`${url}/string`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ blob: 'x'.repeat(500_000) }),
+    });
     await expect.poll(() => detail.textContent(), { timeout: 3000 }).toContain('Show all 500000 characters');
     await settle(page);
     expect(Math.max(0, ...(await longTasks()))).toBeLessThan(200);
@@ -154,7 +175,9 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     await expect.poll(() => page.textContent('#state'), { timeout: 900 }).toBe('Connected');
     expect(await page.locator('#retry-now').isHidden()).toBe(true);
     // It held #1-#2; #8-#12 are still stored; #3-#7 were dropped while it was away.
-    await expect.poll(() => page.textContent('#toast'), { timeout: 2000 }).toContain('5 requests were dropped while away');
+    await expect
+      .poll(() => page.textContent('#toast'), { timeout: 2000 })
+      .toContain('5 requests were dropped while away');
     expect(await page.textContent('#count')).toBe('12 received, 7 dropped');
     expect(await rows(page).count()).toBe(5);
     await page.close();
@@ -174,7 +197,11 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
       await page.keyboard.press('Tab');
       const stop = await page.evaluate(() => {
         const active = document.activeElement as HTMLElement | null;
-        return !active || active === document.body ? 'body' : active.closest('#log') ? 'log' : active.id || active.textContent?.trim() || active.tagName;
+        return !active || active === document.body
+          ? 'body'
+          : active.closest('#log')
+            ? 'log'
+            : active.id || active.textContent?.trim() || active.tagName;
       });
       if (stop === stops[0] || stop === 'body') break;
       stops.push(stop);
@@ -226,14 +253,20 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     expect(await receiverUrl(page)).toBe(url);
 
     // Another request opens at its top, not where the last one was scrolled to.
-    await send(`${url}/long`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'line\n'.repeat(400) });
+    await send(`${url}/long`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'line\n'.repeat(400),
+    });
     await expect.poll(() => rows(page).count(), { timeout: 2000 }).toBe(3);
     await rows(page).first().tap();
     await page.evaluate(() => scrollTo(0, document.documentElement.scrollHeight));
     await page.click('#back-to-list');
     await log.waitFor({ state: 'visible', timeout: 2000 });
     await rows(page).nth(1).tap();
-    await expect.poll(() => detail.evaluate((element) => Math.round(element.getBoundingClientRect().top) || 0), { timeout: 2000 }).toBe(0);
+    await expect
+      .poll(() => detail.evaluate((element) => Math.round(element.getBoundingClientRect().top) || 0), { timeout: 2000 })
+      .toBe(0);
     await phone.close();
   });
 
@@ -242,7 +275,11 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
     const query = Array.from({ length: 12 }, (_, i) => `param${i}=value-${i}`).join('&');
     const xml = '<?xml version="1.0"?><note id="1"><to>Tove</to><body>Hi &amp; bye</body><empty/></note>';
-    await send(`${url}/notes?${query}`, { method: 'POST', headers: { 'content-type': 'application/xml', 'x-token': 'tok-123' }, body: xml });
+    await send(`${url}/notes?${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml', 'x-token': 'tok-123' },
+      body: xml,
+    });
     await rows(page).first().waitFor({ timeout: 2000 });
     const detail = page.locator('#detail');
 
@@ -266,7 +303,9 @@ describe.skipIf(!haveChromium)('the page under load, on the keyboard and across 
 
     await page.selectOption('#export-format', 'har');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
-    const har = JSON.parse(await streamText(await download.createReadStream())) as { log: { entries: Array<{ response: { status: number } }> } };
+    const har = JSON.parse(await streamText(await download.createReadStream())) as {
+      log: { entries: Array<{ response: { status: number } }> };
+    };
     // The server does not record the answer yet: 0 until it does.
     expect(har.log.entries.map((entry) => entry.response.status)).toEqual([200]);
     await page.close();

@@ -47,7 +47,11 @@ export async function ensureCliBuilt(timeoutMs = 120_000): Promise<void> {
   }
   try {
     if (await isBuildStale()) {
-      await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root });
+      await promisify(execFile)(
+        process.execPath,
+        [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+        { cwd: root },
+      );
     }
   } finally {
     await rmdir(lock);
@@ -75,7 +79,11 @@ export interface CliOptions {
 
 /** Starts the CLI as a real child process. */
 export function startCli(args: string[], options: CliOptions = {}): CliRun {
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd: root, stdio: 'pipe', env: { ...process.env, ...options.env } });
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    cwd: root,
+    stdio: 'pipe',
+    env: { ...process.env, ...options.env },
+  });
   const text = { stdout: '', stderr: '' };
   const listeners = new Set<() => void>();
   const notify = () => {
@@ -108,12 +116,18 @@ export function startCli(args: string[], options: CliOptions = {}): CliRun {
           resolve(found);
         } else if (exitCode !== undefined) {
           finish();
-          reject(new Error(`CLI exited (${exitCode}) before ${what()}\nstdout:\n${text.stdout}\nstderr:\n${text.stderr}`));
+          reject(
+            new Error(`CLI exited (${exitCode}) before ${what()}\nstdout:\n${text.stdout}\nstderr:\n${text.stderr}`),
+          );
         }
       };
       const timer = setTimeout(() => {
         finish();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what()}\nstdout:\n${text.stdout}\nstderr:\n${text.stderr}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what()}\nstdout:\n${text.stdout}\nstderr:\n${text.stderr}`,
+          ),
+        );
       }, timeoutMs);
       const finish = () => {
         clearTimeout(timer);
@@ -128,7 +142,11 @@ export function startCli(args: string[], options: CliOptions = {}): CliRun {
     stdout: () => text.stdout,
     stderr: () => text.stderr,
     waitFor: (stream, pattern, timeoutMs = 10_000) =>
-      waitUntil(() => text[stream].match(pattern) ?? undefined, () => `${pattern} on ${stream}`, timeoutMs),
+      waitUntil(
+        () => text[stream].match(pattern) ?? undefined,
+        () => `${pattern} on ${stream}`,
+        timeoutMs,
+      ),
     waitForLines: (stream, pattern, count, timeoutMs = 10_000) =>
       waitUntil(
         () => {
@@ -151,7 +169,10 @@ export function startCli(args: string[], options: CliOptions = {}): CliRun {
 }
 
 /** Runs the CLI to completion (killed after `timeoutMs`). */
-export async function runCli(args: string[], options: CliOptions & { timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  options: CliOptions & { timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const run = startCli(args, options);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), options.timeoutMs ?? 15_000);
   const code = await run.exited;

@@ -58,12 +58,23 @@ export interface SessionRig {
 }
 
 /** The live session's world on the memory store and bus, with a store the test may wrap. */
-export function sessionRig(overrides: Partial<SettingValues> = {}, wrapStore: (store: Store) => Store = (store) => store): SessionRig {
+export function sessionRig(
+  overrides: Partial<SettingValues> = {},
+  wrapStore: (store: Store) => Store = (store) => store,
+): SessionRig {
   const config = defaultConfig({ logLevel: 'silent', ...overrides });
   const bus = createMemoryBus();
   const store = wrapStore(createMemoryStore({ ...storeLimits(config), bus }));
   const log = pino({ level: 'silent' });
-  const hub = createHub({ store, bus, instanceId: 'test', leaseMs: config.endpoints.leaseMs, graceMs: config.endpoints.graceMs, maxWatchersPerEndpoint: config.endpointLimits.maxWatchersPerEndpoint, log });
+  const hub = createHub({
+    store,
+    bus,
+    instanceId: 'test',
+    leaseMs: config.endpoints.leaseMs,
+    graceMs: config.endpoints.graceMs,
+    maxWatchersPerEndpoint: config.endpointLimits.maxWatchersPerEndpoint,
+    log,
+  });
   const metrics = createMetrics({
     countEndpoints: async () => 0,
     countWatchers: () => hub.watcherTotal(),
@@ -73,7 +84,16 @@ export function sessionRig(overrides: Partial<SettingValues> = {}, wrapStore: (s
     apiAnswerBytes: () => 0,
   });
   const service = createEndpointService({ store, bus, config });
-  const context: SessionContext = { config, store, service, hub, metrics, log, countCreate: undefined, onSlowWatcher: () => metrics.reject('slow_watcher') };
+  const context: SessionContext = {
+    config,
+    store,
+    service,
+    hub,
+    metrics,
+    log,
+    countCreate: undefined,
+    onSlowWatcher: () => metrics.reject('slow_watcher'),
+  };
   return {
     config,
     store,
@@ -83,7 +103,12 @@ export function sessionRig(overrides: Partial<SettingValues> = {}, wrapStore: (s
       const socket = new FakeSocket();
       const session = new SocketSession(socket as unknown as WebSocket, context, 'http://127.0.0.1:8080', '127.0.0.1');
       socket.on('close', () => session.onClose());
-      return { socket, session, text: (message) => session.onMessage(Buffer.from(typeof message === 'string' ? message : JSON.stringify(message)), false) };
+      return {
+        socket,
+        session,
+        text: (message) =>
+          session.onMessage(Buffer.from(typeof message === 'string' ? message : JSON.stringify(message)), false),
+      };
     },
     close: () => hub.close(),
   };

@@ -18,7 +18,11 @@ export async function compileWithBodies(typeSource: string, bodies: string[], na
     await writeFile(file, `${typeSource}\n${uses}\n`);
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     try {
-      await promisify(execFile)(process.execPath, [tsc, '--noEmit', '--strict', '--target', 'ES2022', '--skipLibCheck', file], { cwd: dir });
+      await promisify(execFile)(
+        process.execPath,
+        [tsc, '--noEmit', '--strict', '--target', 'ES2022', '--skipLibCheck', file],
+        { cwd: dir },
+      );
       return '';
     } catch (error) {
       return String((error as { stdout?: string }).stdout ?? error);

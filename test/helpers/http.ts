@@ -19,15 +19,19 @@ export function send(
     headers = { ...headers, 'content-length': Buffer.byteLength(options.body) };
   }
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: headers as OutgoingHttpHeaders }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString() });
-      });
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: headers as OutgoingHttpHeaders },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString() });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });

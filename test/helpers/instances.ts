@@ -9,7 +9,9 @@ export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -33,7 +35,15 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'dist', 'main.js')], {
     // In memory unless the caller names a Redis (and its own prefix) or a DATA_DIR.
-    env: { ...process.env, REDIS_URL: '', DATA_DIR: 'none', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      REDIS_URL: '',
+      DATA_DIR: 'none',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -69,9 +79,15 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
 }
 
 /** A private redis-server on a free port, for faults a shared Redis must not suffer (restarts, pauses). */
-export async function startRedisServer(port?: number): Promise<{ port: number; url: string; stop: () => Promise<void> }> {
+export async function startRedisServer(
+  port?: number,
+): Promise<{ port: number; url: string; stop: () => Promise<void> }> {
   const chosen = port ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `redis://127.0.0.1:${chosen}`;
   const deadline = Date.now() + 10_000;

@@ -85,7 +85,9 @@ export class RawTarget {
         this.requests.push(parsed.request);
         this.wake();
         await this.beforeAnswer(parsed.request);
-        const close = parsed.request.headers.some(([name, value]) => name.toLowerCase() === 'connection' && /\bclose\b/i.test(value));
+        const close = parsed.request.headers.some(
+          ([name, value]) => name.toLowerCase() === 'connection' && /\bclose\b/i.test(value),
+        );
         if (socket.destroyed) break;
         socket.write(`HTTP/1.1 200 OK\r\nContent-Length: 2\r\n${close ? 'Connection: close\r\n' : ''}\r\nok`);
         if (close) {
@@ -139,5 +141,8 @@ function parseRequest(data: Buffer): { request: ReceivedRequest; length: number 
     body = data.subarray(offset, offset + length);
     offset += length;
   }
-  return { request: { method, target, headers, body: Buffer.from(body), raw: Buffer.from(data.subarray(0, offset)) }, length: offset };
+  return {
+    request: { method, target, headers, body: Buffer.from(body), raw: Buffer.from(data.subarray(0, offset)) },
+    length: offset,
+  };
 }

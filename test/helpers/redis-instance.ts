@@ -17,7 +17,9 @@ import { startServer, type TestServer } from './server.js';
  * A Hookwatch instance in this process, on Redis with the connections main.ts makes
  * (redis/clients.ts): `overrides` names the Redis (`redisUrl`, …) and a prefix of the test's own.
  */
-export async function startOnRedis(overrides: Partial<SettingValues>): Promise<TestServer & { warnings: () => string }> {
+export async function startOnRedis(
+  overrides: Partial<SettingValues>,
+): Promise<TestServer & { warnings: () => string }> {
   const config = defaultConfig({ host: '127.0.0.1', port: 0, logLevel: 'warn', ...overrides });
   const lines: string[] = [];
   const sink = new Writable({
@@ -57,7 +59,11 @@ export async function startPrivateRedis(extraArgs: string[] = []): Promise<Priva
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-redis-'));
   let child: ChildProcess;
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs], { stdio: 'ignore' });
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extraArgs],
+      { stdio: 'ignore' },
+    );
     const deadline = Date.now() + 10_000;
     for (;;) {
       const client = connectRedis(`redis://127.0.0.1:${port}`);

@@ -7,7 +7,8 @@ import { startOnRedis, startPrivateRedis, type PrivateRedis } from './redis-inst
 const APPEND_SHA = createHash('sha1').update(scripts.APPEND).digest('hex');
 
 /** A proxied command that runs APPEND: by its SHA (EVALSHA), or by its text the first time a connection sends it (EVAL). */
-export const isAppend = (command: string[]): boolean => (command[0] === 'EVALSHA' && command[1] === APPEND_SHA) || (command[0] === 'EVAL' && command[1] === scripts.APPEND);
+export const isAppend = (command: string[]): boolean =>
+  (command[0] === 'EVALSHA' && command[1] === APPEND_SHA) || (command[0] === 'EVAL' && command[1] === scripts.APPEND);
 
 /**
  * For a describe block that puts private redis-servers through faults: each test's servers,

@@ -52,7 +52,11 @@ export interface ClusterSet {
    * every node reports the new owner. Moving a slot to its owner does nothing. `first`: keys
    * moved before any other, one call, then `midway` runs while the slot is half moved.
    */
-  reshard(slot: number, toNodeIndex: number, options?: { batchSize?: number; first?: string[]; midway?: () => Promise<unknown> }): Promise<void>;
+  reshard(
+    slot: number,
+    toNodeIndex: number,
+    options?: { batchSize?: number; first?: string[]; midway?: () => Promise<unknown> },
+  ): Promise<void>;
   /** Kills every node and removes their directory. */
   stop(): Promise<void>;
 }
@@ -71,7 +75,11 @@ interface RedisProcess {
 }
 
 /** Resolves when `check()` returns a value other than undefined; throws naming `what` after `timeoutMs`. */
-async function waitUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = topologyTimeoutMs): Promise<T> {
+async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = topologyTimeoutMs,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -193,10 +201,22 @@ export async function startSentinelSet(options: SentinelSetOptions = {}): Promis
       const own = join(dir, `node-${port}`);
       await mkdir(own);
       // The default 5 s diskless-sync delay (waiting for more replicas) would hold up every sync.
-      return ['--port', String(port), '--bind', host, '--dir', own, '--repl-diskless-sync-delay', '0', ...noPersistence];
+      return [
+        '--port',
+        String(port),
+        '--bind',
+        host,
+        '--dir',
+        own,
+        '--repl-diskless-sync-delay',
+        '0',
+        ...noPersistence,
+      ];
     };
     processes.push(await spawnRedis(primaryPort, await serverArgs(primaryPort)));
-    processes.push(await spawnRedis(replicaPort, [...(await serverArgs(replicaPort)), '--replicaof', host, String(primaryPort)]));
+    processes.push(
+      await spawnRedis(replicaPort, [...(await serverArgs(replicaPort)), '--replicaof', host, String(primaryPort)]),
+    );
     const replica = { host, port: replicaPort };
     await waitUntil('the replica to sync', async () =>
       parseInfo(await command(replica, 'INFO', 'replication')).get('master_link_status') === 'up' ? true : undefined,
@@ -300,13 +320,20 @@ export async function startCluster(masters = 3): Promise<ClusterSet> {
     const starting = await Promise.allSettled(
       nodePorts.map((port, index) =>
         spawnRedis(port, [
-          '--port', String(port),
-          '--bind', host,
-          '--dir', dir,
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout', '2000',
-          '--cluster-port', String(busPorts[index]),
+          '--port',
+          String(port),
+          '--bind',
+          host,
+          '--dir',
+          dir,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout',
+          '2000',
+          '--cluster-port',
+          String(busPorts[index]),
           ...noPersistence,
         ]),
       ),
@@ -317,7 +344,14 @@ export async function startCluster(masters = 3): Promise<ClusterSet> {
     const nodes = processes.map((node) => node.address);
     await promisify(execFile)(
       'redis-cli',
-      ['--cluster', 'create', ...nodes.map((node) => `${node.host}:${node.port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      [
+        '--cluster',
+        'create',
+        ...nodes.map((node) => `${node.host}:${node.port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ],
       { timeout: topologyTimeoutMs },
     );
     const ids = await Promise.all(nodes.map(async (node) => String(await command(node, 'CLUSTER', 'MYID'))));
@@ -346,7 +380,9 @@ export async function startCluster(masters = 3): Promise<ClusterSet> {
     };
 
     await waitUntil('cluster_state:ok on every node', async () => {
-      const states = await Promise.all(nodes.map(async (node) => parseInfo(await command(node, 'CLUSTER', 'INFO')).get('cluster_state')));
+      const states = await Promise.all(
+        nodes.map(async (node) => parseInfo(await command(node, 'CLUSTER', 'INFO')).get('cluster_state')),
+      );
       return states.every((state) => state === 'ok') ? true : undefined;
     });
     // Ownership of the first and last slot of each node's range, as every node sees it.
@@ -387,7 +423,9 @@ export async function startCluster(masters = 3): Promise<ClusterSet> {
         await command(to, 'CLUSTER', 'SETSLOT', slot, 'NODE', toId);
         await command(from, 'CLUSTER', 'SETSLOT', slot, 'NODE', toId);
         await Promise.all(
-          nodes.filter((_, index) => index !== fromIndex && index !== toNodeIndex).map((node) => command(node, 'CLUSTER', 'SETSLOT', slot, 'NODE', toId)),
+          nodes
+            .filter((_, index) => index !== fromIndex && index !== toNodeIndex)
+            .map((node) => command(node, 'CLUSTER', 'SETSLOT', slot, 'NODE', toId)),
         );
         await waitUntil(`every node to see slot ${slot} on node ${toNodeIndex}`, async () =>
           (await agreedOwner(slot)) === toNodeIndex ? true : undefined,

@@ -28,8 +28,17 @@ export async function startTopologies(): Promise<Topologies> {
   return {
     sentinel,
     cluster,
-    sentinelClient: () => track(new Redis({ sentinels: sentinel.sentinels, name: sentinel.name, failoverDetector: true, maxRetriesPerRequest: 1 })),
-    clusterClient: (subscriber = false) => track(new Cluster(cluster.nodes, { shardedSubscribers: subscriber, redisOptions: { maxRetriesPerRequest: 1 } })),
+    sentinelClient: () =>
+      track(
+        new Redis({
+          sentinels: sentinel.sentinels,
+          name: sentinel.name,
+          failoverDetector: true,
+          maxRetriesPerRequest: 1,
+        }),
+      ),
+    clusterClient: (subscriber = false) =>
+      track(new Cluster(cluster.nodes, { shardedSubscribers: subscriber, redisOptions: { maxRetriesPerRequest: 1 } })),
     stop: async () => {
       await Promise.allSettled(clients.map((client) => client.quit()));
       await Promise.all([sentinel.stop(), cluster.stop()]);
@@ -38,4 +47,5 @@ export async function startTopologies(): Promise<Topologies> {
 }
 
 /** `host:port,host:port`, as REDIS_SENTINELS and REDIS_CLUSTER_NODES take them. */
-export const hostPorts = (nodes: Array<{ host: string; port: number }>): string => nodes.map(({ host, port }) => `${host}:${port}`).join(',');
+export const hostPorts = (nodes: Array<{ host: string; port: number }>): string =>
+  nodes.map(({ host, port }) => `${host}:${port}`).join(',');

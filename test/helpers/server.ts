@@ -38,7 +38,13 @@ export async function startServer(
   const logger = pino({ level: config.server.logLevel }, sink);
   const bus = deps.bus ?? createMemoryBus();
   const store = deps.store ?? createMemoryStore({ ...storeLimits(config), bus });
-  const app = await buildApp(config, { store, bus, logger, ...(deps.instanceId ? { instanceId: deps.instanceId } : {}), ...(deps.tls ? { tls: deps.tls } : {}) });
+  const app = await buildApp(config, {
+    store,
+    bus,
+    logger,
+    ...(deps.instanceId ? { instanceId: deps.instanceId } : {}),
+    ...(deps.tls ? { tls: deps.tls } : {}),
+  });
   await app.listen({ host: config.server.host, port: config.server.port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');

@@ -1,6 +1,12 @@
 import WebSocket from 'ws';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
-import { LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
+import {
+  LIVE_PATH,
+  SUBPROTOCOL,
+  type ClientMessage,
+  type ServerMessage,
+  type WelcomeMessage,
+} from '../../src/shared/protocol.js';
 
 type Of<T extends ServerMessage['type']> = Extract<ServerMessage, { type: T }>;
 
@@ -42,7 +48,12 @@ export class SocketClient {
     return { client, welcome: await client.next('welcome') };
   }
 
-  static async join(wsUrl: string, endpointId: string, key: string, afterSeq?: number): Promise<{ client: SocketClient; welcome: WelcomeMessage }> {
+  static async join(
+    wsUrl: string,
+    endpointId: string,
+    key: string,
+    afterSeq?: number,
+  ): Promise<{ client: SocketClient; welcome: WelcomeMessage }> {
     const client = await SocketClient.open(wsUrl);
     client.send({ type: 'join', endpointId, key, ...(afterSeq === undefined ? {} : { afterSeq }) });
     return { client, welcome: await client.next('welcome') };
@@ -62,7 +73,10 @@ export class SocketClient {
       const index = this.messages.findIndex((message) => message.type === type);
       if (index !== -1) return this.messages.splice(index, 1)[0] as Of<T>;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no '${type}' message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.map((m) => m.type))}`);
+      if (left <= 0)
+        throw new Error(
+          `no '${type}' message within ${timeoutMs} ms; got ${JSON.stringify(this.messages.map((m) => m.type))}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {

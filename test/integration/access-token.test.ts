@@ -18,10 +18,18 @@ const UNKNOWN = 'never-issued-token-0123456789';
 
 const withToken = (token: string | undefined, init: RequestInit = {}): RequestInit => ({
   ...init,
-  headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { 'x-hookwatch-token': token }), ...(init.headers as Record<string, string> | undefined) },
+  headers: {
+    'content-type': 'application/json',
+    ...(token === undefined ? {} : { 'x-hookwatch-token': token }),
+    ...(init.headers as Record<string, string> | undefined),
+  },
 });
 
-async function create(server: TestServer, token: string | undefined, body: unknown = { kind: 'kept' }): Promise<Response> {
+async function create(
+  server: TestServer,
+  token: string | undefined,
+  body: unknown = { kind: 'kept' },
+): Promise<Response> {
   return fetch(`${server.baseUrl}/api/endpoints`, withToken(token, { method: 'POST', body: JSON.stringify(body) }));
 }
 
@@ -51,7 +59,11 @@ describe('ACCESS_MODE=token', () => {
       for (const token of [undefined, UNKNOWN, WRONG, '', 'x'.repeat(5000)]) {
         const answer = await fetch(
           `${server.baseUrl}${path}`,
-          withToken(token, { method, headers: { authorization: `Bearer ${kept.key}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+          withToken(token, {
+            method,
+            headers: { authorization: `Bearer ${kept.key}` },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          }),
         );
         expect(answer.status, `${method} ${path}`).toBe(401);
         bodies.add(await answer.text());
@@ -62,17 +74,30 @@ describe('ACCESS_MODE=token', () => {
       expect(error.error.message).toMatch(/X-Hookwatch-Token/);
     }
     // Nothing was changed by the refused calls: the endpoint is there with its answer.
-    const poll = await fetch(`${server.baseUrl}/api/endpoints/${kept.id}/requests`, withToken(ALICE, { headers: { authorization: `Bearer ${kept.key}` } }));
+    const poll = await fetch(
+      `${server.baseUrl}/api/endpoints/${kept.id}/requests`,
+      withToken(ALICE, { headers: { authorization: `Bearer ${kept.key}` } }),
+    );
     expect(poll.status).toBe(200);
   });
 
   it('lets a valid token create, poll and configure; the receiver URL stays public', async () => {
     const captured = await fetch(kept.url, { method: 'POST', body: 'hello' });
     expect(captured.status).toBe(200);
-    const poll = await fetch(`${server.baseUrl}/api/endpoints/${kept.id}/requests?afterSeq=0`, withToken(BOB, { headers: { authorization: `Bearer ${kept.key}` } }));
+    const poll = await fetch(
+      `${server.baseUrl}/api/endpoints/${kept.id}/requests?afterSeq=0`,
+      withToken(BOB, { headers: { authorization: `Bearer ${kept.key}` } }),
+    );
     expect(poll.status).toBe(200);
     expect(((await poll.json()) as { requests: unknown[] }).requests).toHaveLength(1);
-    const set = await fetch(`${server.baseUrl}/api/endpoints/${kept.id}/response`, withToken(ALICE, { method: 'PUT', headers: { authorization: `Bearer ${kept.key}` }, body: JSON.stringify({ status: 202 }) }));
+    const set = await fetch(
+      `${server.baseUrl}/api/endpoints/${kept.id}/response`,
+      withToken(ALICE, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${kept.key}` },
+        body: JSON.stringify({ status: 202 }),
+      }),
+    );
     expect(set.status).toBe(200);
     expect((await fetch(kept.url)).status).toBe(202);
   });
@@ -146,7 +171,13 @@ describe('ACCESS_MODE=token: per-user caps', () => {
   afterEach(() => server?.close());
 
   it('counts creations and kept endpoints per user, not per address', async () => {
-    server = await startServer({ accessMode: 'token', accessTokens: parseTokens(`alice:${ALICE},bob:${BOB}`), keptCreatesPerAddress: 1, keptCreatesPerUser: 3, maxKeptPerUser: 2 });
+    server = await startServer({
+      accessMode: 'token',
+      accessTokens: parseTokens(`alice:${ALICE},bob:${BOB}`),
+      keptCreatesPerAddress: 1,
+      keptCreatesPerUser: 3,
+      maxKeptPerUser: 2,
+    });
     // Two users from one address each have their own count: the address cap of 1 does not apply.
     expect((await create(server, ALICE)).status).toBe(201);
     expect((await create(server, BOB)).status).toBe(201);
@@ -171,7 +202,12 @@ describe('ACCESS_TOKENS_FILE reloaded on SIGHUP, on a real server process', () =
   it('a removed token stops working for new calls at once and closes its open sockets within a heartbeat', async () => {
     const file = join(dir, 'tokens');
     writeFileSync(file, `# who may use this instance\nalice:${ALICE}\nbob:${BOB}\n`);
-    const started = await startProcess({ ACCESS_MODE: 'token', ACCESS_TOKENS_FILE: file, HEARTBEAT_MS: '1000', DATA_DIR: 'none' });
+    const started = await startProcess({
+      ACCESS_MODE: 'token',
+      ACCESS_TOKENS_FILE: file,
+      HEARTBEAT_MS: '1000',
+      DATA_DIR: 'none',
+    });
     child = started.child;
     const base = `http://127.0.0.1:${started.port}`;
     const ws = `ws://127.0.0.1:${started.port}`;
@@ -188,7 +224,10 @@ describe('ACCESS_TOKENS_FILE reloaded on SIGHUP, on a real server process', () =
     child.kill('SIGHUP');
     await reloaded;
     const sentAt = Date.now();
-    expect((await fetch(`${base}/api/access`, withToken(BOB)).then((answer) => answer.json())) as unknown).toEqual({ mode: 'token', user: null });
+    expect((await fetch(`${base}/api/access`, withToken(BOB)).then((answer) => answer.json())) as unknown).toEqual({
+      mode: 'token',
+      user: null,
+    });
     expect((await fetch(`${base}/api/endpoints`, withToken(BOB))).status).toBe(401);
 
     const error = await bob.next('error', 5000);
@@ -206,13 +245,20 @@ describe('ACCESS_TOKENS_FILE reloaded on SIGHUP, on a real server process', () =
     child.kill('SIGHUP');
     await refused;
     expect(started.output()).not.toContain('short');
-    expect((await fetch(`${base}/api/access`, withToken(ALICE)).then((answer) => answer.json())) as unknown).toEqual({ mode: 'token', user: 'alice' });
+    expect((await fetch(`${base}/api/access`, withToken(ALICE)).then((answer) => answer.json())) as unknown).toEqual({
+      mode: 'token',
+      user: 'alice',
+    });
     for (const secret of [ALICE, BOB]) expect(started.output()).not.toContain(secret);
     await alice.close();
   });
 
   it('refuses to start in token mode without tokens, naming the setting', async () => {
-    const run = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, REDIS_URL: '', ACCESS_MODE: 'token' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: '', ACCESS_MODE: 'token' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     run.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));

@@ -25,14 +25,28 @@ describe('answer rules', () => {
 
   /** A kept endpoint made over the API, with helpers to configure it and read what it stored. */
   async function kept(s: TestServer) {
-    const made = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const made = await send(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     const { id, key, url } = JSON.parse(made.text) as { id: string; key: string; url: string };
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     return {
       id,
       url,
-      setResponse: (response: unknown) => send(`${s.baseUrl}/api/endpoints/${id}/response`, { method: 'PUT', headers: auth, body: JSON.stringify(response) }),
-      requests: async () => (JSON.parse((await send(`${s.baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, { headers: auth })).text) as { requests: CapturedRequest[] }).requests,
+      setResponse: (response: unknown) =>
+        send(`${s.baseUrl}/api/endpoints/${id}/response`, {
+          method: 'PUT',
+          headers: auth,
+          body: JSON.stringify(response),
+        }),
+      requests: async () =>
+        (
+          JSON.parse((await send(`${s.baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, { headers: auth })).text) as {
+            requests: CapturedRequest[];
+          }
+        ).requests,
     };
   }
 
@@ -51,7 +65,11 @@ describe('answer rules', () => {
     expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(answer.text).toBe(challenge);
     // An ordinary event is not a URL check: the default answer.
-    const event = await send(e.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"event_callback"}' });
+    const event = await send(e.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"type":"event_callback"}',
+    });
     expect(event.text).toBe('{"ok":true}');
     const [first, second] = await e.requests();
     expect(first?.answer).toEqual({ status: 200, delayMs: 0, by: 'rule', rule: 0, name: 'Slack URL verification' });
@@ -65,8 +83,14 @@ describe('answer rules', () => {
     expect((await e.setResponse({ status: 404, body: '', rules })).status).toBe(200);
     const meta = await send(`${e.url}?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock`);
     expect([meta.status, meta.text]).toEqual([200, '1158201444']);
-    const graph = await send(`${e.url}/graph?validationToken=Validation%3A%20Testing%20client%20application`, { method: 'POST' });
-    expect([graph.status, graph.headers['content-type'], graph.text]).toEqual([200, 'text/plain; charset=utf-8', 'Validation: Testing client application']);
+    const graph = await send(`${e.url}/graph?validationToken=Validation%3A%20Testing%20client%20application`, {
+      method: 'POST',
+    });
+    expect([graph.status, graph.headers['content-type'], graph.text]).toEqual([
+      200,
+      'text/plain; charset=utf-8',
+      'Validation: Testing client application',
+    ]);
     const twitch = await send(e.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'Twitch-Eventsub-Message-Type': 'webhook_callback_verification' },
@@ -77,8 +101,14 @@ describe('answer rules', () => {
     expect([dropbox.status, dropbox.text]).toEqual([200, 'abc123']);
     const okta = await send(e.url, { headers: { 'X-Okta-Verification-Challenge': 'two"quotes"' } });
     expect([okta.status, JSON.parse(okta.text)]).toEqual([200, { verification: 'two"quotes"' }]);
-    const asana = await send(e.url, { method: 'POST', headers: { 'X-Hook-Secret': 'b537207f20cbfa02357cf448134da559e8bd39d61597dcd5631b8012eae53e81' } });
-    expect([asana.status, asana.headers['x-hook-secret']]).toEqual([200, 'b537207f20cbfa02357cf448134da559e8bd39d61597dcd5631b8012eae53e81']);
+    const asana = await send(e.url, {
+      method: 'POST',
+      headers: { 'X-Hook-Secret': 'b537207f20cbfa02357cf448134da559e8bd39d61597dcd5631b8012eae53e81' },
+    });
+    expect([asana.status, asana.headers['x-hook-secret']]).toEqual([
+      200,
+      'b537207f20cbfa02357cf448134da559e8bd39d61597dcd5631b8012eae53e81',
+    ]);
     // None of them: the default.
     expect((await send(e.url, { method: 'POST', body: 'x' })).status).toBe(404);
   });
@@ -87,7 +117,10 @@ describe('answer rules', () => {
     const s = await server();
     const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
-    client.send({ type: 'set-response', response: { status: 200, body: 'done', contentType: 'text/plain', rules: [preset('fail-then-succeed', 3)] } });
+    client.send({
+      type: 'set-response',
+      response: { status: 200, body: 'done', contentType: 'text/plain', rules: [preset('fail-then-succeed', 3)] },
+    });
     expect((await client.next('response')).response.rules).toHaveLength(1);
     const seen: Array<[number, string | string[] | undefined]> = [];
     for (let attempt = 0; attempt < 4; attempt++) {
@@ -117,14 +150,21 @@ describe('answer rules', () => {
     const s = await server();
     const e = await kept(s);
     const rules = [
-      { name: 'deep json', when: { json: { 'items.0.id': '7', 'flag': 'true' } }, answer: { status: 201 } },
+      { name: 'deep json', when: { json: { 'items.0.id': '7', flag: 'true' } }, answer: { status: 201 } },
       { name: 'github', when: { method: 'post', path: '/github/**' }, answer: { status: 202 } },
       { name: 'bare', when: { path: '/' }, answer: { status: 203 } },
       { name: 'query', when: { query: { mode: 'x' }, headers: { 'x-any': '*' } }, answer: { status: 204 } },
     ];
     expect((await e.setResponse({ status: 418, rules })).status).toBe(200);
-    const status = async (path: string, options: Parameters<typeof send>[1] = {}) => (await send(`${e.url}${path}`, options)).status;
-    expect(await status('/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"items":[{"id":7}],"flag":true}' })).toBe(201);
+    const status = async (path: string, options: Parameters<typeof send>[1] = {}) =>
+      (await send(`${e.url}${path}`, options)).status;
+    expect(
+      await status('/x', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"items":[{"id":7}],"flag":true}',
+      }),
+    ).toBe(201);
     expect(await status('/x', { method: 'POST', body: '{"items":[{"id":8}],"flag":true}' })).toBe(418);
     expect(await status('/github', { method: 'POST' })).toBe(202);
     expect(await status('/github/a/b', { method: 'POST' })).toBe(202);
@@ -156,7 +196,16 @@ describe('answer rules', () => {
       body: JSON.stringify({ text, obj: { a: [1] }, evil: 'a\r\nSet-Cookie: stolen=1\u0001\u007f\u00e9b' }),
     });
     expect(answer.status).toBe(200);
-    expect(JSON.parse(answer.text)).toEqual({ echo: text, m: 'PUT', p: '/a/b', n: '1', q: 'me', h: 'tagged', none: '', obj: '{"a":[1]}' });
+    expect(JSON.parse(answer.text)).toEqual({
+      echo: text,
+      m: 'PUT',
+      p: '/a/b',
+      n: '1',
+      q: 'me',
+      h: 'tagged',
+      none: '',
+      obj: '{"a":[1]}',
+    });
     // CR, LF, controls and non-ASCII go: no header can be injected.
     expect(answer.headers['x-echo']).toBe('aSet-Cookie: stolen=1b');
     expect(answer.headers['set-cookie']).toBeUndefined();
@@ -181,7 +230,10 @@ describe('answer rules', () => {
     const refused = async (rules: unknown) => {
       const answer = await send(`${s.baseUrl}/api/endpoints/${e.id}/response`, {
         method: 'PUT',
-        headers: { authorization: `Bearer ${(JSON.parse((await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', body: '{"kind":"kept"}', headers: { 'content-type': 'application/json' } })).text) as { key: string }).key}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${(JSON.parse((await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', body: '{"kind":"kept"}', headers: { 'content-type': 'application/json' } })).text) as { key: string }).key}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ status: 200, rules }),
       });
       return answer;
@@ -189,17 +241,26 @@ describe('answer rules', () => {
     // Another endpoint's key: not found, whatever the body (the key is checked first).
     expect((await refused([])).status).toBe(404);
     const cases: Array<[unknown, RegExp]> = [
-      [[{ name: 'echo', answer: { body: '{{body}}' } }], /rules\.0\.answer\.body \(rule "echo"\): unknown placeholder \{\{body\}\}/],
+      [
+        [{ name: 'echo', answer: { body: '{{body}}' } }],
+        /rules\.0\.answer\.body \(rule "echo"\): unknown placeholder \{\{body\}\}/,
+      ],
       [[{ when: { path: '/a b' }, answer: {} }], /rules\.0\.when\.path: path "\/a b" is not a glob/],
       [[{ when: { path: '/a/***' }, answer: {} }], /rules\.0\.when\.path: .*\*\*\* means nothing/],
       [Array.from({ length: 21 }, () => ({ answer: {} })), /rules: at most 20 rules/],
-      [[{ name: 'redirect', answer: { status: 302 } }], /rules\.0\.answer\.status \(rule "redirect"\): status must be in 200-299 or 400-599/],
+      [
+        [{ name: 'redirect', answer: { status: 302 } }],
+        /rules\.0\.answer\.status \(rule "redirect"\): status must be in 200-299 or 400-599/,
+      ],
       [[{ answer: {} }, { name: 'switch', answer: { status: 101 } }], /rules\.1\.answer\.status \(rule "switch"\)/],
       [[{ chance: 0, answer: {} }], /rules\.0\.chance: chance must be above 0/],
       [[{ chance: 1.5, answer: {} }], /rules\.0\.chance: chance must be at most 1/],
       [[{ times: 0, answer: {} }], /rules\.0\.times: times must be at least 1/],
       [[{ when: { verb: 'POST' }, answer: {} }], /rules\.0\.when/],
-      [[{ answer: { headers: [['Set-Cookie', 'a=b']] } }], /rules\.0\.answer\.headers\.0: header Set-Cookie may not be configured/],
+      [
+        [{ answer: { headers: [['Set-Cookie', 'a=b']] } }],
+        /rules\.0\.answer\.headers\.0: header Set-Cookie may not be configured/,
+      ],
       [[{}], /rules\.0\.answer/],
     ];
     for (const [rules, message] of cases) {

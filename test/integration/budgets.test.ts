@@ -15,13 +15,20 @@ describe('budgets: what one client or endpoint may hold', () => {
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
-  async function server(overrides: Parameters<typeof startServer>[0] = {}, deps: Parameters<typeof startServer>[1] = {}): Promise<TestServer> {
+  async function server(
+    overrides: Parameters<typeof startServer>[0] = {},
+    deps: Parameters<typeof startServer>[1] = {},
+  ): Promise<TestServer> {
     const started = await startServer({ logLevel: 'warn', ...overrides }, deps);
     cleanups.push(started.close);
     return started;
   }
   async function kept(s: TestServer): Promise<{ id: string; key: string; url: string }> {
-    const created = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const created = await send(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     expect(created.status).toBe(201);
     return JSON.parse(created.text) as { id: string; key: string; url: string };
   }
@@ -38,7 +45,9 @@ describe('budgets: what one client or endpoint may hold', () => {
     let afterSeq = 0;
     let pages = 0;
     for (;;) {
-      const answer = await send(`${s.baseUrl}/api/endpoints/${welcome.endpoint.id}/requests?afterSeq=${afterSeq}`, { headers: bearer(welcome.endpoint.key) });
+      const answer = await send(`${s.baseUrl}/api/endpoints/${welcome.endpoint.id}/requests?afterSeq=${afterSeq}`, {
+        headers: bearer(welcome.endpoint.key),
+      });
       expect(answer.status).toBe(200);
       expect(answer.body.length).toBeLessThan(5 * MIB);
       const page = JSON.parse(answer.text) as { more: boolean; gap: boolean; requests: Array<{ seq: number }> };
@@ -60,7 +69,11 @@ describe('budgets: what one client or endpoint may hold', () => {
     for (let i = 0; i < 8; i++) {
       const endpoint = await kept(s);
       endpoints.push(endpoint);
-      const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, { method: 'PUT', headers: bearer(endpoint.key), body: JSON.stringify(response) });
+      const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, {
+        method: 'PUT',
+        headers: bearer(endpoint.key),
+        body: JSON.stringify(response),
+      });
       statuses.push(answer.status);
       if (answer.status !== 200) expect(JSON.parse(answer.text).error.code).toBe('AT_CAPACITY');
     }
@@ -70,16 +83,30 @@ describe('budgets: what one client or endpoint may hold', () => {
     expect(Number(/^hookwatch_response_config_bytes (\d+)/m.exec(metrics)?.[1])).toBeLessThanOrEqual(MIB);
 
     const first = endpoints[0] as { id: string; key: string };
-    expect((await send(`${s.baseUrl}/api/endpoints/${first.id}`, { method: 'DELETE', headers: bearer(first.key) })).status).toBe(204);
+    expect(
+      (await send(`${s.baseUrl}/api/endpoints/${first.id}`, { method: 'DELETE', headers: bearer(first.key) })).status,
+    ).toBe(204);
     const last = endpoints[7] as { id: string; key: string };
-    expect((await send(`${s.baseUrl}/api/endpoints/${last.id}/response`, { method: 'PUT', headers: bearer(last.key), body: JSON.stringify(response) })).status).toBe(200);
+    expect(
+      (
+        await send(`${s.baseUrl}/api/endpoints/${last.id}/response`, {
+          method: 'PUT',
+          headers: bearer(last.key),
+          body: JSON.stringify(response),
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('refuses an answer body that JSON escaping would grow past twice the body cap', async () => {
     const s = await server();
     const endpoint = await kept(s);
     const response = { status: 200, body: '\u0001'.repeat(64 * 1024), contentType: 'text/plain' };
-    const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, { method: 'PUT', headers: bearer(endpoint.key), body: JSON.stringify(response) });
+    const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, {
+      method: 'PUT',
+      headers: bearer(endpoint.key),
+      body: JSON.stringify(response),
+    });
     expect(answer.status).toBe(400);
     expect(answer.text).toContain('once JSON-escaped');
   });
@@ -97,7 +124,11 @@ describe('budgets: what one client or endpoint may hold', () => {
     second.send({ type: 'create', kind: 'kept' });
     expect((await second.next('error')).error.code).toBe('RATE_LIMITED');
     expect(await second.closed).toBe(4029);
-    const api = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const api = await send(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     expect(api.status).toBe(429);
     // Live endpoints stay bounded by the sockets that hold them, not by this count.
     const live = await SocketClient.create(s.wsUrl);
@@ -112,7 +143,9 @@ describe('budgets: what one client or endpoint may hold', () => {
     const disguised = `{"type":"forwarded","type":"set-response","response":{"status":200,"body":"${'x'.repeat(1000)}"}}`;
     for (let i = 0; i < 200; i++) client.socket.send(disguised);
     expect(await client.closed).toBe(4029);
-    expect(client.messages.some((message) => message.type === 'error' && message.error.code === 'TOO_MANY_MESSAGES')).toBe(true);
+    expect(
+      client.messages.some((message) => message.type === 'error' && message.error.code === 'TOO_MANY_MESSAGES'),
+    ).toBe(true);
     const changed = client.messages.filter((message) => message.type === 'response').length;
     expect(changed).toBeLessThanOrEqual(41);
   });
@@ -122,9 +155,21 @@ describe('budgets: what one client or endpoint may hold', () => {
     const { client, welcome } = await SocketClient.create(s.wsUrl);
     cleanups.push(() => client.close());
     await send(welcome.endpoint.url, { method: 'POST', body: 'x' });
-    const report = { type: 'forwarded', seq: 1, target: 'http://localhost:3000/', status: 200, durationMs: 1, headers: [], body: '', bodyEncoding: 'utf8', bodyTruncated: false } as const;
+    const report = {
+      type: 'forwarded',
+      seq: 1,
+      target: 'http://localhost:3000/',
+      status: 200,
+      durationMs: 1,
+      headers: [],
+      body: '',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    } as const;
     for (let i = 0; i < 300; i++) client.send(report);
-    await expect.poll(() => client.messages.filter((message) => message.type === 'forwarded').length, { timeout: 5000 }).toBe(300);
+    await expect
+      .poll(() => client.messages.filter((message) => message.type === 'forwarded').length, { timeout: 5000 })
+      .toBe(300);
     expect(client.closeCode).toBeUndefined();
   });
 
@@ -142,13 +187,21 @@ describe('budgets: what one client or endpoint may hold', () => {
       target: 'http://localhost:3000/',
       status: 200,
       durationMs: 3,
-      headers: [['Set-Cookie', 'session=s3cret'], ['X-Auth-Token', 'tok3n'], ['Content-Type', 'text/plain']],
+      headers: [
+        ['Set-Cookie', 'session=s3cret'],
+        ['X-Auth-Token', 'tok3n'],
+        ['Content-Type', 'text/plain'],
+      ],
       body: 'ok',
       bodyEncoding: 'utf8',
       bodyTruncated: false,
     });
     const relayed = await forwarder.next('forwarded');
-    expect(relayed.headers).toEqual([['Set-Cookie', '[redacted]'], ['X-Auth-Token', '[redacted]'], ['Content-Type', 'text/plain']]);
+    expect(relayed.headers).toEqual([
+      ['Set-Cookie', '[redacted]'],
+      ['X-Auth-Token', '[redacted]'],
+      ['Content-Type', 'text/plain'],
+    ]);
   });
 
   it('detaches a joining watcher when the store fails during its join, so the endpoint can still expire', async () => {

@@ -7,7 +7,10 @@ import { send, sendRaw } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /** A raw connection from a chosen loopback address, collecting what the server answers. */
-function openRaw(baseUrl: string, localAddress = '127.0.0.1'): Promise<{ socket: Socket; answer: () => string; closed: Promise<void> }> {
+function openRaw(
+  baseUrl: string,
+  localAddress = '127.0.0.1',
+): Promise<{ socket: Socket; answer: () => string; closed: Promise<void> }> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port), localAddress });
@@ -67,7 +70,9 @@ describe('caps on addresses, connections and sockets', () => {
     const s = await server();
     const raw = await openRaw(s.baseUrl);
     // Announces 10 MiB and sends 1 KiB: the answer must not wait for the rest.
-    raw.socket.write(`POST /api/webhook-tester/no-such-endpoint HTTP/1.1\r\nHost: x\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n${'a'.repeat(1024)}`);
+    raw.socket.write(
+      `POST /api/webhook-tester/no-such-endpoint HTTP/1.1\r\nHost: x\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n${'a'.repeat(1024)}`,
+    );
     await raw.closed;
     expect(statusOf(raw.answer())).toBe(404);
     expect(raw.answer()).toContain('"code":"ENDPOINT_NOT_FOUND"');
@@ -82,13 +87,21 @@ describe('caps on addresses, connections and sockets', () => {
     cleanups.push(() => void slow.socket.destroy());
     slow.socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`);
     slow.socket.write(Buffer.alloc(900 * 1024, 0x61));
-    await expect.poll(async () => Number(/hookwatch_reading_bytes (\d+)/.exec((await send(`${s.baseUrl}/metrics`)).text)?.[1]), { timeout: 3000 }).toBe(900 * 1024);
+    await expect
+      .poll(async () => Number(/hookwatch_reading_bytes (\d+)/.exec((await send(`${s.baseUrl}/metrics`)).text)?.[1]), {
+        timeout: 3000,
+      })
+      .toBe(900 * 1024);
     const refused = await send(a.welcome.endpoint.url, { method: 'POST', body: Buffer.alloc(200 * 1024, 0x62) });
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
     expect(JSON.parse(refused.text).error.code).toBe('AT_CAPACITY');
     slow.socket.destroy();
-    await expect.poll(async () => (await send(a.welcome.endpoint.url, { method: 'POST', body: 'small' })).status, { timeout: 3000 }).toBe(200);
+    await expect
+      .poll(async () => (await send(a.welcome.endpoint.url, { method: 'POST', body: 'small' })).status, {
+        timeout: 3000,
+      })
+      .toBe(200);
   });
 
   it('caps open connections per address with 429 TOO_MANY_CONNECTIONS, and other addresses still get in', async () => {
@@ -110,7 +123,9 @@ describe('caps on addresses, connections and sockets', () => {
         return statusOf(again.answer());
       })
       .toBe(200);
-    expect(await send(`${s.baseUrl}/metrics`).then((r) => r.text)).toMatch(/hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/);
+    expect(await send(`${s.baseUrl}/metrics`).then((r) => r.text)).toMatch(
+      /hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/,
+    );
   });
 
   it('does not cap connections per address from a proxy TRUST_PROXY trusts', async () => {
@@ -131,7 +146,9 @@ describe('caps on addresses, connections and sockets', () => {
     await dropped.closed;
     expect(dropped.answer()).toBe('');
     held[0]?.socket.destroy();
-    await expect.poll(async () => (await send(`${s.baseUrl}/metrics`).catch(() => ({ text: '' }))).text, { timeout: 3000 }).toMatch(/hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/);
+    await expect
+      .poll(async () => (await send(`${s.baseUrl}/metrics`).catch(() => ({ text: '' }))).text, { timeout: 3000 })
+      .toMatch(/hookwatch_rejections_total\{reason="too_many_connections"\} [1-9]/);
   });
 
   it('closes a connection that sends nothing within the headers timeout', async () => {
@@ -153,15 +170,17 @@ describe('caps on addresses, connections and sockets', () => {
     });
     expect(status).toBe(429);
     await first.client.close();
-    await expect.poll(async () => {
-      try {
-        const again = await SocketClient.create(s.wsUrl);
-        cleanups.push(() => again.client.close());
-        return true;
-      } catch {
-        return false;
-      }
-    }).toBe(true);
+    await expect
+      .poll(async () => {
+        try {
+          const again = await SocketClient.create(s.wsUrl);
+          cleanups.push(() => again.client.close());
+          return true;
+        } catch {
+          return false;
+        }
+      })
+      .toBe(true);
   });
 
   it('closes a socket that sends too many messages a second with 4029, and one that sends a run of junk with 1008', async () => {
@@ -199,10 +218,16 @@ describe('caps on addresses, connections and sockets', () => {
   });
 
   it('tells watchers when the stored-bytes budget evicts their oldest requests, and counts it', async () => {
-    const s = await server({ maxStoredBytes: 2 * 1024 * 1024, maxStoredBytesPerEndpoint: 2 * 1024 * 1024, maxBodyBytes: 256 * 1024, readLimitBytes: 1024 * 1024 });
+    const s = await server({
+      maxStoredBytes: 2 * 1024 * 1024,
+      maxStoredBytesPerEndpoint: 2 * 1024 * 1024,
+      maxBodyBytes: 256 * 1024,
+      readLimitBytes: 1024 * 1024,
+    });
     const a = await endpoint(s);
     const body = Buffer.alloc(200 * 1024, 0x61);
-    for (let i = 0; i < 12; i++) expect((await send(a.welcome.endpoint.url, { method: 'POST', body })).status).toBe(200);
+    for (let i = 0; i < 12; i++)
+      expect((await send(a.welcome.endpoint.url, { method: 'POST', body })).status).toBe(200);
     const evicted = await a.client.next('evicted');
     expect(evicted.throughSeq).toBeGreaterThanOrEqual(1);
     expect((await s.store.stats()).storedBytes).toBeLessThanOrEqual(2 * 1024 * 1024);
@@ -275,13 +300,16 @@ describe('every answer in the documented format', () => {
   it('reads the sub-path of an absolute-form target', async () => {
     await setUp();
     const { pathname } = new URL(url);
-    await sendRaw(s.baseUrl, `GET http://other.example${pathname}/x/y?z=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n`);
+    await sendRaw(
+      s.baseUrl,
+      `GET http://other.example${pathname}/x/y?z=1 HTTP/1.1\r\nHost: other.example\r\nConnection: close\r\n\r\n`,
+    );
     const [captured] = await watcher.requests(1);
     expect(captured?.subPath).toBe('/x/y');
     expect(captured?.query).toEqual({ z: '1' });
   });
 
-  it('captures every header of a request, past Node\'s default count of 2,000 lines', async () => {
+  it("captures every header of a request, past Node's default count of 2,000 lines", async () => {
     await setUp();
     const { pathname } = new URL(url);
     const headers = Array.from({ length: 2503 }, (_, i) => `a${i % 10}: ${i % 10}\r\n`).join('');

@@ -15,7 +15,10 @@ describe('the CLI against ACCESS_MODE=token', () => {
   const env = { XDG_CONFIG_HOME: home, HOOKWATCH_TOKEN: '' };
   beforeAll(async () => {
     await ensureCliBuilt();
-    server = await startServer({ accessMode: 'token', accessTokens: loadConfig({ ACCESS_TOKENS: `ci:${TOKEN}` }, []).access.accessTokens });
+    server = await startServer({
+      accessMode: 'token',
+      accessTokens: loadConfig({ ACCESS_TOKENS: `ci:${TOKEN}` }, []).access.accessTokens,
+    });
   }, 120_000);
   afterAll(async () => {
     await server.close();
@@ -30,7 +33,9 @@ describe('the CLI against ACCESS_MODE=token', () => {
     expect(refusedLive.code).toBe(1);
     expect(refusedLive.stderr).toMatch(/access token/);
 
-    const kept = await runCli(['create', '--kept', '--server', server.baseUrl], { env: { ...env, HOOKWATCH_TOKEN: TOKEN } });
+    const kept = await runCli(['create', '--kept', '--server', server.baseUrl], {
+      env: { ...env, HOOKWATCH_TOKEN: TOKEN },
+    });
     expect(kept.code, kept.stderr).toBe(0);
     const live = await runCli(['create', '--token', TOKEN, '--server', server.baseUrl], { env });
     expect(live.code, live.stderr).toBe(0);

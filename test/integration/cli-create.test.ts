@@ -62,7 +62,9 @@ describe('hookwatch create', () => {
     expect(kept.code, kept.stderr).toBe(0);
     expect(kept.stdout).toMatch(new RegExp(`^receiver: +${s.baseUrl}/api/webhook-endpoint/`, 'm'));
 
-    const explicit = await runCli(['create', '--server', s.baseUrl], { env: { HOOKWATCH_SERVER: 'http://127.0.0.1:9' } });
+    const explicit = await runCli(['create', '--server', s.baseUrl], {
+      env: { HOOKWATCH_SERVER: 'http://127.0.0.1:9' },
+    });
     expect(explicit.code, explicit.stderr).toBe(0);
     expect(explicit.stdout).toMatch(new RegExp(`^share link: +${s.baseUrl}/#`, 'm'));
   });
@@ -72,7 +74,11 @@ describe('hookwatch create', () => {
     const result = await runCli(['create'], { env: { HOOKWATCH_SERVER: '' } });
     expect(result.stderr).not.toMatch(/--server <base-url> is required/);
     if (result.code === 0) expect(result.stdout).toMatch(/^share link: +http:\/\/localhost:8080\/#/m);
-    else expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/could not create an endpoint at http:\/\/localhost:8080: /) });
+    else
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 1,
+        stderr: expect.stringMatching(/could not create an endpoint at http:\/\/localhost:8080: /),
+      });
   });
 
   it('exits 2 when HOOKWATCH_SERVER is not a base URL, naming the variable', async () => {

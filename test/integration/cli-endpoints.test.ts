@@ -25,7 +25,10 @@ describe('hookwatch create --name/--lifetime/--keep-secrets, list, extend, delet
   async function configHome(): Promise<{ env: Record<string, string>; file: string }> {
     const folder = await mkdtemp(join(tmpdir(), 'hookwatch-cli-'));
     folders.push(folder);
-    return { env: { XDG_CONFIG_HOME: folder, HOOKWATCH_SERVER: server.baseUrl }, file: join(folder, 'hookwatch', 'endpoints.json') };
+    return {
+      env: { XDG_CONFIG_HOME: folder, HOOKWATCH_SERVER: server.baseUrl },
+      file: join(folder, 'hookwatch', 'endpoints.json'),
+    };
   }
 
   it('creates a named kept endpoint (upper case taken as lower) for 7 days with secrets kept, lists it, extends it and deletes it', async () => {
@@ -48,12 +51,23 @@ describe('hookwatch create --name/--lifetime/--keep-secrets, list, extend, delet
     const listed = await runCli(['list'], { env });
     expect(listed.code).toBe(0);
     const lines = listed.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(new RegExp(`^stripe-dev +kept +expires in 6 d 23 h \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\) +${server.baseUrl}$`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^stripe-dev +kept +expires in 6 d 23 h \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\) +${server.baseUrl}$`,
+      ),
+    );
     expect(lines[1]).toMatch(new RegExp(`^${liveId} +live +lives while watched +${server.baseUrl}$`));
     // No key unless asked for.
     expect(listed.stdout).not.toContain('#');
-    const withLinks = JSON.parse((await runCli(['list', '--json', '--links'], { env })).stdout) as Array<{ id: string; shareLink?: string; key?: string }>;
-    expect(withLinks[0]).toMatchObject({ id: 'stripe-dev', shareLink: expect.stringMatching(new RegExp(`^${server.baseUrl}/#stripe-dev\\.[A-Za-z0-9]+$`)) });
+    const withLinks = JSON.parse((await runCli(['list', '--json', '--links'], { env })).stdout) as Array<{
+      id: string;
+      shareLink?: string;
+      key?: string;
+    }>;
+    expect(withLinks[0]).toMatchObject({
+      id: 'stripe-dev',
+      shareLink: expect.stringMatching(new RegExp(`^${server.baseUrl}/#stripe-dev\\.[A-Za-z0-9]+$`)),
+    });
     expect(withLinks[0]?.key).toBeUndefined();
 
     // Extending to less than is left is refused unless asked for; by name, in any case.
@@ -63,7 +77,9 @@ describe('hookwatch create --name/--lifetime/--keep-secrets, list, extend, delet
     const extended = await runCli(['extend', 'stripe-dev', '--lifetime', '2h', '--shorten'], { env });
     expect(extended.code).toBe(0);
     expect(extended.stdout).toMatch(/^stripe-dev expires at \d{4}-/);
-    expect(Date.parse((await server.store.getEndpoint('stripe-dev'))?.expiresAt ?? '') - Date.now()).toBeLessThan(2 * 3600_000 + 5000);
+    expect(Date.parse((await server.store.getEndpoint('stripe-dev'))?.expiresAt ?? '') - Date.now()).toBeLessThan(
+      2 * 3600_000 + 5000,
+    );
     expect((await runCli(['list'], { env })).stdout).toMatch(/^stripe-dev +kept +expires in 1 h 59 min/m);
     // By share link too.
     const link = withLinks[0]?.shareLink as string;
@@ -85,7 +101,10 @@ describe('hookwatch create --name/--lifetime/--keep-secrets, list, extend, delet
       [['create', '--name', '9-lives'], /--name takes 3 to 64 letters, digits and dashes, starting with a letter/],
       [['create', '--name', 'a b'], /--name takes 3 to 64/],
       [['create', '--name', 'x'.repeat(10_000)], /--name takes 3 to 64/],
-      [['create', '--lifetime', 'forever'], /--lifetime takes a lifetime of at least a minute such as 90m, 2h, 1d or 7d/],
+      [
+        ['create', '--lifetime', 'forever'],
+        /--lifetime takes a lifetime of at least a minute such as 90m, 2h, 1d or 7d/,
+      ],
       [['create', '--lifetime', '30s'], /--lifetime takes/],
       [['create', '--lifetime', '9999999d'], /--lifetime takes/],
       [['extend', 'nothing-here', '--lifetime', '2h'], /no endpoint named "nothing-here"/],
@@ -117,7 +136,16 @@ describe('hookwatch create --name/--lifetime/--keep-secrets, list, extend, delet
       expect(result.stderr).toContain(file);
     }
     // Entries it cannot use are left out; the rest stand.
-    await writeFile(file, JSON.stringify({ endpoints: [{ id: '../../etc', key: 'k', origin: 'http://x', kind: 'kept', url: 'u' }, { id: 'ok-one', key: 'abc', origin: server.baseUrl, kind: 'live', url: 'u', createdAt: '' }, null] }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        endpoints: [
+          { id: '../../etc', key: 'k', origin: 'http://x', kind: 'kept', url: 'u' },
+          { id: 'ok-one', key: 'abc', origin: server.baseUrl, kind: 'live', url: 'u', createdAt: '' },
+          null,
+        ],
+      }),
+    );
     const listed = await runCli(['list'], { env });
     expect(listed.stdout.trim()).toMatch(/^ok-one +live /);
     expect(JSON.parse(await readFile(file, 'utf8'))).toBeTruthy();

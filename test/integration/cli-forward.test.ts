@@ -67,7 +67,9 @@ describe('hookwatch forward', () => {
           `Content-Type: application/json\r\nContent-Length: ${json.length}\r\nConnection: close\r\n\r\n${json}`,
       ),
       Buffer.concat([
-        Buffer.from(`PUT ${base}/bin HTTP/1.1\r\nContent-Type: application/octet-stream\r\nHost: ${host}\r\nContent-Length: 256\r\nConnection: close\r\n\r\n`),
+        Buffer.from(
+          `PUT ${base}/bin HTTP/1.1\r\nContent-Type: application/octet-stream\r\nHost: ${host}\r\nContent-Length: 256\r\nConnection: close\r\n\r\n`,
+        ),
         binary,
       ]),
       // Hop-by-hop headers, one named by Connection, and a chunked body: none of that framing goes on.
@@ -117,11 +119,16 @@ describe('hookwatch forward', () => {
 
     // In general: every captured pair but Host and hop-by-hop ones, in order, reaches the target.
     const endToEnd = (headers: Array<[string, string]>, extraDropped: string[] = []) =>
-      headers.filter(([name]) => ![...HOP_BY_HOP, 'host', 'content-length', 'x-forwarded-for', ...extraDropped].includes(name.toLowerCase()));
+      headers.filter(
+        ([name]) =>
+          ![...HOP_BY_HOP, 'host', 'content-length', 'x-forwarded-for', ...extraDropped].includes(name.toLowerCase()),
+      );
     captured.forEach((request, i) => {
       const got = received[i]!;
       expect(endToEnd(got.headers)).toEqual(endToEnd(request.headers, i === 2 ? ['x-hop'] : []));
-      expect(got.headers.filter(([name]) => name.toLowerCase() === 'x-forwarded-for')).toEqual([['X-Forwarded-For', request.remoteAddress]]);
+      expect(got.headers.filter(([name]) => name.toLowerCase() === 'x-forwarded-for')).toEqual([
+        ['X-Forwarded-For', request.remoteAddress],
+      ]);
       expect(got.headers.filter(([name]) => name.toLowerCase() === 'host')).toEqual([['Host', targetHost]]);
       expect(got.headers.some(([name]) => name.toLowerCase() === 'transfer-encoding')).toBe(false);
     });
@@ -154,7 +161,10 @@ describe('hookwatch forward', () => {
     const [got] = await t.waitForRequests(1);
     expect(got?.body.length).toBe(1024);
     expect(got?.headers).toContainEqual(['content-length', '1024']);
-    await run.waitFor('stdout', /#1 POST \/ → 200 in \d+ ms \(warning: body truncated by the server, only 1024 of 3000 bytes kept\)/);
+    await run.waitFor(
+      'stdout',
+      /#1 POST \/ → 200 in \d+ ms \(warning: body truncated by the server, only 1024 of 3000 bytes kept\)/,
+    );
   });
 
   it('skips stored requests unless --from-seq asks for them', async () => {
@@ -170,7 +180,8 @@ describe('hookwatch forward', () => {
     await send(e.url, { method: 'POST', body: 'four' });
 
     await t.waitForRequests(4);
-    const seen = (prefix: string) => t.requests.filter((r) => r.target.startsWith(prefix)).map((r) => r.body.toString());
+    const seen = (prefix: string) =>
+      t.requests.filter((r) => r.target.startsWith(prefix)).map((r) => r.body.toString());
     await replay.waitForLines('stdout', /→ 200/, 3);
     await fresh.waitForLines('stdout', /→ 200/, 1);
     expect(seen('/old')).toEqual(['two', 'three', 'four']);
@@ -253,7 +264,7 @@ describe('hookwatch forward', () => {
     ]);
   });
 
-  it('refuses a sub-path with a dot-segment, so a sender cannot leave --to\'s path; and sets X-Forwarded-For to the real sender', async () => {
+  it("refuses a sub-path with a dot-segment, so a sender cannot leave --to's path; and sets X-Forwarded-For to the real sender", async () => {
     const s = await server();
     const t = await target();
     const e = await endpoint(s);
@@ -263,10 +274,21 @@ describe('hookwatch forward', () => {
     const host = new URL(s.baseUrl).host;
     const base = `/api/webhook-tester/${e.id}`;
     // What a sender adds to pose as someone else (loopback, say) or as another host.
-    const forged = 'X-Forwarded-For: 10.1.2.3\r\nX-Real-IP: 10.1.2.3\r\nForwarded: for=10.1.2.3;proto=https\r\nX-Forwarded-Host: admin.internal\r\nTrue-Client-IP: 10.1.2.3\r\n';
-    const escapes = ['/../admin/users', '/%2e%2e/admin/users', '/%2E%2E/admin/users', '/.%2e/admin/users', '/x/..%2f..%2fadmin/users', '/./admin/users'];
+    const forged =
+      'X-Forwarded-For: 10.1.2.3\r\nX-Real-IP: 10.1.2.3\r\nForwarded: for=10.1.2.3;proto=https\r\nX-Forwarded-Host: admin.internal\r\nTrue-Client-IP: 10.1.2.3\r\n';
+    const escapes = [
+      '/../admin/users',
+      '/%2e%2e/admin/users',
+      '/%2E%2E/admin/users',
+      '/.%2e/admin/users',
+      '/x/..%2f..%2fadmin/users',
+      '/./admin/users',
+    ];
     for (const path of [...escapes, '/ok']) {
-      const answer = await sendRaw(s.baseUrl, `POST ${base}${path}?q=1 HTTP/1.1\r\nHost: ${host}\r\n${forged}Content-Length: 2\r\nConnection: close\r\n\r\nhi`);
+      const answer = await sendRaw(
+        s.baseUrl,
+        `POST ${base}${path}?q=1 HTTP/1.1\r\nHost: ${host}\r\n${forged}Content-Length: 2\r\nConnection: close\r\n\r\nhi`,
+      );
       expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     }
     const captured: CapturedRequest[] = await e.client.requests(escapes.length + 1);
@@ -275,7 +297,9 @@ describe('hookwatch forward', () => {
     // One at a time, in seq order: once #7's line is out, the refused ones were all handled.
     const lines = await run.waitForLines('stdout', /^#\d/, escapes.length + 1);
     escapes.forEach((path, i) => {
-      expect(lines[i]).toBe(`#${i + 1} POST ${path}?q=1 → not delivered (refused: the path ${path} has a dot-segment and would leave --to's path)`);
+      expect(lines[i]).toBe(
+        `#${i + 1} POST ${path}?q=1 → not delivered (refused: the path ${path} has a dot-segment and would leave --to's path)`,
+      );
     });
     expect(lines[escapes.length]).toMatch(/^#7 POST \/ok\?q=1 → 200 in \d+ ms$/);
     expect(t.requests.map((request) => request.target)).toEqual(['/hook/ok?q=1']);
@@ -284,8 +308,11 @@ describe('hookwatch forward', () => {
     // the address the server saw.
     const [got] = await t.waitForRequests(1);
     const names = got!.headers.map(([name]) => name.toLowerCase());
-    for (const name of ['x-real-ip', 'forwarded', 'x-forwarded-host', 'true-client-ip']) expect(names).not.toContain(name);
-    expect(got!.headers.filter(([name]) => name.toLowerCase() === 'x-forwarded-for')).toEqual([['X-Forwarded-For', captured[escapes.length]!.remoteAddress]]);
+    for (const name of ['x-real-ip', 'forwarded', 'x-forwarded-host', 'true-client-ip'])
+      expect(names).not.toContain(name);
+    expect(got!.headers.filter(([name]) => name.toLowerCase() === 'x-forwarded-for')).toEqual([
+      ['X-Forwarded-For', captured[escapes.length]!.remoteAddress],
+    ]);
     expect(got!.raw.toString('latin1')).not.toContain('10.1.2.3');
 
     // Tabs see each refusal as a failed forward, with the reason.
@@ -334,13 +361,18 @@ describe('hookwatch forward', () => {
       socket.once('data', (head: Buffer) => {
         const path = head.toString('latin1').split(' ')[1];
         if (path === '/switch') {
-          socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nnot http any more');
+          socket.write(
+            'HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nnot http any more',
+          );
           return;
         }
         if (path === '/trickle') {
           socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n');
           let sent = 0;
-          const drip = setInterval(() => (++sent >= 100 || socket.destroyed ? clearInterval(drip) : socket.write('x')), 100);
+          const drip = setInterval(
+            () => (++sent >= 100 || socket.destroyed ? clearInterval(drip) : socket.write('x')),
+            100,
+          );
           socket.on('close', () => clearInterval(drip));
           return;
         }
@@ -455,7 +487,13 @@ describe('hookwatch forward', () => {
     const big = createHttpServer((request, response) => {
       request.resume();
       if (request.url === '/binary') {
-        response.writeHead(502, [['X-Reason', 'upstream'], ['X-Dup', 'a'], ['X-Dup', 'b']]).end(Buffer.from([0xff, 0x00, 0xfe]));
+        response
+          .writeHead(502, [
+            ['X-Reason', 'upstream'],
+            ['X-Dup', 'a'],
+            ['X-Dup', 'b'],
+          ])
+          .end(Buffer.from([0xff, 0x00, 0xfe]));
       } else response.writeHead(201, { 'Content-Type': 'text/plain' }).end('x'.repeat(10_000));
     });
     await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', () => resolve()));
@@ -468,11 +506,27 @@ describe('hookwatch forward', () => {
     await send(`${e.url}/binary`, { method: 'POST', body: 'b' });
 
     const text = await e.client.next('forwarded');
-    expect(text).toMatchObject({ seq: 1, status: 201, body: 'x'.repeat(4096), bodyEncoding: 'utf8', bodyTruncated: true });
+    expect(text).toMatchObject({
+      seq: 1,
+      status: 201,
+      body: 'x'.repeat(4096),
+      bodyEncoding: 'utf8',
+      bodyTruncated: true,
+    });
     expect(text.headers).toContainEqual(['Content-Type', 'text/plain']);
     const binary = await e.client.next('forwarded');
-    expect(binary).toMatchObject({ seq: 2, status: 502, body: Buffer.from([0xff, 0x00, 0xfe]).toString('base64'), bodyEncoding: 'base64', bodyTruncated: false });
-    expect(binary.headers.slice(0, 3)).toEqual([['X-Reason', 'upstream'], ['X-Dup', 'a'], ['X-Dup', 'b']]);
+    expect(binary).toMatchObject({
+      seq: 2,
+      status: 502,
+      body: Buffer.from([0xff, 0x00, 0xfe]).toString('base64'),
+      bodyEncoding: 'base64',
+      bodyTruncated: false,
+    });
+    expect(binary.headers.slice(0, 3)).toEqual([
+      ['X-Reason', 'upstream'],
+      ['X-Dup', 'a'],
+      ['X-Dup', 'b'],
+    ]);
 
     const down = await freePort();
     const failing = cli(['forward', e.link, '--to', `http://127.0.0.1:${down}/`, '--retries', '0']);
@@ -486,17 +540,23 @@ describe('hookwatch forward', () => {
     expect(failure.error).toMatch(/ECONNREFUSED/);
   });
 
-  it('--verify prints each request\'s signature verdict under its line, reading the secret from the environment (the whole expected signature with --show-expected)', async () => {
+  it("--verify prints each request's signature verdict under its line, reading the secret from the environment (the whole expected signature with --show-expected)", async () => {
     const s = await server();
     const t = await target();
     const e = await endpoint(s);
     const secret = 'forward-secret-123';
-    const run = cli(['forward', e.link, '--to', t.url('/'), '--verify', 'github:env:HOOK_SECRET', '--show-expected'], { env: { HOOK_SECRET: secret } });
+    const run = cli(['forward', e.link, '--to', t.url('/'), '--verify', 'github:env:HOOK_SECRET', '--show-expected'], {
+      env: { HOOK_SECRET: secret },
+    });
     await run.waitFor('stderr', /joined endpoint/);
     const body = '{"action":"opened"}';
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
     await send(e.url, { method: 'POST', headers: { 'X-Hub-Signature-256': signature }, body });
-    await send(e.url, { method: 'POST', headers: { 'X-Hub-Signature-256': signature }, body: body.replace('opened', 'closed') });
+    await send(e.url, {
+      method: 'POST',
+      headers: { 'X-Hub-Signature-256': signature },
+      body: body.replace('opened', 'closed'),
+    });
 
     await run.waitForLines('stdout', /^ {2}signature: /, 2);
     const lines = run.stdout().trimEnd().split('\n');
@@ -504,7 +564,9 @@ describe('hookwatch forward', () => {
     expect(lines[1]).toBe('  signature: valid (github)');
     expect(lines[2]).toMatch(/^#2 POST \/ → 200 in \d+ ms$/);
     const expected = `sha256=${createHmac('sha256', secret).update(body.replace('opened', 'closed')).digest('hex')}`;
-    expect(lines[3]?.startsWith(`  signature: mismatch (github): expected ${expected}, got ${signature} — `)).toBe(true);
+    expect(lines[3]?.startsWith(`  signature: mismatch (github): expected ${expected}, got ${signature} — `)).toBe(
+      true,
+    );
     expect(run.stdout() + run.stderr()).not.toContain(secret);
     // From the environment, so no warning about the process list.
     expect(run.stderr()).not.toMatch(/visible to other users/);

@@ -25,7 +25,10 @@ export async function resolve(specifier, context, next) {
 }
 `,
     );
-    await writeFile(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
+    await writeFile(
+      join(dir, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+    );
   }, 120_000);
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -33,17 +36,33 @@ export async function resolve(specifier, context, next) {
   async function loaded(args: string[]): Promise<string[]> {
     const log = join(dir, `${args.join('_')}.log`);
     await writeFile(log, '');
-    const result = await runCli(args, { env: { NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href}`, HOOKWATCH_LOAD_LOG: log } });
+    const result = await runCli(args, {
+      env: { NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href}`, HOOKWATCH_LOAD_LOG: log },
+    });
     expect(result.code, result.stderr).toBe(0);
     const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
-    return [...new Set((await readFile(log, 'utf8')).split('\n').filter((line) => line.startsWith(rootUrl)).map((line) => line.slice(rootUrl.length)))];
+    return [
+      ...new Set(
+        (await readFile(log, 'utf8'))
+          .split('\n')
+          .filter((line) => line.startsWith(rootUrl))
+          .map((line) => line.slice(rootUrl.length)),
+      ),
+    ];
   }
 
   it('--help and --version load the entry point and no command, no dependency', async () => {
     for (const args of [['--help'], ['--version']]) {
       const files = await loaded(args);
       expect(files).toContain('dist/cli/main.js');
-      expect({ args, files: files.filter((file) => file.includes('node_modules/') || /\/(forward|tail|create|live-follower|verify|send-request)\.js$|\/signatures\//.test(file)) }).toEqual({ args, files: [] });
+      expect({
+        args,
+        files: files.filter(
+          (file) =>
+            file.includes('node_modules/') ||
+            /\/(forward|tail|create|live-follower|verify|send-request)\.js$|\/signatures\//.test(file),
+        ),
+      }).toEqual({ args, files: [] });
     }
   });
 
@@ -51,7 +70,10 @@ export async function resolve(specifier, context, next) {
     for (const command of ['create', 'tail', 'forward']) {
       const files = await loaded([command, '--help']);
       expect(files).toContain(`dist/cli/${command}.js`);
-      expect({ command, files: files.filter((file) => file.includes('node_modules/')) }).toEqual({ command, files: [] });
+      expect({ command, files: files.filter((file) => file.includes('node_modules/')) }).toEqual({
+        command,
+        files: [],
+      });
     }
   });
 });

@@ -31,7 +31,11 @@ describe('hookwatch tail', () => {
     const { client, link, url, key } = await setup();
     const run = cli(['tail', link, '--json']);
     await run.waitFor('stderr', /watching endpoint/);
-    await send(`${url}/a?x=1&x=2`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    await send(`${url}/a?x=1&x=2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     await send(`${url}/bin`, { method: 'PUT', body: Buffer.from([0, 255, 1, 254]) });
 
     const lines = await run.waitForLines('stdout', /^\{/, 2);
@@ -50,7 +54,11 @@ describe('hookwatch tail', () => {
     const verbose = cli(['tail', '-', '-v'], { stdin: `${link}\n` });
     await plain.waitFor('stderr', /watching endpoint/);
     await verbose.waitFor('stderr', /watching endpoint/);
-    await send(`${url}/github/push?x=1`, { method: 'POST', headers: { 'X-Event': 'push' }, body: 'hello\n\u001b[31mred' });
+    await send(`${url}/github/push?x=1`, {
+      method: 'POST',
+      headers: { 'X-Event': 'push' },
+      body: 'hello\n\u001b[31mred',
+    });
     await send(url, { method: 'POST', body: Buffer.from([0xff, 0xfe, 0x00]) });
 
     const lines = await plain.waitForLines('stdout', /^#\d/, 2);
@@ -96,9 +104,13 @@ describe('hookwatch tail', () => {
     expect(lines[1]).toBe('  signature: valid (github)');
     // Only the start of the expected signature: the whole of it would let anyone replay the body.
     expect(lines[3]).toMatch(/^ {2}signature: mismatch \(github\): expected sha256=[0-9a-f]{5}…, got sha256=/);
-    expect(lines[5]).toBe('  signature: not checked: no sender recognised from the headers; name one with --verify <sender>:…');
+    expect(lines[5]).toBe(
+      '  signature: not checked: no sender recognised from the headers; name one with --verify <sender>:…',
+    );
 
-    const records = (await json.waitForLines('stdout', /^\{/, 3)).map((line) => JSON.parse(line) as CapturedRequest & { signature: { reason: string; ok: boolean; expected?: string } });
+    const records = (await json.waitForLines('stdout', /^\{/, 3)).map(
+      (line) => JSON.parse(line) as CapturedRequest & { signature: { reason: string; ok: boolean; expected?: string } },
+    );
     expect(records.map((record) => [record.seq, record.signature.reason])).toEqual([
       [1, 'valid'],
       [2, 'mismatch'],

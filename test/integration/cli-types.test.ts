@@ -5,7 +5,11 @@ import { send } from '../helpers/http.js';
 import { SocketClient } from '../helpers/socket-client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-const BODIES = ['{"id":1,"type":"a","data":{"name":"x"}}', '{"id":2,"type":"b","data":{"name":"y","email":"y@example.com"},"big":18446744073709551615}', '{"id":3,"type":"c","data":{"name":null},"tags":["t"]}'];
+const BODIES = [
+  '{"id":1,"type":"a","data":{"name":"x"}}',
+  '{"id":2,"type":"b","data":{"name":"y","email":"y@example.com"},"big":18446744073709551615}',
+  '{"id":3,"type":"c","data":{"name":null},"tags":["t"]}',
+];
 
 describe('hookwatch types and tail attempt numbers', () => {
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -25,9 +29,14 @@ describe('hookwatch types and tail attempt numbers', () => {
 
   it('prints a TS type, a zod schema and a JSON Schema that accept every JSON body held, honouring --filter', async () => {
     const { client, link, url, key } = await setup();
-    for (const body of BODIES) await send(`${url}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const body of BODIES)
+      await send(`${url}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     await send(`${url}/other`, { method: 'POST', body: 'not json' });
-    await send(`${url}/other`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"unrelated":true}' });
+    await send(`${url}/other`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"unrelated":true}',
+    });
     await client.requests(5);
 
     const ts = await runCli(['types', link, '--path', '/events']);
@@ -71,7 +80,12 @@ describe('hookwatch types and tail attempt numbers', () => {
     cleanups.push(() => json.stop('SIGKILL'));
     await run.waitFor('stderr', /watching endpoint/);
     await json.waitFor('stderr', /watching endpoint/);
-    for (let i = 0; i < 3; i++) await send(url, { method: 'POST', headers: { 'content-type': 'application/json', 'webhook-id': 'msg_2Lx' }, body: '{"type":"invoice.paid"}' });
+    for (let i = 0; i < 3; i++)
+      await send(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'webhook-id': 'msg_2Lx' },
+        body: '{"type":"invoice.paid"}',
+      });
     await send(`${url}/plain`, { method: 'POST', body: 'same' });
     await send(`${url}/plain`, { method: 'POST', body: 'same' });
     const lines = await run.waitForLines('stdout', /^#\d/, 5);
@@ -82,7 +96,9 @@ describe('hookwatch types and tail attempt numbers', () => {
       '4',
       '5 · attempt 2 (same body)',
     ]);
-    const records = (await json.waitForLines('stdout', /^\{/, 5)).map((line) => JSON.parse(line) as { seq: number; attempt?: number });
+    const records = (await json.waitForLines('stdout', /^\{/, 5)).map(
+      (line) => JSON.parse(line) as { seq: number; attempt?: number },
+    );
     expect(records.map((record) => record.attempt)).toEqual([1, 2, 3, undefined, 2]);
   });
 });

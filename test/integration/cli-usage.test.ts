@@ -7,7 +7,7 @@ const LINK = `http://127.0.0.1:9/#endpoint_1.${KEY}`;
 describe('hookwatch usage', () => {
   beforeAll(() => ensureCliBuilt(), 120_000);
 
-  it('prints usage for --help and for each command\'s --help, exit 0', async () => {
+  it("prints usage for --help and for each command's --help, exit 0", async () => {
     const main = await runCli(['--help']);
     expect(main.code).toBe(0);
     expect(main.stdout).toMatch(/^Usage: hookwatch <command>/);
@@ -21,19 +21,34 @@ describe('hookwatch usage', () => {
   it('exits 2 with a clear message for a bad flag, a bad share link, or a missing argument, never echoing the key', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['forward', LINK, '--to', 'http://localhost:1/', '--bogus'], /hookwatch forward: Unknown option '--bogus'/],
-      [['forward', 'http://127.0.0.1:9/no-fragment', '--to', 'http://localhost:1/'], /the share link has no #<endpointId>\.<key> part/],
-      [['forward', `http://127.0.0.1:9/#endpoint_1.${KEY}-bad`, '--to', 'http://localhost:1/'], /the share link's key is missing or malformed/],
-      [['forward', `ftp://127.0.0.1/#endpoint_1.${KEY}`, '--to', 'http://localhost:1/'], /the share link must start with http:\/\/ or https:\/\//],
+      [
+        ['forward', 'http://127.0.0.1:9/no-fragment', '--to', 'http://localhost:1/'],
+        /the share link has no #<endpointId>\.<key> part/,
+      ],
+      [
+        ['forward', `http://127.0.0.1:9/#endpoint_1.${KEY}-bad`, '--to', 'http://localhost:1/'],
+        /the share link's key is missing or malformed/,
+      ],
+      [
+        ['forward', `ftp://127.0.0.1/#endpoint_1.${KEY}`, '--to', 'http://localhost:1/'],
+        /the share link must start with http:\/\/ or https:\/\//,
+      ],
       [['forward', LINK], /--to <url> is required/],
       [['forward', LINK, '--to', 'localhost:3000'], /--to must start with http:\/\/ or https:\/\//],
-      [['forward', LINK, '--to', 'http://localhost:1/', '--concurrency', '0'], /--concurrency must be a whole number from 1 to 64/],
+      [
+        ['forward', LINK, '--to', 'http://localhost:1/', '--concurrency', '0'],
+        /--concurrency must be a whole number from 1 to 64/,
+      ],
       [['tail', LINK, LINK], /expected one share link, got 2 arguments/],
       [['tail', LINK, '-v', '--json'], /choose one of -v and --json/],
       [['tail'], /missing the share link/],
       [['tail', LINK, '--verify', KEY], /--verify takes <sender>:<secret> or <sender>:env:<NAME>/],
       [['tail', LINK, '--verify', `gitlab:${KEY}`], /the part before ':' is not one of them/],
       [['forward', LINK, '--to', 'http://localhost:1/', '--verify', 'github:'], /--verify github: needs a secret/],
-      [['forward', LINK, '--to', 'http://localhost:1/', '--verify', 'stripe:env:HOOKWATCH_TEST_UNSET'], /HOOKWATCH_TEST_UNSET is not set or is empty/],
+      [
+        ['forward', LINK, '--to', 'http://localhost:1/', '--verify', 'stripe:env:HOOKWATCH_TEST_UNSET'],
+        /HOOKWATCH_TEST_UNSET is not set or is empty/,
+      ],
       [['tail', LINK, '--show-expected'], /--show-expected goes with --verify/],
       [['forward', LINK, '--to', 'http://localhost:1/', '--show-expected'], /--show-expected goes with --verify/],
       [['create', '--server', 'http://127.0.0.1:9/some/path'], /--server takes the server's base URL only/],

@@ -21,12 +21,23 @@ describe('hookwatch wait', () => {
   }
   /** A kept endpoint: it lives without a watcher, so nothing but the CLI touches it. */
   async function keptEndpoint(s: TestServer) {
-    const answer = await fetch(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const answer = await fetch(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     const endpoint = (await answer.json()) as EndpointInfo;
-    return { id: endpoint.id, key: endpoint.key, url: endpoint.url, link: `${s.baseUrl}/#${endpoint.id}.${endpoint.key}` };
+    return {
+      id: endpoint.id,
+      key: endpoint.key,
+      url: endpoint.url,
+      link: `${s.baseUrl}/#${endpoint.id}.${endpoint.key}`,
+    };
   }
   async function stored(s: TestServer, id: string, key: string): Promise<CapturedRequest[]> {
-    const answer = await fetch(`${s.baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${key}` } });
+    const answer = await fetch(`${s.baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     return ((await answer.json()) as { requests: CapturedRequest[] }).requests;
   }
   function cli(args: string[], options: Parameters<typeof startCli>[1] = {}): CliRun {
@@ -34,7 +45,11 @@ describe('hookwatch wait', () => {
     cleanups.push(() => run.stop('SIGKILL'));
     return run;
   }
-  const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json', 'X-Event': 'push' }, body: JSON.stringify(body) });
+  const json = (body: unknown) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'X-Event': 'push' },
+    body: JSON.stringify(body),
+  });
 
   it('prints the first new request that passes every filter, skipping older and non-matching ones, and exits 0', async () => {
     const s = await server();
@@ -42,14 +57,37 @@ describe('hookwatch wait', () => {
     // Matches every filter, but was captured before wait started: not new.
     await send(`${e.url}/github/push`, json({ action: 'opened', count: 3, items: [{ id: 'x' }] }));
 
-    const run = cli(['wait', e.link, '--method', 'post', '--path', '/github/*', '--header', 'x-event=push', '--json', 'action=opened', '--json', 'count=3', '--json', 'items.0.id=*', '--timeout', '20s']);
+    const run = cli([
+      'wait',
+      e.link,
+      '--method',
+      'post',
+      '--path',
+      '/github/*',
+      '--header',
+      'x-event=push',
+      '--json',
+      'action=opened',
+      '--json',
+      'count=3',
+      '--json',
+      'items.0.id=*',
+      '--timeout',
+      '20s',
+    ]);
     await run.waitFor('stderr', /waiting up to 20 s for a new matching request at endpoint \S+ \(after #1\)/);
 
     // Each fails exactly one filter.
-    await send(`${e.url}/github/push`, { ...json({ action: 'opened', count: 3, items: [{ id: 'x' }] }), method: 'PUT' });
+    await send(`${e.url}/github/push`, {
+      ...json({ action: 'opened', count: 3, items: [{ id: 'x' }] }),
+      method: 'PUT',
+    });
     await send(`${e.url}/gitlab/push`, json({ action: 'opened', count: 3, items: [{ id: 'x' }] }));
     await send(`${e.url}/github/push/deeper`, json({ action: 'opened', count: 3, items: [{ id: 'x' }] }));
-    await send(`${e.url}/github/push`, { ...json({ action: 'opened', count: 3, items: [{ id: 'x' }] }), headers: { 'content-type': 'application/json', 'X-Event': 'ping' } });
+    await send(`${e.url}/github/push`, {
+      ...json({ action: 'opened', count: 3, items: [{ id: 'x' }] }),
+      headers: { 'content-type': 'application/json', 'X-Event': 'ping' },
+    });
     await send(`${e.url}/github/push`, json({ action: 'closed', count: 3, items: [{ id: 'x' }] }));
     await send(`${e.url}/github/push`, json({ action: 'opened', count: '3 ', items: [{ id: 'x' }] }));
     await send(`${e.url}/github/push`, json({ action: 'opened', count: 3, items: [] }));
@@ -114,7 +152,10 @@ describe('hookwatch wait', () => {
     const run = cli(['wait', e.link, '--timeout', '20s']);
     await run.waitFor('stderr', /waiting up to 20 s/);
     const started = performance.now();
-    await fetch(`${s.baseUrl}/api/endpoints/${e.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${e.key}` } });
+    await fetch(`${s.baseUrl}/api/endpoints/${e.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${e.key}` },
+    });
     expect(await run.exited).toBe(1);
     expect(performance.now() - started).toBeLessThan(3000);
     expect(run.stderr()).toMatch(/the endpoint is gone: it expired/);
@@ -153,7 +194,10 @@ describe('hookwatch wait', () => {
   it('exits 2 with a clear message for a bad filter or timeout, before contacting anything', async () => {
     const link = 'http://127.0.0.1:9/#endpoint_1.SecretKey0123';
     const cases: Array<[string[], RegExp]> = [
-      [['wait', link, '--header', 'noequals'], /hookwatch wait: --header "noequals" has no '=': it takes NAME=VALUE \(NAME=\* for any value\)/],
+      [
+        ['wait', link, '--header', 'noequals'],
+        /hookwatch wait: --header "noequals" has no '=': it takes NAME=VALUE \(NAME=\* for any value\)/,
+      ],
       [['wait', link, '--json', 'count'], /hookwatch wait: --json "count" has no '='/],
       [['wait', link, '--json', 'a..b=1'], /--json: "a\.\.b" is not a dotted path/],
       [['wait', link, '--timeout', '5x'], /--timeout takes a duration/],

@@ -79,7 +79,11 @@ describe('faults', () => {
   it('a bus that cannot subscribe keeps no watcher, channel or created endpoint', async () => {
     const bus = createMemoryBus();
     const store = createMemoryStore({ ...storeLimits(defaultConfig()), bus });
-    const failing: Bus = { ...bus, onMessage: (handler) => bus.onMessage(handler), subscribe: async () => Promise.reject(new Error('bus down')) };
+    const failing: Bus = {
+      ...bus,
+      onMessage: (handler) => bus.onMessage(handler),
+      subscribe: async () => Promise.reject(new Error('bus down')),
+    };
     const server = await startServer({ logLevel: 'fatal' }, { store, bus: failing });
     try {
       const client = await SocketClient.open(server.wsUrl);

@@ -189,7 +189,12 @@ describe('faulty proxy', () => {
     const { client } = connectThroughProxy();
     await client.ping();
     const popped = track(client.blpop('jobs', 10));
-    await waitFor('BLPOP to block in Redis', async () => Number(await direct.call('INFO', 'clients').then((info) => /blocked_clients:(\d+)/.exec(String(info))?.[1])) === 1);
+    await waitFor(
+      'BLPOP to block in Redis',
+      async () =>
+        Number(await direct.call('INFO', 'clients').then((info) => /blocked_clients:(\d+)/.exec(String(info))?.[1])) ===
+        1,
+    );
     proxy.pause();
     await direct.lpush('jobs', 'job-1');
     // The list is empty again: Redis served the blocked BLPOP and wrote its reply to the proxy.

@@ -18,7 +18,17 @@ describe('forward results', () => {
     const { id, key, url } = forwarder.welcome.endpoint;
     await send(url, { method: 'POST', body: 'one' });
     await send(url, { method: 'POST', body: 'two' });
-    const report = { type: 'forwarded', seq: 1, target: 'http://localhost:3000/hook', status: 201, durationMs: 5, headers: [['Content-Type', 'text/plain']], body: 'made', bodyEncoding: 'utf8', bodyTruncated: false } as const;
+    const report = {
+      type: 'forwarded',
+      seq: 1,
+      target: 'http://localhost:3000/hook',
+      status: 201,
+      durationMs: 5,
+      headers: [['Content-Type', 'text/plain']],
+      body: 'made',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    } as const;
     forwarder.client.send(report);
     await forwarder.client.next('forwarded');
 
@@ -26,10 +36,22 @@ describe('forward results', () => {
     cleanups.push(() => later.client.close());
     later.client.send({ type: 'join', endpointId: id, key });
     const order = () =>
-      later.client.messages.flatMap((m) => (m.type === 'request' ? [`request ${m.request.seq}`] : m.type === 'forwarded' ? [`forwarded ${m.seq} ${m.status}`] : []));
+      later.client.messages.flatMap((m) =>
+        m.type === 'request'
+          ? [`request ${m.request.seq}`]
+          : m.type === 'forwarded'
+            ? [`forwarded ${m.seq} ${m.status}`]
+            : [],
+      );
     await expect.poll(order).toEqual(['request 1', 'forwarded 1 201', 'request 2']);
 
-    const polled = JSON.parse((await send(`${s.baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${key}` } })).text) as { forwarded: Array<{ seq: number; status: number }> };
+    const polled = JSON.parse(
+      (
+        await send(`${s.baseUrl}/api/endpoints/${id}/requests?afterSeq=0`, {
+          headers: { authorization: `Bearer ${key}` },
+        })
+      ).text,
+    ) as { forwarded: Array<{ seq: number; status: number }> };
     expect(polled.forwarded.map((f) => [f.seq, f.status])).toEqual([[1, 201]]);
   });
 });

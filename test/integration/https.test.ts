@@ -12,11 +12,27 @@ import { startServer, type TestServer } from '../helpers/server.js';
 function makeCertificate(): { cert: Buffer; key: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -56,10 +72,14 @@ describe('HTTPS served directly', () => {
     expect(welcome.endpoint.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/api\/webhook-tester\//);
 
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(welcome.endpoint.url, { method: 'POST', ca: tls.cert, headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        welcome.endpoint.url,
+        { method: 'POST', ca: tls.cert, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.end('{"over":"tls"}');
     });

@@ -10,7 +10,13 @@ import { connectRedis, dropPrefix, redisUrl, testPrefix } from '../helpers/redis
  * balancer: a request sent to any instance reaches watchers on every instance exactly once, in
  * order; the endpoint lives while any instance has a watcher on it.
  */
-const SHARED = { RATE_LIMIT_PER_ADDRESS: '0', RATE_LIMIT_PER_ENDPOINT: '0', LIVE_CONNECTS_PER_ADDRESS: '0', GRACE_MS: '1500', LEASE_MS: '3000' };
+const SHARED = {
+  RATE_LIMIT_PER_ADDRESS: '0',
+  RATE_LIMIT_PER_ENDPOINT: '0',
+  LIVE_CONNECTS_PER_ADDRESS: '0',
+  GRACE_MS: '1500',
+  LEASE_MS: '3000',
+};
 
 describe('three instances on one Redis', () => {
   const prefix = testPrefix();
@@ -22,7 +28,9 @@ describe('three instances on one Redis', () => {
   };
 
   beforeAll(async () => {
-    instances = await Promise.all([0, 1, 2].map(() => startInstance({ ...SHARED, REDIS_URL: redisUrl, REDIS_PREFIX: prefix })));
+    instances = await Promise.all(
+      [0, 1, 2].map(() => startInstance({ ...SHARED, REDIS_URL: redisUrl, REDIS_PREFIX: prefix })),
+    );
   }, 60_000);
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((client) => client.close()));
@@ -41,7 +49,10 @@ describe('three instances on one Redis', () => {
   it('delivers 1,000 requests sent concurrently to all three to watchers on each, exactly once and in seq order', async () => {
     const owner = track(await SocketClient.create(a().wsUrl));
     const { id, key, url } = owner.welcome.endpoint;
-    const others = [track(await SocketClient.join(b().wsUrl, id, key)), track(await SocketClient.join(c().wsUrl, id, key))];
+    const others = [
+      track(await SocketClient.join(b().wsUrl, id, key)),
+      track(await SocketClient.join(c().wsUrl, id, key)),
+    ];
     const total = 1000;
     let next = 0;
     await Promise.all(
@@ -67,15 +78,20 @@ describe('three instances on one Redis', () => {
     const { id, key } = onA.welcome.endpoint;
     track(await SocketClient.join(b().wsUrl, id, key));
     const onC = track(await SocketClient.join(c().wsUrl, id, key));
-    await expect.poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 }).toEqual({ type: 'watchers', count: 3 });
+    await expect
+      .poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 })
+      .toEqual({ type: 'watchers', count: 3 });
     await onC.client.close();
-    await expect.poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 }).toEqual({ type: 'watchers', count: 2 });
+    await expect
+      .poll(() => onA.client.messages.filter((m) => m.type === 'watchers').at(-1), { timeout: 3000 })
+      .toEqual({ type: 'watchers', count: 2 });
   });
 
   it('gives the same backlog from every instance', async () => {
     const owner = track(await SocketClient.create(b().wsUrl));
     const { id, key, url } = owner.welcome.endpoint;
-    for (let i = 0; i < 60; i++) await send(`${instances[i % 3]?.baseUrl}${pathOf(url)}`, { method: 'POST', body: `b${i}` });
+    for (let i = 0; i < 60; i++)
+      await send(`${instances[i % 3]?.baseUrl}${pathOf(url)}`, { method: 'POST', body: `b${i}` });
     const backlogs = [];
     for (const instance of instances) {
       const joined = track(await SocketClient.join(instance.wsUrl, id, key));
@@ -94,7 +110,13 @@ describe('three instances on one Redis', () => {
     const onB = track(await SocketClient.join(b().wsUrl, id, key));
     // C has captured for the endpoint before, so it knows the default answer: it must not keep it.
     expect((await send(`${c().baseUrl}${pathOf(url)}`, { method: 'POST', body: 'before' })).status).toBe(200);
-    const response = { status: 409, body: 'duplicate delivery', contentType: 'text/plain', headers: [['Retry-After', '7']], delayMs: 0 };
+    const response = {
+      status: 409,
+      body: 'duplicate delivery',
+      contentType: 'text/plain',
+      headers: [['Retry-After', '7']],
+      delayMs: 0,
+    };
     onA.client.send({ type: 'set-response', response });
     expect((await onB.client.next('response')).response).toEqual(response);
     const answer = await send(`${c().baseUrl}${pathOf(url)}`, { method: 'POST', body: 'x' });
@@ -115,7 +137,10 @@ describe('three instances on one Redis', () => {
     expect((await send(`${b().baseUrl}${pathOf(url)}`, { method: 'POST' })).status).toBe(200);
     await onC.client.close();
     await expect
-      .poll(async () => (await send(`${b().baseUrl}${pathOf(url)}`, { method: 'POST' })).status, { timeout: 6000, interval: 200 })
+      .poll(async () => (await send(`${b().baseUrl}${pathOf(url)}`, { method: 'POST' })).status, {
+        timeout: 6000,
+        interval: 200,
+      })
       .toBe(404);
   });
 });
@@ -133,7 +158,9 @@ describe('faults', () => {
   });
 
   it('an instance killed with SIGKILL: its watchers reconnect to another and resume with no gap', async () => {
-    const [a, b] = await Promise.all([0, 1].map(() => startInstance({ ...SHARED, REDIS_URL: redisUrl, REDIS_PREFIX: prefix })));
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => startInstance({ ...SHARED, REDIS_URL: redisUrl, REDIS_PREFIX: prefix })),
+    );
     cleanups.push(async () => {
       await Promise.all([a?.stop(), b?.stop()]);
     });
@@ -172,7 +199,9 @@ describe('faults', () => {
 
     const redis = await startRedisServer(down.port);
     cleanups.push(() => redis.stop());
-    await expect.poll(async () => (await send(`${instance.baseUrl}/readyz`)).status, { timeout: 10_000, interval: 200 }).toBe(200);
+    await expect
+      .poll(async () => (await send(`${instance.baseUrl}/readyz`)).status, { timeout: 10_000, interval: 200 })
+      .toBe(200);
     const created = await SocketClient.create(instance.wsUrl);
     cleanups.push(() => created.client.close());
     expect((await send(created.welcome.endpoint.url, { method: 'POST', body: 'back' })).status).toBe(200);
@@ -191,14 +220,21 @@ describe('faults', () => {
     await watcher.client.next('expired', 10_000);
     expect(await watcher.client.closed).toBe(4004);
     expect(instance.process.exitCode).toBeNull();
-    await expect.poll(async () => (await send(`${instance.baseUrl}/readyz`)).status, { timeout: 10_000, interval: 200 }).toBe(200);
+    await expect
+      .poll(async () => (await send(`${instance.baseUrl}/readyz`)).status, { timeout: 10_000, interval: 200 })
+      .toBe(200);
     const again = await SocketClient.create(instance.wsUrl);
     cleanups.push(() => again.client.close());
   }, 30_000);
 
   it('Redis slow: every call has a bounded timeout, and the answer is 503 rather than a hang', async () => {
     const redis = await startRedisServer();
-    const instance = await startInstance({ ...SHARED, REDIS_URL: redis.url, REDIS_PREFIX: prefix, REDIS_COMMAND_TIMEOUT_MS: '300' });
+    const instance = await startInstance({
+      ...SHARED,
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: prefix,
+      REDIS_COMMAND_TIMEOUT_MS: '300',
+    });
     cleanups.push(async () => {
       await instance.stop();
       await redis.stop();
@@ -213,6 +249,11 @@ describe('faults', () => {
     expect(answer.status).toBe(503);
     expect(Date.now() - started).toBeLessThan(1500);
     blocker.disconnect();
-    await expect.poll(async () => (await send(watcher.welcome.endpoint.url, { method: 'POST', body: 'after' })).status, { timeout: 5000, interval: 100 }).toBe(200);
+    await expect
+      .poll(async () => (await send(watcher.welcome.endpoint.url, { method: 'POST', body: 'after' })).status, {
+        timeout: 5000,
+        interval: 100,
+      })
+      .toBe(200);
   }, 30_000);
 });

@@ -12,7 +12,10 @@ describe('kept endpoints one address may hold, and names no one may take', () =>
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it.each([['memory', false], ['sqlite', true]])('caps the kept endpoints of one address (%s), and another address still creates', async (_name, onDisk) => {
+  it.each([
+    ['memory', false],
+    ['sqlite', true],
+  ])('caps the kept endpoints of one address (%s), and another address still creates', async (_name, onDisk) => {
     const dir = mkdtempSync(join(tmpdir(), 'hookwatch-caps-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const s: Instance = await startInstance({ MAX_KEPT_PER_ADDRESS: '3', ...(onDisk ? { DATA_DIR: dir } : {}) });
@@ -26,7 +29,10 @@ describe('kept endpoints one address may hold, and names no one may take', () =>
     expect((await create(s, '{"kind":"kept"}', '127.0.0.3')).status).toBe(201);
     // Deleting one gives its place back.
     const first = JSON.parse(statuses[0]?.body ?? '{}') as { id: string; key: string };
-    await fetch(`${s.baseUrl}/api/endpoints/${first.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${first.key}` } });
+    await fetch(`${s.baseUrl}/api/endpoints/${first.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${first.key}` },
+    });
     expect((await create(s, '{"kind":"kept"}', '127.0.0.2')).status).toBe(201);
   });
 
@@ -44,11 +50,20 @@ describe('kept endpoints one address may hold, and names no one may take', () =>
 
 function create(s: Instance, body: string, from: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${s.baseUrl}/api/endpoints`, { method: 'POST', localAddress: from, agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-    });
+    const req = httpRequest(
+      `${s.baseUrl}/api/endpoints`,
+      {
+        method: 'POST',
+        localAddress: from,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -35,12 +35,27 @@ describe('kept endpoints on SQLite (DATA_DIR)', () => {
     return instance;
   };
   const createKept = async (instance: Instance, body: Record<string, unknown>) => {
-    const created = await send(`${instance.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'kept', ...body }) });
-    return { status: created.status, body: JSON.parse(created.text) as Created & { error?: { code: string; message: string } } };
+    const created = await send(`${instance.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'kept', ...body }),
+    });
+    return {
+      status: created.status,
+      body: JSON.parse(created.text) as Created & { error?: { code: string; message: string } },
+    };
   };
   const poll = async (instance: Instance, endpoint: Created) => {
-    const answer = await send(`${instance.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${endpoint.key}` } });
-    return { status: answer.status, log: JSON.parse(answer.text) as { lastSeq: number; requests: Array<{ seq: number; body: string; headers: Array<[string, string]>; redacted?: string[] }> } };
+    const answer = await send(`${instance.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=0`, {
+      headers: { authorization: `Bearer ${endpoint.key}` },
+    });
+    return {
+      status: answer.status,
+      log: JSON.parse(answer.text) as {
+        lastSeq: number;
+        requests: Array<{ seq: number; body: string; headers: Array<[string, string]>; redacted?: string[] }>;
+      },
+    };
   };
 
   it('keeps a named kept endpoint, its request and its unredacted signature across a SIGKILL and a restart', async () => {
@@ -57,7 +72,15 @@ describe('kept endpoints on SQLite (DATA_DIR)', () => {
     const payload = JSON.stringify({ id: 'evt_1', type: 'payment_intent.succeeded' });
     const t = Math.floor(Date.now() / 1000);
     const signature = `t=${t},v1=${createHmac('sha256', 'whsec_test').update(`${t}.${payload}`).digest('hex')}`;
-    expect((await send(`${endpoint.url}/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload })).status).toBe(200);
+    expect(
+      (
+        await send(`${endpoint.url}/stripe`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+          body: payload,
+        })
+      ).status,
+    ).toBe(200);
     await first.kill();
 
     const second = await start({ DATA_DIR: dir });
@@ -67,7 +90,9 @@ describe('kept endpoints on SQLite (DATA_DIR)', () => {
     expect(log.requests[0]?.headers).toContainEqual(['stripe-signature', signature]);
     expect(log.requests[0]?.redacted ?? []).toEqual([]);
     // Still answering, numbering on from where it was.
-    expect((await send(`${second.baseUrl}/api/webhook-endpoint/stripe-dev`, { method: 'POST', body: 'again' })).status).toBe(200);
+    expect(
+      (await send(`${second.baseUrl}/api/webhook-endpoint/stripe-dev`, { method: 'POST', body: 'again' })).status,
+    ).toBe(200);
     expect((await poll(second, endpoint)).log.lastSeq).toBe(2);
     // The name stays taken while the endpoint lives.
     const taken = await createKept(second, { name: 'stripe-dev' });
@@ -79,7 +104,11 @@ describe('kept endpoints on SQLite (DATA_DIR)', () => {
     const dir = dataDir();
     await start({ DATA_DIR: dir });
     await ensureCliBuilt();
-    const second = spawnSync(process.execPath, [join(root, 'dist', 'main.js')], { env: { ...process.env, REDIS_URL: '', DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 15_000 });
+    const second = spawnSync(process.execPath, [join(root, 'dist', 'main.js')], {
+      env: { ...process.env, REDIS_URL: '', DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
     expect(second.status).toBe(1);
     expect(second.stderr).toContain(`DATA_DIR ${join(dir, 'hookwatch.db')} is in use by another Hookwatch process`);
   }, 30_000);
@@ -89,7 +118,11 @@ describe('kept endpoints on SQLite (DATA_DIR)', () => {
     const file = join(dir, 'not-a-folder');
     writeFileSync(file, '');
     await ensureCliBuilt();
-    const started = spawnSync(process.execPath, [join(root, 'dist', 'main.js')], { env: { ...process.env, REDIS_URL: '', DATA_DIR: join(file, 'data'), PORT: '0', HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 15_000 });
+    const started = spawnSync(process.execPath, [join(root, 'dist', 'main.js')], {
+      env: { ...process.env, REDIS_URL: '', DATA_DIR: join(file, 'data'), PORT: '0', HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
     expect(started.status).toBe(1);
     expect(started.stderr).toMatch(/cannot open the SQLite database at .*not-a-folder\/data\/hookwatch\.db: ENOTDIR/);
   }, 30_000);
@@ -106,7 +139,8 @@ describe('kept endpoints on SQLite (DATA_DIR)', () => {
     const { body: endpoint } = await createKept(instance, {});
     const statuses: number[] = [];
     const body = Buffer.alloc(60 * 1024, 'x');
-    for (let i = 0; i < 40 && !statuses.includes(503); i++) statuses.push((await send(endpoint.url, { method: 'POST', body })).status);
+    for (let i = 0; i < 40 && !statuses.includes(503); i++)
+      statuses.push((await send(endpoint.url, { method: 'POST', body })).status);
     expect(statuses).toContain(503);
     const refused = statuses.indexOf(503);
     expect(statuses.slice(0, refused).every((status) => status === 200)).toBe(true);

@@ -18,8 +18,22 @@ describe('kept endpoints the user shapes', () => {
     return started;
   }
   const create = async (s: TestServer, body: unknown) => {
-    const answer = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: answer.status, body: JSON.parse(answer.text) as { id: string; key: string; url: string; expiresAt: string; redact?: boolean; error?: { code: string; message: string } } };
+    const answer = await send(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: answer.status,
+      body: JSON.parse(answer.text) as {
+        id: string;
+        key: string;
+        url: string;
+        expiresAt: string;
+        redact?: boolean;
+        error?: { code: string; message: string };
+      },
+    };
   };
   const bearer = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 
@@ -27,12 +41,20 @@ describe('kept endpoints the user shapes', () => {
     const s = await server();
     const made = await create(s, { kind: 'kept', ttlMs: DAY, name: 'github-dev', redact: false });
     expect(made.status).toBe(201);
-    expect(made.body).toMatchObject({ id: 'github-dev', url: `${s.baseUrl}/api/webhook-endpoint/github-dev`, redact: false });
+    expect(made.body).toMatchObject({
+      id: 'github-dev',
+      url: `${s.baseUrl}/api/webhook-endpoint/github-dev`,
+      redact: false,
+    });
     expect(Math.abs(Date.parse(made.body.expiresAt) - (Date.now() + DAY))).toBeLessThan(5000);
     expect((await create(s, { kind: 'kept' })).body.redact).toBe(true);
     // Names are taken in any case (#34): the id and URL are lower case.
     const upper = await create(s, { kind: 'kept', name: 'Stripe-Dev' });
-    expect([upper.status, upper.body.id, upper.body.url]).toEqual([201, 'stripe-dev', `${s.baseUrl}/api/webhook-endpoint/stripe-dev`]);
+    expect([upper.status, upper.body.id, upper.body.url]).toEqual([
+      201,
+      'stripe-dev',
+      `${s.baseUrl}/api/webhook-endpoint/stripe-dev`,
+    ]);
     expect((await create(s, { kind: 'kept', name: 'STRIPE-DEV' })).body.error?.code).toBe('NAME_TAKEN');
 
     const refusals: Array<[unknown, number, string]> = [
@@ -65,9 +87,16 @@ describe('kept endpoints the user shapes', () => {
     const s = await server();
     const clear = (await create(s, { kind: 'kept', redact: false })).body;
     const hidden = (await create(s, { kind: 'kept' })).body;
-    for (const endpoint of [clear, hidden]) await send(`${endpoint.url}?token=t0k`, { method: 'POST', headers: { authorization: 'Bearer s3cret', 'x-hub-signature-256': 'sha256=abc' }, body: '{}' });
+    for (const endpoint of [clear, hidden])
+      await send(`${endpoint.url}?token=t0k`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer s3cret', 'x-hub-signature-256': 'sha256=abc' },
+        body: '{}',
+      });
     const headersOf = async (endpoint: { id: string; key: string }) => {
-      const log = JSON.parse((await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: bearer(endpoint.key) })).text) as { requests: Array<{ headers: Array<[string, string]>; url: string }> };
+      const log = JSON.parse(
+        (await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: bearer(endpoint.key) })).text,
+      ) as { requests: Array<{ headers: Array<[string, string]>; url: string }> };
       return log.requests[0];
     };
     expect((await headersOf(clear))?.headers).toContainEqual(['authorization', 'Bearer s3cret']);
@@ -80,15 +109,31 @@ describe('kept endpoints the user shapes', () => {
     const kept = (await create(s, { kind: 'kept' })).body;
     const watcher = await SocketClient.join(s.wsUrl, kept.id, kept.key);
     cleanups.push(() => watcher.client.close());
-    const extended = await send(`${s.baseUrl}/api/endpoints/${kept.id}/extend`, { method: 'POST', headers: bearer(kept.key), body: JSON.stringify({ ttlMs: 7 * DAY }) });
+    const extended = await send(`${s.baseUrl}/api/endpoints/${kept.id}/extend`, {
+      method: 'POST',
+      headers: bearer(kept.key),
+      body: JSON.stringify({ ttlMs: 7 * DAY }),
+    });
     expect(extended.status).toBe(200);
     const { expiresAt } = JSON.parse(extended.text) as { expiresAt: string };
     expect(Math.abs(Date.parse(expiresAt) - (Date.now() + 7 * DAY))).toBeLessThan(5000);
     expect((await watcher.client.next('extended')).expiresAt).toBe(expiresAt);
-    expect((await send(`${s.baseUrl}/api/endpoints/${kept.id}/extend`, { method: 'POST', headers: bearer(kept.key), body: JSON.stringify({ ttlMs: 8 * DAY }) })).status).toBe(400);
+    expect(
+      (
+        await send(`${s.baseUrl}/api/endpoints/${kept.id}/extend`, {
+          method: 'POST',
+          headers: bearer(kept.key),
+          body: JSON.stringify({ ttlMs: 8 * DAY }),
+        })
+      ).status,
+    ).toBe(400);
 
     const live = (await create(s, { kind: 'live' })).body;
-    const refused = await send(`${s.baseUrl}/api/endpoints/${live.id}/extend`, { method: 'POST', headers: bearer(live.key), body: JSON.stringify({ ttlMs: HOUR }) });
+    const refused = await send(`${s.baseUrl}/api/endpoints/${live.id}/extend`, {
+      method: 'POST',
+      headers: bearer(live.key),
+      body: JSON.stringify({ ttlMs: HOUR }),
+    });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('only kept endpoints are extended');
   });
@@ -112,7 +157,10 @@ describe('kept endpoints the user shapes', () => {
   it('answers a waiting poll as soon as a request is stored, and with nothing after waitMs', async () => {
     const s = await server();
     const kept = (await create(s, { kind: 'kept' })).body;
-    const poll = (afterSeq: number, waitMs: number) => send(`${s.baseUrl}/api/endpoints/${kept.id}/requests?afterSeq=${afterSeq}&waitMs=${waitMs}`, { headers: bearer(kept.key) });
+    const poll = (afterSeq: number, waitMs: number) =>
+      send(`${s.baseUrl}/api/endpoints/${kept.id}/requests?afterSeq=${afterSeq}&waitMs=${waitMs}`, {
+        headers: bearer(kept.key),
+      });
 
     const started = Date.now();
     const waiting = poll(0, 10_000);

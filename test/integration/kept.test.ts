@@ -26,13 +26,19 @@ describe('kept endpoints over HTTP', () => {
     return started;
   }
   async function createKept(s: TestServer | { baseUrl: string }): Promise<EndpointInfo> {
-    const created = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const created = await send(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     expect(created.status).toBe(201);
     return JSON.parse(created.text) as EndpointInfo;
   }
   const bearer = (endpoint: EndpointInfo) => ({ authorization: `Bearer ${endpoint.key}` });
   async function poll(baseUrl: string, endpoint: EndpointInfo, afterSeq = 0): Promise<Polled> {
-    const answer = await send(`${baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=${afterSeq}`, { headers: bearer(endpoint) });
+    const answer = await send(`${baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=${afterSeq}`, {
+      headers: bearer(endpoint),
+    });
     expect(answer.status).toBe(200);
     return JSON.parse(answer.text) as Polled;
   }
@@ -41,7 +47,13 @@ describe('kept endpoints over HTTP', () => {
     const s = await server();
     const before = Date.now();
     const endpoint = await createKept(s);
-    expect(endpoint).toMatchObject({ kind: 'kept', url: `${s.baseUrl}/api/webhook-endpoint/${endpoint.id}`, maxBodyBytes: 65_536, maxRequests: 50, requestsKept: 50 });
+    expect(endpoint).toMatchObject({
+      kind: 'kept',
+      url: `${s.baseUrl}/api/webhook-endpoint/${endpoint.id}`,
+      maxBodyBytes: 65_536,
+      maxRequests: 50,
+      requestsKept: 50,
+    });
     expect(endpoint.key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(endpoint.response).toMatchObject({ status: 200 });
     const lives = Date.parse(endpoint.expiresAt ?? '') - Date.parse(endpoint.createdAt);
@@ -52,17 +64,32 @@ describe('kept endpoints over HTTP', () => {
     expect((await send(`${s.baseUrl}/api/webhook-tester/${endpoint.id}`, { method: 'POST' })).status).toBe(404);
     const live = await SocketClient.create(s.wsUrl);
     cleanups.push(() => live.client.close());
-    expect((await send(`${s.baseUrl}/api/webhook-endpoint/${live.welcome.endpoint.id}`, { method: 'POST' })).status).toBe(404);
+    expect(
+      (await send(`${s.baseUrl}/api/webhook-endpoint/${live.welcome.endpoint.id}`, { method: 'POST' })).status,
+    ).toBe(404);
 
     const polled = await poll(s.baseUrl, endpoint);
-    expect(polled.requests.map((request) => [request.seq, request.method, request.subPath, request.body])).toEqual([[1, 'PATCH', '/github/push', 'hello']]);
+    expect(polled.requests.map((request) => [request.seq, request.method, request.subPath, request.body])).toEqual([
+      [1, 'PATCH', '/github/push', 'hello'],
+    ]);
     expect(polled.expiresAt).toBe(endpoint.expiresAt);
   });
 
   it('redacts secret header values before storage, keeping names and order, and lists them', async () => {
     const s = await server({ redactHeaders: ['x-internal'] });
     const endpoint = await createKept(s);
-    const secrets = ['Bearer s3cret-1', 'session=s3cret-2', 's3cret-3', 's3cret-4', 't=1,v1=s3cret-5', 'sha256=s3cret-6', 's3cret-7', 's3cret-8', 's3cret-9', 's3cret-10'];
+    const secrets = [
+      'Bearer s3cret-1',
+      'session=s3cret-2',
+      's3cret-3',
+      's3cret-4',
+      't=1,v1=s3cret-5',
+      'sha256=s3cret-6',
+      's3cret-7',
+      's3cret-8',
+      's3cret-9',
+      's3cret-10',
+    ];
     const path = new URL(endpoint.url).pathname;
     await sendRaw(
       s.baseUrl,
@@ -72,7 +99,22 @@ describe('kept endpoints over HTTP', () => {
     );
     const [request] = (await poll(s.baseUrl, endpoint)).requests;
     const names = request?.headers.map(([name]) => name);
-    expect(names).toEqual(['Host', 'Authorization', 'Cookie', 'X-Api-Key', 'Api-Key', 'Stripe-Signature', 'X-Hub-Signature-256', 'X-Custom-Token', 'foo-SECRET', 'X-Internal', 'Proxy-Authorization', 'X-Plain', 'Content-Length', 'Connection']);
+    expect(names).toEqual([
+      'Host',
+      'Authorization',
+      'Cookie',
+      'X-Api-Key',
+      'Api-Key',
+      'Stripe-Signature',
+      'X-Hub-Signature-256',
+      'X-Custom-Token',
+      'foo-SECRET',
+      'X-Internal',
+      'Proxy-Authorization',
+      'X-Plain',
+      'Content-Length',
+      'Connection',
+    ]);
     const values = Object.fromEntries(request?.headers ?? []);
     for (const name of names?.slice(1, 11) ?? []) expect(values[name]).toBe('[redacted]');
     expect(values['X-Plain']).toBe('visible');
@@ -85,11 +127,31 @@ describe('kept endpoints over HTTP', () => {
     const s = await server();
     const endpoint = await createKept(s);
     const path = new URL(endpoint.url).pathname;
-    const secretHeaders = ['X-Authorization', 'Authentication', 'Apikey', 'X-Apikey', 'Api_Key', 'X-Secret-Key', 'X-Access-Key', 'X-Auth', 'X-Password', 'Token', 'Secret', 'Ocp-Apim-Subscription-Key', 'X-Functions-Key'];
+    const secretHeaders = [
+      'X-Authorization',
+      'Authentication',
+      'Apikey',
+      'X-Apikey',
+      'Api_Key',
+      'X-Secret-Key',
+      'X-Access-Key',
+      'X-Auth',
+      'X-Password',
+      'Token',
+      'Secret',
+      'Ocp-Apim-Subscription-Key',
+      'X-Functions-Key',
+    ];
     const plainHeaders = ['Idempotency-Key', 'X-GitHub-Delivery', 'X-Request-Id'];
-    const headerLines = [...secretHeaders.map((name, i) => `${name}: h-s3cret-${i}`), ...plainHeaders.map((name) => `${name}: visible`)].join('\r\n');
+    const headerLines = [
+      ...secretHeaders.map((name, i) => `${name}: h-s3cret-${i}`),
+      ...plainHeaders.map((name) => `${name}: visible`),
+    ].join('\r\n');
     const target = `http://someone:pw-s3cret@x${path}/hook?page=2&token=q-s3cret-1&api_key=q-s3cret-2&access_token=q-s3cret-3&sig=q-s3cret-4&hub.mode=subscribe&hub.challenge=ch-1&hub.verify_token=q-s3cret-5`;
-    await sendRaw(s.baseUrl, `POST ${target} HTTP/1.1\r\nHost: x\r\n${headerLines}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok`);
+    await sendRaw(
+      s.baseUrl,
+      `POST ${target} HTTP/1.1\r\nHost: x\r\n${headerLines}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok`,
+    );
     const polled = await poll(s.baseUrl, endpoint);
     const [request] = polled.requests;
     expect(request?.url).toBe(
@@ -97,7 +159,16 @@ describe('kept endpoints over HTTP', () => {
         '&hub.mode=subscribe&hub.challenge=ch-1&hub.verify_token=%5Bredacted%5D',
     );
     expect(request?.subPath).toBe('/hook');
-    expect(request?.query).toEqual({ page: '2', token: '[redacted]', api_key: '[redacted]', access_token: '[redacted]', sig: '[redacted]', 'hub.mode': 'subscribe', 'hub.challenge': 'ch-1', 'hub.verify_token': '[redacted]' });
+    expect(request?.query).toEqual({
+      page: '2',
+      token: '[redacted]',
+      api_key: '[redacted]',
+      access_token: '[redacted]',
+      sig: '[redacted]',
+      'hub.mode': 'subscribe',
+      'hub.challenge': 'ch-1',
+      'hub.verify_token': '[redacted]',
+    });
     expect(request?.redactedQuery).toEqual(['token', 'api_key', 'access_token', 'sig', 'hub.verify_token']);
     const values = Object.fromEntries(request?.headers ?? []);
     for (const name of secretHeaders) expect(values[name], name).toBe('[redacted]');
@@ -127,7 +198,9 @@ describe('kept endpoints over HTTP', () => {
     expect(later.gap).toBe(false);
 
     const unknown = await send(`${s.baseUrl}/api/endpoints/nope/requests`, { headers: bearer(endpoint) });
-    const wrongKey = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: { authorization: 'Bearer wrong' } });
+    const wrongKey = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, {
+      headers: { authorization: 'Bearer wrong' },
+    });
     const inQuery = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?key=${endpoint.key}`);
     for (const answer of [unknown, wrongKey, inQuery]) {
       expect(answer.status).toBe(404);
@@ -135,7 +208,9 @@ describe('kept endpoints over HTTP', () => {
     }
     // afterSeq is a whole number written as one, nothing else.
     for (const afterSeq of ['-1', '0x2', '1e1', '', '%20', '1.5']) {
-      const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=${afterSeq}`, { headers: bearer(endpoint) });
+      const answer = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=${afterSeq}`, {
+        headers: bearer(endpoint),
+      });
       expect([afterSeq, answer.status]).toEqual([afterSeq, 400]);
     }
   });
@@ -158,22 +233,37 @@ describe('kept endpoints over HTTP', () => {
     const watcher = await SocketClient.join(s.wsUrl, endpoint.id, endpoint.key);
     expect(watcher.welcome.endpoint).toMatchObject({ kind: 'kept', expiresAt: endpoint.expiresAt });
     const response = { status: 202, body: 'queued', contentType: 'text/plain' };
-    const put = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, { method: 'PUT', headers: bearer(endpoint), body: JSON.stringify(response) });
+    const put = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, {
+      method: 'PUT',
+      headers: bearer(endpoint),
+      body: JSON.stringify(response),
+    });
     expect(put.status).toBe(200);
     expect((await watcher.client.next('response')).response).toMatchObject(response);
-    const bad = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, { method: 'PUT', headers: bearer(endpoint), body: '{"status":302}' });
+    const bad = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/response`, {
+      method: 'PUT',
+      headers: bearer(endpoint),
+      body: '{"status":302}',
+    });
     expect(JSON.parse(bad.text).error.code).toBe('INVALID_RESPONSE_CONFIG');
     expect((await send(endpoint.url, { method: 'POST', body: 'x' })).status).toBe(202);
 
-    const cleared = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { method: 'DELETE', headers: bearer(endpoint) });
+    const cleared = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, {
+      method: 'DELETE',
+      headers: bearer(endpoint),
+    });
     expect(JSON.parse(cleared.text)).toEqual({ clearedSeq: 1 });
     expect((await watcher.client.next('cleared')).clearedSeq).toBe(1);
 
-    expect((await send(`${s.baseUrl}/api/endpoints/${endpoint.id}`, { method: 'DELETE', headers: bearer(endpoint) })).status).toBe(204);
+    expect(
+      (await send(`${s.baseUrl}/api/endpoints/${endpoint.id}`, { method: 'DELETE', headers: bearer(endpoint) })).status,
+    ).toBe(204);
     await watcher.client.next('expired');
     expect(await watcher.client.closed).toBe(4004);
     expect((await send(endpoint.url, { method: 'POST' })).status).toBe(404);
-    expect((await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: bearer(endpoint) })).status).toBe(404);
+    expect(
+      (await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: bearer(endpoint) })).status,
+    ).toBe(404);
     const rejoin = await SocketClient.open(s.wsUrl);
     rejoin.send({ type: 'join', endpointId: endpoint.id, key: endpoint.key });
     expect(await rejoin.closed).toBe(4004);
@@ -203,7 +293,10 @@ describe('kept endpoints over HTTP', () => {
     await createKept(full);
     const refused = await send(`${full.baseUrl}/api/endpoints`, { method: 'POST', body: '{"kind":"kept"}' });
     expect(refused.status).toBe(503);
-    expect(JSON.parse(refused.text).error).toMatchObject({ code: 'AT_CAPACITY', message: expect.stringContaining('1 kept endpoints') });
+    expect(JSON.parse(refused.text).error).toMatchObject({
+      code: 'AT_CAPACITY',
+      message: expect.stringContaining('1 kept endpoints'),
+    });
     const junk = await send(`${full.baseUrl}/api/endpoints`, { method: 'POST', body: '{"kind":"forever"}' });
     expect(JSON.parse(junk.text).error.code).toBe('INVALID_REQUEST');
   });
@@ -224,6 +317,8 @@ describe('kept endpoints over HTTP', () => {
     cleanups.push(() => second.stop());
     const polled = await poll(second.baseUrl, endpoint);
     expect(polled.requests.map((request) => request.body)).toEqual(['before the restart']);
-    expect((await send(`${second.baseUrl}${new URL(endpoint.url).pathname}`, { method: 'POST', body: 'after' })).status).toBe(200);
+    expect(
+      (await send(`${second.baseUrl}${new URL(endpoint.url).pathname}`, { method: 'POST', body: 'after' })).status,
+    ).toBe(200);
   }, 30_000);
 });

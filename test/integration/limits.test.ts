@@ -28,13 +28,17 @@ describe('limits', () => {
     const a = await endpoint(s);
     const b = await endpoint(s);
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await send(a.welcome.endpoint.url, { method: 'POST', body: `${i}` })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await send(a.welcome.endpoint.url, { method: 'POST', body: `${i}` })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     const limited = await send(a.welcome.endpoint.url, { method: 'POST' });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.headers['x-hookwatch-response']).toBe('error');
-    expect(JSON.parse(limited.text).error).toEqual({ code: 'RATE_LIMITED', message: expect.stringContaining('at most 3 per 60 s') });
+    expect(JSON.parse(limited.text).error).toEqual({
+      code: 'RATE_LIMITED',
+      message: expect.stringContaining('at most 3 per 60 s'),
+    });
     // Limited requests are not captured; the watcher saw exactly the three accepted ones.
     expect((await a.client.requests(3)).map((r) => r.body)).toEqual(['0', '1', '2']);
     await expect(a.client.next('request', 200)).rejects.toThrow();
@@ -59,7 +63,9 @@ describe('limits', () => {
     await endpoint(s);
     await endpoint(s);
     const refused = new WebSocket(`${s.wsUrl}${LIVE_PATH}`, [SUBPROTOCOL]);
-    const status = await new Promise<number>((resolve) => refused.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    const status = await new Promise<number>((resolve) =>
+      refused.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(status).toBe(429);
   });
 
@@ -77,7 +83,10 @@ describe('limits', () => {
     const s = await server({});
     const a = await endpoint(s);
     const path = new URL(a.welcome.endpoint.url).pathname;
-    const answer = await sendRaw(s.baseUrl, `POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnope\r\n`);
+    const answer = await sendRaw(
+      s.baseUrl,
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnope\r\n`,
+    );
     expect(answer).toMatch(/^HTTP\/1.1 400/);
     expect(answer).toContain('"code":"BAD_REQUEST"');
   });
@@ -94,7 +103,9 @@ describe('limits', () => {
     // Node hands a CONNECT socket over, with none of its timeouts and no error handler: a client
     // that keeps its side open must still be cut, and one that resets must not crash the server.
     const { port } = new URL(s.baseUrl);
-    const serverSide = new Promise<Duplex>((resolve) => s.app.server.once('connect', (_request, socket: Duplex) => resolve(socket)));
+    const serverSide = new Promise<Duplex>((resolve) =>
+      s.app.server.once('connect', (_request, socket: Duplex) => resolve(socket)),
+    );
     const lingering = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
     cleanups.push(async () => void lingering.destroy());
     lingering.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
@@ -103,7 +114,9 @@ describe('limits', () => {
     const socket = await serverSide;
     if (!socket.destroyed) await new Promise((resolve) => socket.once('close', resolve));
     const resetting = connect(Number(port), '127.0.0.1');
-    resetting.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nxxxxxxxxxx', () => resetting.resetAndDestroy());
+    resetting.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nxxxxxxxxxx', () =>
+      resetting.resetAndDestroy(),
+    );
     await new Promise((resolve) => resetting.once('close', resolve));
     expect((await send(`${s.baseUrl}/healthz`)).status).toBe(200);
   });

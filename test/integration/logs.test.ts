@@ -14,11 +14,18 @@ describe('logs', () => {
       const headerSecret = 'header-secret-77b2e0';
       await send(`${url}/path?q=query-visible`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${headerSecret}`, cookie: `session=${headerSecret}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${headerSecret}`,
+          cookie: `session=${headerSecret}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ token: bodySecret }),
       });
       await send(url, { method: 'PUT', body: `${bodySecret}${'x'.repeat(8000)}` }).catch(() => undefined);
-      client.send({ type: 'set-response', response: { status: 200, body: `reply-${bodySecret}`, contentType: 'text/plain' } });
+      client.send({
+        type: 'set-response',
+        response: { status: 200, body: `reply-${bodySecret}`, contentType: 'text/plain' },
+      });
       await client.next('response');
       const wrong = await SocketClient.open(server.wsUrl);
       wrong.send({ type: 'join', endpointId: id, key: `${key}x` });
@@ -44,7 +51,10 @@ describe('logs', () => {
       const { port } = new URL(server.baseUrl);
       const socket = connect(Number(port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
-      socket.write(`POST /api/endpoints HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`, () => socket.destroy());
+      socket.write(
+        `POST /api/endpoints HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`,
+        () => socket.destroy(),
+      );
       await expect.poll(() => server.logs()).toContain('request aborted');
       const errors = server
         .logs()

@@ -12,7 +12,9 @@ describe('the OpenAPI document on receiver sub-paths', () => {
   afterAll(() => server?.close());
 
   it('marks {subPath} as holding slashes and says how a generated client sends one', async () => {
-    const document = JSON.parse((await send(`${server.baseUrl}/api/openapi.json`)).text) as { paths: Record<string, { parameters?: Array<Record<string, unknown>> }> };
+    const document = JSON.parse((await send(`${server.baseUrl}/api/openapi.json`)).text) as {
+      paths: Record<string, { parameters?: Array<Record<string, unknown>> }>;
+    };
     for (const path of ['/api/webhook-tester/{id}/{subPath}', '/api/webhook-endpoint/{id}/{subPath}']) {
       const parameter = document.paths[path]?.parameters?.find((each) => each.name === 'subPath');
       expect(parameter?.['x-allow-reserved']).toBe(true);

@@ -6,9 +6,20 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RECEIVER_METHODS } from '../../src/http/methods.js';
-import { HTTP_METHODS, OPENAPI_PATH, openApiDocument, type JsonSchema, type OpenApiDocument, type PathItem } from '../../src/http/openapi.js';
+import {
+  HTTP_METHODS,
+  OPENAPI_PATH,
+  openApiDocument,
+  type JsonSchema,
+  type OpenApiDocument,
+  type PathItem,
+} from '../../src/http/openapi.js';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
-import { answerRuleSchema, parseResponseConfig, responseHeaderSchema } from '../../src/shared/schemas/response-config.js';
+import {
+  answerRuleSchema,
+  parseResponseConfig,
+  responseHeaderSchema,
+} from '../../src/shared/schemas/response-config.js';
 import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -124,7 +135,8 @@ describe('the OpenAPI document', () => {
     for (const [path, item] of Object.entries(served.paths)) {
       for (const method of operationsOf(item)) {
         const upper = method.toUpperCase();
-        if (!registered.has(`${upper} ${path}`) || !s.app.hasRoute({ method: upper, url: toFastifyUrl(path) })) missing.push(`${upper} ${path}`);
+        if (!registered.has(`${upper} ${path}`) || !s.app.hasRoute({ method: upper, url: toFastifyUrl(path) }))
+          missing.push(`${upper} ${path}`);
       }
     }
 
@@ -201,12 +213,18 @@ describe('the OpenAPI document', () => {
 
   it('refers request bodies to the rules and headers of the answers, which are the same taken and given', () => {
     // The document holds one AnswerRule and one ResponseHeader, generated from the answers' side.
-    for (const schema of [answerRuleSchema, responseHeaderSchema]) expect(z.toJSONSchema(schema, { io: 'input' })).toEqual(z.toJSONSchema(schema, { io: 'output' }));
-    expect(JSON.stringify(served.components.schemas.ResponseConfigInput)).toContain('"#/components/schemas/AnswerRule"');
+    for (const schema of [answerRuleSchema, responseHeaderSchema])
+      expect(z.toJSONSchema(schema, { io: 'input' })).toEqual(z.toJSONSchema(schema, { io: 'output' }));
+    expect(JSON.stringify(served.components.schemas.ResponseConfigInput)).toContain(
+      '"#/components/schemas/AnswerRule"',
+    );
   });
 
   it("matches the server's real answers: a created kept endpoint, a poll of its captures, an error", async () => {
-    const created = await send(`${s.baseUrl}/api/endpoints`, { method: 'POST', body: '{"kind":"kept","ttlMs":600000}' });
+    const created = await send(`${s.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      body: '{"kind":"kept","ttlMs":600000}',
+    });
     expect(created.status).toBe(201);
     const endpoint = JSON.parse(created.text) as EndpointInfo;
     expectValid(answerSchema('/api/endpoints', 'post', '201'), endpoint);
@@ -216,17 +234,38 @@ describe('the OpenAPI document', () => {
       `--${boundary}\r\nContent-Disposition: form-data; name="field"\r\n\r\nvalue\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nfile bytes\r\n--${boundary}--\r\n`;
     const captures = [
-      { path: '/github/push?a=1&a=2&token=s3cret', method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer s3cret' }, body: '{"event":"push"}' },
-      { path: '', method: 'PUT', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x=1&x=2&y=3' },
-      { path: '/upload', method: 'PATCH', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: multipart },
+      {
+        path: '/github/push?a=1&a=2&token=s3cret',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer s3cret' },
+        body: '{"event":"push"}',
+      },
+      {
+        path: '',
+        method: 'PUT',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'x=1&x=2&y=3',
+      },
+      {
+        path: '/upload',
+        method: 'PATCH',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: multipart,
+      },
       { path: '/binary', method: 'PROPFIND', headers: {}, body: Buffer.from([0xff, 0x00, 0xfe]) },
     ];
     for (const capture of captures) {
-      const answer = await send(`${endpoint.url}${capture.path}`, { method: capture.method, headers: capture.headers, body: capture.body });
+      const answer = await send(`${endpoint.url}${capture.path}`, {
+        method: capture.method,
+        headers: capture.headers,
+        body: capture.body,
+      });
       expect(answer.status).toBe(200);
     }
 
-    const polled = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=0&waitMs=1000`, { headers: { authorization: `Bearer ${endpoint.key}` } });
+    const polled = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests?afterSeq=0&waitMs=1000`, {
+      headers: { authorization: `Bearer ${endpoint.key}` },
+    });
     expect(polled.status).toBe(200);
     const answer = JSON.parse(polled.text) as { requests: Array<Record<string, unknown>> };
     expect(answer.requests.map((request) => request.method)).toEqual(['POST', 'PUT', 'PATCH', 'PROPFIND']);
@@ -238,7 +277,9 @@ describe('the OpenAPI document', () => {
     expect(answer.requests[3]?.bodyEncoding).toBe('base64');
     expectValid(answerSchema('/api/endpoints/{id}/requests', 'get', '200'), answer);
 
-    const wrongKey = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, { headers: { authorization: 'Bearer wrong' } });
+    const wrongKey = await send(`${s.baseUrl}/api/endpoints/${endpoint.id}/requests`, {
+      headers: { authorization: 'Bearer wrong' },
+    });
     expect(wrongKey.status).toBe(404);
     expectValid(answerSchema('/api/endpoints/{id}/requests', 'get', '404'), JSON.parse(wrongKey.text));
 
@@ -246,6 +287,8 @@ describe('the OpenAPI document', () => {
     const poll = answerSchema('/api/endpoints/{id}/requests', 'get', '200');
     const withoutSeq = { ...answer, requests: answer.requests.map(({ seq: _seq, ...rest }) => rest) };
     expect(poll(withoutSeq)).toBe(false);
-    expect(answerSchema('/api/endpoints/{id}/requests', 'get', '404')({ error: { code: 'NAME_TAKEN', message: 'x' } })).toBe(false);
+    expect(
+      answerSchema('/api/endpoints/{id}/requests', 'get', '404')({ error: { code: 'NAME_TAKEN', message: 'x' } }),
+    ).toBe(false);
   });
 });

@@ -14,7 +14,13 @@ describe('the page route', () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'hookwatch-page-'));
     await mkdir(join(root, 'chunks'));
-    for (const [name, text] of [['index.html', '<!doctype html>'], ['app.js', 'import("./chunks/xml-1.js")'], ['app.js.map', '{}'], ['chunks/xml-1.js', 'export {}'], ['chunks/xml-1.js.map', '{}']]) {
+    for (const [name, text] of [
+      ['index.html', '<!doctype html>'],
+      ['app.js', 'import("./chunks/xml-1.js")'],
+      ['app.js.map', '{}'],
+      ['chunks/xml-1.js', 'export {}'],
+      ['chunks/xml-1.js.map', '{}'],
+    ]) {
       await writeFile(join(root, name as string), text as string);
     }
     app = Fastify();

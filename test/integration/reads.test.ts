@@ -31,14 +31,21 @@ describe('reads change nothing', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const instance: Instance = await startInstance({ DATA_DIR: dir });
     cleanups.push(() => instance.kill());
-    const made = await send(`${instance.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+    const made = await send(`${instance.baseUrl}/api/endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"kind":"kept"}',
+    });
     const endpoint = JSON.parse(made.text) as { id: string; key: string; url: string };
     const poll = async (query: string) => {
-      const answer = await send(`${instance.baseUrl}/api/endpoints/${endpoint.id}/requests?${query}`, { headers: { authorization: `Bearer ${endpoint.key}` } });
+      const answer = await send(`${instance.baseUrl}/api/endpoints/${endpoint.id}/requests?${query}`, {
+        headers: { authorization: `Bearer ${endpoint.key}` },
+      });
       expect(answer.status).toBe(200);
       return JSON.parse(answer.text) as PollAnswer;
     };
-    for (const body of ['one', 'two', 'three']) expect((await send(endpoint.url, { method: 'POST', body })).status).toBe(200);
+    for (const body of ['one', 'two', 'three'])
+      expect((await send(endpoint.url, { method: 'POST', body })).status).toBe(200);
     return { instance, endpoint, poll, link: `${instance.baseUrl}/#${endpoint.id}.${endpoint.key}` };
   }
 

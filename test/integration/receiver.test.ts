@@ -26,13 +26,16 @@ describe('receiver', () => {
     expect(url).toMatch(new RegExp(`^${server.baseUrl}/api/webhook-tester/[A-Za-z0-9_-]{21}$`));
   });
 
-  it.each(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'PURGE', 'QUERY'])('captures %s', async (method) => {
-    const response = await send(`${url}/m`, { method });
-    expect(response.status).toBe(200);
-    const [request] = await watcher.requests(1);
-    expect(request?.method).toBe(method);
-    expect(request?.subPath).toBe('/m');
-  });
+  it.each(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'PURGE', 'QUERY'])(
+    'captures %s',
+    async (method) => {
+      const response = await send(`${url}/m`, { method });
+      expect(response.status).toBe(200);
+      const [request] = await watcher.requests(1);
+      expect(request?.method).toBe(method);
+      expect(request?.subPath).toBe('/m');
+    },
+  );
 
   it('answers HEAD with the configured status and no body', async () => {
     const response = await send(url, { method: 'HEAD' });
@@ -86,7 +89,11 @@ describe('receiver', () => {
   });
 
   it('parses url-encoded form fields', async () => {
-    await send(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body: 'a=1&b=%C3%A9&a=3' });
+    await send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      body: 'a=1&b=%C3%A9&a=3',
+    });
     const [request] = await watcher.requests(1);
     expect({ ...request?.form }).toEqual({ a: ['1', '3'], b: 'é' });
   });
@@ -127,7 +134,13 @@ describe('receiver', () => {
     const response = await send(url, { method: 'POST', body });
     expect(response.status).toBe(200);
     const [request] = await watcher.requests(1);
-    expect(request).toMatchObject({ truncated: true, size: STORED_CAP * 3, storedSize: STORED_CAP, bodyEncoding: 'utf8', isJson: false });
+    expect(request).toMatchObject({
+      truncated: true,
+      size: STORED_CAP * 3,
+      storedSize: STORED_CAP,
+      bodyEncoding: 'utf8',
+      isJson: false,
+    });
     expect(request?.body).toBe('a'.repeat(STORED_CAP));
   });
 
@@ -140,10 +153,14 @@ describe('receiver', () => {
   });
 
   it('answers 413 past the read limit and still captures the request, truncated', async () => {
-    const response = await send(url, { method: 'POST', body: Buffer.alloc(READ_LIMIT * 4, 0x61) }).catch((error: Error) => error);
+    const response = await send(url, { method: 'POST', body: Buffer.alloc(READ_LIMIT * 4, 0x61) }).catch(
+      (error: Error) => error,
+    );
     if (!(response instanceof Error)) {
       expect(response.status).toBe(413);
-      expect(JSON.parse(response.text)).toEqual({ error: { code: 'BODY_TOO_LARGE', message: expect.stringContaining(String(READ_LIMIT)) } });
+      expect(JSON.parse(response.text)).toEqual({
+        error: { code: 'BODY_TOO_LARGE', message: expect.stringContaining(String(READ_LIMIT)) },
+      });
       expect(response.headers['x-hookwatch-response']).toBe('error');
     }
     const [request] = await watcher.requests(1);
@@ -155,7 +172,10 @@ describe('receiver', () => {
   it('answers 413 with the JSON error when the sender waits for it', async () => {
     const id = url.split('/').pop();
     const head = `POST /api/webhook-tester/${id} HTTP/1.1\r\nHost: x\r\nContent-Length: ${READ_LIMIT * 2}\r\n\r\n`;
-    const answer = await sendRaw(server.baseUrl, Buffer.concat([Buffer.from(head), Buffer.alloc(READ_LIMIT + 10, 0x62)]));
+    const answer = await sendRaw(
+      server.baseUrl,
+      Buffer.concat([Buffer.from(head), Buffer.alloc(READ_LIMIT + 10, 0x62)]),
+    );
     expect(answer).toMatch(/^HTTP\/1.1 413/);
     expect(answer).toContain('"code":"BODY_TOO_LARGE"');
     expect(answer.toLowerCase()).toContain('connection: close');
@@ -176,7 +196,11 @@ describe('receiver', () => {
   it('answers a CORS preflight so browser senders can send, and captures it', async () => {
     const response = await send(url, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'x-custom' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'x-custom',
+      },
     });
     expect(response.status).toBe(204);
     expect(response.headers['access-control-allow-methods']).toBe('PUT');
@@ -193,7 +217,10 @@ describe('receiver', () => {
   });
 
   it('answers 404 with the JSON error for an unknown id', async () => {
-    const response = await send(`${server.baseUrl}/api/webhook-tester/nope-not-an-endpoint/x?y=1`, { method: 'POST', body: 'x' });
+    const response = await send(`${server.baseUrl}/api/webhook-tester/nope-not-an-endpoint/x?y=1`, {
+      method: 'POST',
+      body: 'x',
+    });
     expect(response.status).toBe(404);
     expect(JSON.parse(response.text)).toEqual({ error: { code: 'ENDPOINT_NOT_FOUND', message: expect.any(String) } });
     expect(response.headers['x-hookwatch-response']).toBe('error');
@@ -214,7 +241,11 @@ describe('receiver log limit', () => {
       const { client, welcome } = await SocketClient.create(server.wsUrl);
       for (let i = 1; i <= 55; i++) await send(`${welcome.endpoint.url}?i=${i}`, { method: 'POST' });
       await client.requests(55);
-      const { client: late, welcome: lateWelcome } = await SocketClient.join(server.wsUrl, welcome.endpoint.id, welcome.endpoint.key);
+      const { client: late, welcome: lateWelcome } = await SocketClient.join(
+        server.wsUrl,
+        welcome.endpoint.id,
+        welcome.endpoint.key,
+      );
       expect(lateWelcome.backlog).toBe(50);
       expect(lateWelcome.gap).toBe(true);
       const backlog = await late.requests(50);

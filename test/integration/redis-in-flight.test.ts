@@ -11,7 +11,10 @@ import { privateRedisRig } from '../helpers/redis-rig.js';
 describe('commands in flight at a cut', () => {
   const { cleanups, redisServer, proxyTo } = privateRedisRig();
 
-  for (const [name, reconnects] of [['a connection that reconnects (one Redis, Sentinel)', true], ["a Cluster node's connection, which does not", false]] as const) {
+  for (const [name, reconnects] of [
+    ['a connection that reconnects (one Redis, Sentinel)', true],
+    ["a Cluster node's connection, which does not", false],
+  ] as const) {
     it(`${name}: fails them as of unknown outcome, and none reaches Redis afterwards`, async () => {
       const redis = await redisServer();
       const proxy = await proxyTo(redis);
@@ -33,7 +36,9 @@ describe('commands in flight at a cut', () => {
       proxy.killAll();
       proxy.resume();
       const outcomes = await inFlight;
-      expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error).message : 'fulfilled'))).toEqual(Array.from({ length: 5 }, () => IN_FLIGHT_AT_CUT));
+      expect(
+        outcomes.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error).message : 'fulfilled')),
+      ).toEqual(Array.from({ length: 5 }, () => IN_FLIGHT_AT_CUT));
       if (reconnects) {
         // Back, and working: the next command goes through, and it is the only INCR Redis saw.
         await expect.poll(() => client.incr('counter').catch(() => 0), { timeout: 5000 }).toBe(1);

@@ -55,14 +55,17 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     const e = await endpoint(s.wsUrl, s.baseUrl);
     const body = Buffer.from([0, 1, 2, 250, 251, 252, 0x7b]);
     const to = await localApp((_request, received, response) => {
-      response.writeHead(201, [
-        ['Content-Type', 'application/octet-stream'],
-        ['X-App', 'mine'],
-        ['X-App', 'twice'],
-        ['Set-Cookie', 'session=1'],
-        ['Location', '/elsewhere'],
-        ['X-Echo-Length', String(received.length)],
-      ].flat());
+      response.writeHead(
+        201,
+        [
+          ['Content-Type', 'application/octet-stream'],
+          ['X-App', 'mine'],
+          ['X-App', 'twice'],
+          ['Set-Cookie', 'session=1'],
+          ['Location', '/elsewhere'],
+          ['X-Echo-Length', String(received.length)],
+        ].flat(),
+      );
       response.end(body);
     });
     const run = cli(['forward', e.link, '--to', to, '--respond']);
@@ -88,8 +91,18 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
 
     const answered = await e.tab.next('answered');
     expect(answered.seq).toBe(1);
-    expect(answered.answer).toMatchObject({ status: 201, by: 'forwarder', droppedHeaders: expect.arrayContaining(['set-cookie', 'location']) as unknown });
-    const stored = JSON.parse((await send(`${s.baseUrl}/api/endpoints/${e.id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${e.key}` } })).text) as { requests: Array<{ answer: unknown }> };
+    expect(answered.answer).toMatchObject({
+      status: 201,
+      by: 'forwarder',
+      droppedHeaders: expect.arrayContaining(['set-cookie', 'location']) as unknown,
+    });
+    const stored = JSON.parse(
+      (
+        await send(`${s.baseUrl}/api/endpoints/${e.id}/requests?afterSeq=0`, {
+          headers: { authorization: `Bearer ${e.key}` },
+        })
+      ).text,
+    ) as { requests: Array<{ answer: unknown }> };
     expect(stored.requests[0]?.answer).toEqual(answered.answer);
   });
 
@@ -120,7 +133,9 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
 
     // A CLI killed outright: its socket closes and its claim is given back.
     await run.stop('SIGKILL');
-    await e.tab.next('responder', 5000).then(async (message) => (message.id === null ? message : e.tab.next('responder', 5000)));
+    await e.tab
+      .next('responder', 5000)
+      .then(async (message) => (message.id === null ? message : e.tab.next('responder', 5000)));
     const afterDeath = performance.now();
     expect((await send(e.url, { method: 'POST' })).text).toBe('configured');
     expect(performance.now() - afterDeath).toBeLessThan(700);
@@ -129,9 +144,21 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
   it('lets the latest --respond win and tells the one before, which answers again when the latest stops', async () => {
     const s = await server();
     const e = await endpoint(s.wsUrl, s.baseUrl);
-    const first = cli(['forward', e.link, '--to', await localApp((_q, _b, response) => response.end('first')), '--respond']);
+    const first = cli([
+      'forward',
+      e.link,
+      '--to',
+      await localApp((_q, _b, response) => response.end('first')),
+      '--respond',
+    ]);
     await responding(first);
-    const second = cli(['forward', e.link, '--to', await localApp((_q, _b, response) => response.end('second')), '--respond']);
+    const second = cli([
+      'forward',
+      e.link,
+      '--to',
+      await localApp((_q, _b, response) => response.end('second')),
+      '--respond',
+    ]);
     await responding(second);
     await first.waitFor('stderr', /another hookwatch forward --respond took over/);
     expect((await send(e.url, { method: 'POST' })).text).toBe('second');
@@ -158,7 +185,10 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
 
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ status: 101, headers: [['Upgrade', 'websocket']], body: '', bodyEncoding: 'utf8' }, /protocol switch \(101\)/],
-      [{ status: 200, headers: [], body: Buffer.alloc(1024 * 1024 + 1).toString('base64'), bodyEncoding: 'base64' }, /at most 1048576 are relayed/],
+      [
+        { status: 200, headers: [], body: Buffer.alloc(1024 * 1024 + 1).toString('base64'), bodyEncoding: 'base64' },
+        /at most 1048576 are relayed/,
+      ],
     ];
     for (const [fields, problem] of cases) {
       const started = performance.now();
@@ -172,9 +202,24 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     // A denied header is not an error: it is dropped and listed.
     const sender = send(e.url, { method: 'POST' });
     const { request } = await responder.next('request');
-    responder.send({ type: 'local-answer', seq: request.seq, status: 409, headers: [['Set-Cookie', 'a=b'], ['X-Ok', 'yes']], body: 'conflict', bodyEncoding: 'utf8' });
+    responder.send({
+      type: 'local-answer',
+      seq: request.seq,
+      status: 409,
+      headers: [
+        ['Set-Cookie', 'a=b'],
+        ['X-Ok', 'yes'],
+      ],
+      body: 'conflict',
+      bodyEncoding: 'utf8',
+    });
     const answer = await sender;
-    expect([answer.status, answer.text, answer.headers['x-ok'], answer.headers['set-cookie']]).toEqual([409, 'conflict', 'yes', undefined]);
+    expect([answer.status, answer.text, answer.headers['x-ok'], answer.headers['set-cookie']]).toEqual([
+      409,
+      'conflict',
+      'yes',
+      undefined,
+    ]);
     expect((await e.tab.next('answered')).answer.droppedHeaders).toEqual(['set-cookie']);
   });
 
@@ -195,7 +240,14 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     const { request } = await first.next('request');
     first.send({ type: 'local-answer', seq: request.seq, status: 201, headers: [], body: 'old', bodyEncoding: 'utf8' });
     expect((await first.next('error')).error.message).toMatch(/another hookwatch forward --respond answers/);
-    second.send({ type: 'local-answer', seq: request.seq, status: 202, headers: [], body: 'latest', bodyEncoding: 'utf8' });
+    second.send({
+      type: 'local-answer',
+      seq: request.seq,
+      status: 202,
+      headers: [],
+      body: 'latest',
+      bodyEncoding: 'utf8',
+    });
     const answer = await sender;
     expect([answer.status, answer.text]).toEqual([202, 'latest']);
   });
@@ -225,7 +277,8 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     responder.send({ type: 'claim-responder' });
     await responder.next('responder');
     const body = 'x'.repeat(1000 * 1024);
-    for (let i = 0; i < 60; i++) responder.send({ type: 'local-answer', seq: i + 1, status: 200, headers: [], body, bodyEncoding: 'utf8' });
+    for (let i = 0; i < 60; i++)
+      responder.send({ type: 'local-answer', seq: i + 1, status: 200, headers: [], body, bodyEncoding: 'utf8' });
     expect(await responder.closed).toBe(4029);
   });
 
@@ -233,7 +286,10 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     const prefix = testPrefix();
     const env = { REDIS_URL: redisUrl, REDIS_PREFIX: prefix };
     const [a, b] = await Promise.all([startInstance(env), startInstance(env)]);
-    cleanups.push(() => a.stop(), () => b.stop());
+    cleanups.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
     const e = await endpoint(b.wsUrl, b.baseUrl);
     const to = await localApp((request, body, response) => {
       response.writeHead(202, { 'content-type': 'application/json', 'x-via': 'local' });
@@ -244,11 +300,18 @@ describe('hookwatch forward --respond: the local app answers senders', () => {
     const onA = e.url.replace(b.baseUrl, a.baseUrl);
     for (let i = 0; i < 5; i++) {
       const answer = await send(onA, { method: 'PUT', body: `n${i}` });
-      expect([answer.status, answer.headers['x-via'], answer.headers['x-hookwatch-response'], answer.text]).toEqual([202, 'local', 'forwarded', JSON.stringify({ method: 'PUT', body: `n${i}` })]);
+      expect([answer.status, answer.headers['x-via'], answer.headers['x-hookwatch-response'], answer.text]).toEqual([
+        202,
+        'local',
+        'forwarded',
+        JSON.stringify({ method: 'PUT', body: `n${i}` }),
+      ]);
     }
     // Gone from B: A's senders get the configured answer at once.
     await run.stop('SIGKILL');
-    await e.tab.next('responder', 5000).then(async (message) => (message.id === null ? message : e.tab.next('responder', 5000)));
+    await e.tab
+      .next('responder', 5000)
+      .then(async (message) => (message.id === null ? message : e.tab.next('responder', 5000)));
     expect((await send(onA, { method: 'POST' })).text).toBe('configured');
   });
 });

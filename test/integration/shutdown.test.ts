@@ -64,32 +64,37 @@ describe('process lifecycle', () => {
     ['in memory', () => ({})],
     ['on Redis', onRedis],
   ];
-  it.each(backends)('on SIGTERM finishes an in-flight capture, tells watchers 1001 and exits 0 (%s)', async (_name, env) => {
-    const server = await startProcess(env());
-    const base = `http://127.0.0.1:${server.port}`;
-    expect((await send(`${base}/healthz`)).status).toBe(200);
-    const { client, welcome } = await SocketClient.create(`ws://127.0.0.1:${server.port}`);
+  it.each(backends)(
+    'on SIGTERM finishes an in-flight capture, tells watchers 1001 and exits 0 (%s)',
+    async (_name, env) => {
+      const server = await startProcess(env());
+      const base = `http://127.0.0.1:${server.port}`;
+      expect((await send(`${base}/healthz`)).status).toBe(200);
+      const { client, welcome } = await SocketClient.create(`ws://127.0.0.1:${server.port}`);
 
-    // A request whose body is still arriving when the signal comes.
-    const socket = connect(server.port, '127.0.0.1');
-    const path = new URL(welcome.endpoint.url).pathname;
-    // Node answers 100 Continue as it hands the request to the app: then it is in flight.
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
-    let text = '';
-    socket.on('data', (chunk) => (text += chunk.toString()));
-    const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(text)));
-    await expect.poll(() => text).toContain('100 Continue');
-    socket.write('hello');
+      // A request whose body is still arriving when the signal comes.
+      const socket = connect(server.port, '127.0.0.1');
+      const path = new URL(welcome.endpoint.url).pathname;
+      // Node answers 100 Continue as it hands the request to the app: then it is in flight.
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+      );
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(text)));
+      await expect.poll(() => text).toContain('100 Continue');
+      socket.write('hello');
 
-    const started = Date.now();
-    server.child.kill('SIGTERM');
-    expect(await client.closed).toBe(1001);
-    // The rest of the body, without ending our side: a sender that half-closes before its answer
-    // gets none from Node's HTTP server (it ends the connection on the sender's FIN).
-    socket.write('world');
-    expect(await answer).toMatch(/^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200/);
-    expect(await server.exited).toBe(0);
-    expect(Date.now() - started).toBeLessThan(10_000);
-    expect(server.output()).toContain('shutting down');
-  });
+      const started = Date.now();
+      server.child.kill('SIGTERM');
+      expect(await client.closed).toBe(1001);
+      // The rest of the body, without ending our side: a sender that half-closes before its answer
+      // gets none from Node's HTTP server (it ends the connection on the sender's FIN).
+      socket.write('world');
+      expect(await answer).toMatch(/^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200/);
+      expect(await server.exited).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(server.output()).toContain('shutting down');
+    },
+  );
 });

@@ -63,7 +63,13 @@ describe('live protocol', () => {
     expect(welcome.created).toBe(true);
     expect(welcome.endpoint.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(welcome.endpoint.key).toMatch(/^[A-Za-z0-9]{32}$/);
-    expect(welcome.endpoint.response).toEqual({ status: 200, body: '{"ok":true}', contentType: 'application/json', headers: [], delayMs: 0 });
+    expect(welcome.endpoint.response).toEqual({
+      status: 200,
+      body: '{"ok":true}',
+      contentType: 'application/json',
+      headers: [],
+      delayMs: 0,
+    });
     expect(welcome.backlog).toBe(0);
   });
 
@@ -106,7 +112,8 @@ describe('live protocol', () => {
     // More watchers than that: an early flush waits until it carries a message per socket.
     const watchers = FLUSH_AFTER_MESSAGES + 2;
     const others = [];
-    for (let i = 1; i < watchers; i++) others.push(track(await SocketClient.join(s.wsUrl, endpointId, a.welcome.endpoint.key)));
+    for (let i = 1; i < watchers; i++)
+      others.push(track(await SocketClient.join(s.wsUrl, endpointId, a.welcome.endpoint.key)));
     publish(watchers - 1);
     expect(serverSockets().map((socket) => socket.writableCorked)).toEqual(Array(watchers).fill(1));
     publish(1);
@@ -121,11 +128,16 @@ describe('live protocol', () => {
     const a = track(await SocketClient.create(s.wsUrl));
     // A client that keeps its side open is still cut once the answer is sent: the server holds
     // no socket for it afterwards.
-    const connections = () => new Promise<number>((resolve, reject) => s.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+    const connections = () =>
+      new Promise<number>((resolve, reject) =>
+        s.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
     const before = await connections();
     const raw = connect({ port: Number(new URL(s.baseUrl).port), host: '127.0.0.1', allowHalfOpen: true });
     cleanups.push(async () => void raw.destroy());
-    raw.write(`GET ${new URL(a.welcome.endpoint.url).pathname} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    raw.write(
+      `GET ${new URL(a.welcome.endpoint.url).pathname} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+    );
     let reply = '';
     raw.on('data', (chunk: Buffer) => (reply += chunk.toString()));
     await new Promise((resolve) => raw.once('end', resolve));
@@ -185,7 +197,10 @@ describe('live protocol', () => {
     expect(answer.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(answer.headers['x-hookwatch-response']).toBe('configured');
 
-    a.client.send({ type: 'set-response', response: { status: 204, body: 'ignored', contentType: 'application/json' } });
+    a.client.send({
+      type: 'set-response',
+      response: { status: 204, body: 'ignored', contentType: 'application/json' },
+    });
     await b.client.next('response');
     const empty = await send(a.welcome.endpoint.url, { method: 'POST' });
     expect(empty.status).toBe(204);
@@ -196,14 +211,30 @@ describe('live protocol', () => {
   });
 
   it.each([
-    ['a status outside the allowed ranges', { status: 302, body: '', contentType: 'text/plain' }, /status must be in 200-299 or 400-599/],
+    [
+      'a status outside the allowed ranges',
+      { status: 302, body: '', contentType: 'text/plain' },
+      /status must be in 200-299 or 400-599/,
+    ],
     ['an unsafe content type', { status: 200, body: '', contentType: 'text/html' }, /contentType must be one of/],
-    ['a body over 64 KiB', { status: 200, body: 'x'.repeat(70_000), contentType: 'text/plain' }, /body must be at most 65536 bytes/],
+    [
+      'a body over 64 KiB',
+      { status: 200, body: 'x'.repeat(70_000), contentType: 'text/plain' },
+      /body must be at most 65536 bytes/,
+    ],
     // 65,536 characters the old limit allowed, but 192 KiB of UTF-8: a clear error, not a 1009 close.
-    ['a body of 64 Ki CJK characters', { status: 200, body: '漢'.repeat(65_536), contentType: 'text/plain' }, /body must be at most 65536 bytes/],
+    [
+      'a body of 64 Ki CJK characters',
+      { status: 200, body: '漢'.repeat(65_536), contentType: 'text/plain' },
+      /body must be at most 65536 bytes/,
+    ],
     ['a denied header', { status: 200, headers: [['Set-Cookie', 'a=b']] }, /header Set-Cookie may not be configured/],
     ['a header value with a line break', { status: 200, headers: [['X-A', 'a\r\nX-B: c']] }, /X-A value must be/],
-    ['eleven headers', { status: 200, headers: Array.from({ length: 11 }, (_, i) => [`X-${i}`, 'v']) }, /at most 10 headers/],
+    [
+      'eleven headers',
+      { status: 200, headers: Array.from({ length: 11 }, (_, i) => [`X-${i}`, 'v']) },
+      /at most 10 headers/,
+    ],
     ['a delay over 30 s', { status: 200, delayMs: 30_001 }, /delayMs must be at most 30000/],
     ['a 1xx status', { status: 101 }, /status must be in 200-299 or 400-599/],
     ['an unknown field', { status: 200, extra: true }, /Unrecognized key/],
@@ -229,10 +260,16 @@ describe('live protocol', () => {
       ['X-Realm', 'Basic'],
       ['x-realm', 'Bearer realm="x"'],
     ];
-    a.client.send({ type: 'set-response', response: { status: 401, body: '', contentType: 'text/plain', headers, delayMs: 0 } });
+    a.client.send({
+      type: 'set-response',
+      response: { status: 401, body: '', contentType: 'text/plain', headers, delayMs: 0 },
+    });
     await a.client.next('response');
     const path = new URL(a.welcome.endpoint.url).pathname;
-    const answer = await sendRaw(s.baseUrl, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    const answer = await sendRaw(
+      s.baseUrl,
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+    );
     expect(answer).toMatch(/^HTTP\/1.1 401 /);
     expect(answer).toContain('\r\nX-Multi: one\r\nX-Multi: two\r\nX-Realm: Basic\r\nx-realm: Bearer realm="x"\r\n');
   });
@@ -241,7 +278,17 @@ describe('live protocol', () => {
     const s = await server();
     const a = track(await SocketClient.create(s.wsUrl));
     const b = track(await SocketClient.join(s.wsUrl, a.welcome.endpoint.id, a.welcome.endpoint.key));
-    const result = { type: 'forwarded', seq: 1, target: 'http://localhost:3000/hook', status: 201, durationMs: 12.5, headers: [['Content-Type', 'text/plain']], body: 'ok', bodyEncoding: 'utf8', bodyTruncated: false };
+    const result = {
+      type: 'forwarded',
+      seq: 1,
+      target: 'http://localhost:3000/hook',
+      status: 201,
+      durationMs: 12.5,
+      headers: [['Content-Type', 'text/plain']],
+      body: 'ok',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    };
     b.client.send(result);
     expect(await a.client.next('forwarded')).toEqual(result);
     expect(await b.client.next('forwarded')).toEqual(result);
@@ -309,7 +356,9 @@ describe('live protocol', () => {
     // Within the grace the endpoint still captures and can be rejoined.
     expect((await send(url, { method: 'POST', body: 'in grace' })).status).toBe(200);
 
-    await expect.poll(async () => (await send(url, { method: 'POST' })).status, { timeout: 3000, interval: 50 }).toBe(404);
+    await expect
+      .poll(async () => (await send(url, { method: 'POST' })).status, { timeout: 3000, interval: 50 })
+      .toBe(404);
     expect(await s.store.getEndpoint(id)).toBeUndefined();
     const late = await SocketClient.open(s.wsUrl);
     late.send({ type: 'join', endpointId: id, key });
@@ -331,7 +380,9 @@ describe('live protocol', () => {
     const s = await server({ graceMs: 0 });
     const a = await SocketClient.create(s.wsUrl);
     await a.client.close();
-    await expect.poll(async () => (await send(a.welcome.endpoint.url)).status, { timeout: 2000, interval: 20 }).toBe(404);
+    await expect
+      .poll(async () => (await send(a.welcome.endpoint.url)).status, { timeout: 2000, interval: 20 })
+      .toBe(404);
   });
 
   it('makes a new URL by creating a new endpoint and leaving the old one', async () => {
@@ -340,7 +391,9 @@ describe('live protocol', () => {
     const fresh = track(await SocketClient.create(s.wsUrl));
     await old.client.close();
     expect(fresh.welcome.endpoint.id).not.toBe(old.welcome.endpoint.id);
-    await expect.poll(async () => (await send(old.welcome.endpoint.url)).status, { timeout: 3000, interval: 50 }).toBe(404);
+    await expect
+      .poll(async () => (await send(old.welcome.endpoint.url)).status, { timeout: 3000, interval: 50 })
+      .toBe(404);
     expect((await send(fresh.welcome.endpoint.url)).status).toBe(200);
   });
 
@@ -360,13 +413,16 @@ describe('live protocol', () => {
     expect((await client.next('error')).error.code).toBe('ALREADY_JOINED');
   });
 
-  it('handles one socket\'s messages in the order sent, without waiting for each answer', async () => {
+  it("handles one socket's messages in the order sent, without waiting for each answer", async () => {
     const s = await server();
     // A set-response sent straight after create applies to the new endpoint.
     const creator = await SocketClient.open(s.wsUrl);
     cleanups.push(() => creator.close());
     creator.send({ type: 'create' });
-    creator.send({ type: 'set-response', response: { status: 202, headers: [], body: '', contentType: 'text/plain', delayMs: 0 } });
+    creator.send({
+      type: 'set-response',
+      response: { status: 202, headers: [], body: '', contentType: 'text/plain', delayMs: 0 },
+    });
     const { endpoint } = await creator.next('welcome');
     expect((await creator.next('response')).response.status).toBe(202);
     expect((await send(endpoint.url, { method: 'POST' })).status).toBe(202);

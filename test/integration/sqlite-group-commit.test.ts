@@ -10,18 +10,39 @@ import { DEFAULT_RESPONSE, type ResponseConfig } from '../../src/shared/schemas/
 import { responseConfigCost } from '../../src/log/rulebook.js';
 import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore, MAX_CAPTURES_PER_COMMIT } from '../../src/one-process/sqlite-store.js';
-import { recordOf, StoreUnavailableError, type Appended, type NewEntry, type EntryBuilder, type Store, type StoreLimits } from '../../src/store/store.js';
+import {
+  recordOf,
+  StoreUnavailableError,
+  type Appended,
+  type NewEntry,
+  type EntryBuilder,
+  type Store,
+  type StoreLimits,
+} from '../../src/store/store.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
 
 const MIB = 1024 * 1024;
 const HOUR = 60 * 60 * 1000;
-const LIMITS: StoreLimits = { requestsPerEndpoint: 1000, maxStoredBytes: 256 * MIB, maxStoredBytesPerEndpoint: 64 * MIB, maxResponseConfigBytes: 64 * MIB };
+const LIMITS: StoreLimits = {
+  requestsPerEndpoint: 1000,
+  maxStoredBytes: 256 * MIB,
+  maxStoredBytesPerEndpoint: 64 * MIB,
+  maxResponseConfigBytes: 64 * MIB,
+};
 const DEFAULT_ANSWER = '{"status":200,"delayMs":0,"by":"default"}';
 const entryOf = (json: string): NewEntry => ({ json, choices: ONLY_DEFAULT, answers: [DEFAULT_ANSWER] });
 /** Rule 0 answers once per configuration, then the default. */
-const onceThenDefault: NewEntry = { json: '{}', choices: [{ rule: 0, times: 1 }, { rule: -1, times: 0 }], answers: ['"rule"', '"default"'] };
-const record = (message: Buffer | undefined) => (message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined);
+const onceThenDefault: NewEntry = {
+  json: '{}',
+  choices: [
+    { rule: 0, times: 1 },
+    { rule: -1, times: 0 },
+  ],
+  answers: ['"rule"', '"default"'],
+};
+const record = (message: Buffer | undefined) =>
+  message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined;
 
 /**
  * The SQLite store's group commit (issue 33, item 3) on a real database file: the captures of
@@ -67,7 +88,17 @@ describe('the SQLite store commits the captures of one turn together', () => {
     bus.onMessage((id, message) => heard.push([id, message]));
     const store = createSqliteStore({ ...LIMITS, ...limits, maxDiskBytes: LIMITS.maxStoredBytes, db, bus });
     const create = (id: string, response: ResponseConfig = DEFAULT_RESPONSE, redact?: boolean) =>
-      store.createEndpoint({ id, kind: 'kept', keyHash: 'ab'.repeat(32), createdAt: '2026-01-01T00:00:00.000Z', response, ...(redact === undefined ? {} : { redact }) }, { maxEndpoints: 1000, deadlineMs: Date.now() + HOUR });
+      store.createEndpoint(
+        {
+          id,
+          kind: 'kept',
+          keyHash: 'ab'.repeat(32),
+          createdAt: '2026-01-01T00:00:00.000Z',
+          response,
+          ...(redact === undefined ? {} : { redact }),
+        },
+        { maxEndpoints: 1000, deadlineMs: Date.now() + HOUR },
+      );
     return { db, store, bus, heard, create, inserted: () => inserted, commits };
   };
 
@@ -87,8 +118,10 @@ describe('the SQLite store commits the captures of one turn together', () => {
       // Its read runs now, not when awaited: what the store holds at the moment of the answer.
       storedThen: appended ? readSeq(opened.store, id, appended.seq) : Promise.resolve(undefined),
     }));
-  const readSeq = async (store: Store, id: string, seq: number) => (await store.readLog(id, seq - 1))?.requests.find((stored) => stored.seq === seq)?.message;
-  const loggedNs = async (store: Store, id: string) => (await store.readLog(id, 0))?.requests.map((stored) => [stored.seq, record(stored.message)?.n]);
+  const readSeq = async (store: Store, id: string, seq: number) =>
+    (await store.readLog(id, seq - 1))?.requests.find((stored) => stored.seq === seq)?.message;
+  const loggedNs = async (store: Store, id: string) =>
+    (await store.readLog(id, 0))?.requests.map((stored) => [stored.seq, record(stored.message)?.n]);
 
   it('stores a burst to one endpoint and to several each once, numbered in arrival order, in one transaction, each caller answered after it committed', async () => {
     const opened = open();
@@ -109,12 +142,18 @@ describe('the SQLite store commits the captures of one turn together', () => {
     // Each endpoint numbered its captures 1, 2, 3… in the order they arrived, each stored once.
     for (const id of ids) {
       const sent = calls.filter((call) => call.id === id).map((call, at) => [at + 1, call.n]);
-      expect(answers.filter((_, at) => calls[at]?.id === id).map((answer) => answer.appended?.seq)).toEqual(sent.map(([seq]) => seq));
+      expect(answers.filter((_, at) => calls[at]?.id === id).map((answer) => answer.appended?.seq)).toEqual(
+        sent.map(([seq]) => seq),
+      );
       expect(await loggedNs(opened.store, id)).toEqual(sent);
       // And announced in that order.
-      expect(opened.heard.filter(([heardId]) => heardId === id).map(([, message]) => message.seq)).toEqual(sent.map(([seq]) => seq));
+      expect(opened.heard.filter(([heardId]) => heardId === id).map(([, message]) => message.seq)).toEqual(
+        sent.map(([seq]) => seq),
+      );
     }
-    expect(opened.db.prepare('SELECT id, last_seq FROM endpoints ORDER BY id').all()).toEqual(ids.map((id) => ({ id, last_seq: burst / ids.length })));
+    expect(opened.db.prepare('SELECT id, last_seq FROM endpoints ORDER BY id').all()).toEqual(
+      ids.map((id) => ({ id, last_seq: burst / ids.length })),
+    );
   });
 
   it('fails a capture whose record throws alone; a failing commit fails every capture in it and stores none of them', async () => {
@@ -123,23 +162,41 @@ describe('the SQLite store commits the captures of one turn together', () => {
     // One bad record among ten: the other nine are stored, numbered without a hole.
     const first = await Promise.allSettled(
       Array.from({ length: 10 }, (_, n) =>
-        opened.store.appendRequest('a', 'kept', () => {
-          if (n === 3) throw new Error('this record cannot be built');
-          return entryOf(`{"n":${n}}`);
-        }, Date.now()),
+        opened.store.appendRequest(
+          'a',
+          'kept',
+          () => {
+            if (n === 3) throw new Error('this record cannot be built');
+            return entryOf(`{"n":${n}}`);
+          },
+          Date.now(),
+        ),
       ),
     );
-    expect(first.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value?.seq : (outcome.reason as Error).message))).toEqual([1, 2, 3, 'this record cannot be built', 4, 5, 6, 7, 8, 9]);
+    expect(
+      first.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value?.seq : (outcome.reason as Error).message)),
+    ).toEqual([1, 2, 3, 'this record cannot be built', 4, 5, 6, 7, 8, 9]);
     expect((await loggedNs(opened.store, 'a'))?.map(([seq]) => seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
 
     // The database refuses one insert of the next burst (as a full disk would): the whole commit
     // rolls back, each of its callers is told the store is unavailable, and nothing is announced.
     await opened.bus.subscribe('a');
-    opened.db.exec("CREATE TEMP TRIGGER test_refuse BEFORE INSERT ON requests WHEN CAST(NEW.message AS TEXT) LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
-    const failed = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, n) => opened.store.appendRequest('a', 'kept', () => (n === 15 ? entryOf('{"poison":true}') : onceThenDefault), Date.now())),
+    opened.db.exec(
+      "CREATE TEMP TRIGGER test_refuse BEFORE INSERT ON requests WHEN CAST(NEW.message AS TEXT) LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
     );
-    expect(failed.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError)).toBe(true);
+    const failed = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, n) =>
+        opened.store.appendRequest(
+          'a',
+          'kept',
+          () => (n === 15 ? entryOf('{"poison":true}') : onceThenDefault),
+          Date.now(),
+        ),
+      ),
+    );
+    expect(
+      failed.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError),
+    ).toBe(true);
     expect((await opened.store.readLog('a', 0))?.lastSeq).toBe(9);
     expect((await opened.store.readLog('a', 0))?.requests).toHaveLength(9);
     expect(opened.heard).toEqual([]);
@@ -186,7 +243,10 @@ describe('the SQLite store commits the captures of one turn together', () => {
     ]);
 
     // A rule's answers start again with each configuration set.
-    const choices = async () => [(await store.appendRequest('a', 'kept', () => onceThenDefault, Date.now()))?.choice, (await store.appendRequest('a', 'kept', () => onceThenDefault, Date.now()))?.choice];
+    const choices = async () => [
+      (await store.appendRequest('a', 'kept', () => onceThenDefault, Date.now()))?.choice,
+      (await store.appendRequest('a', 'kept', () => onceThenDefault, Date.now()))?.choice,
+    ];
     expect(await choices()).toEqual([0, 1]);
     await store.setResponse('a', { ...DEFAULT_RESPONSE, status: 418 });
     expect(await choices()).toEqual([0, 1]);
@@ -199,14 +259,23 @@ describe('the SQLite store commits the captures of one turn together', () => {
     const { store } = opened;
     const ids = Array.from({ length: 10 }, (_, n) => `e${n}`);
     for (const [n, id] of ids.entries()) await opened.create(id, response(200 + n));
-    const twice = { ...onceThenDefault, choices: [{ rule: 0, times: 2 }, { rule: -1, times: 0 }] };
+    const twice = {
+      ...onceThenDefault,
+      choices: [
+        { rule: 0, times: 2 },
+        { rule: -1, times: 0 },
+      ],
+    };
     for (let round = 0; round < 3; round++) {
       const statuses = await Promise.all(ids.map((id) => store.appendRequest(id, 'kept', () => twice, Date.now())));
       expect(statuses.map((appended) => appended?.response.status)).toEqual(ids.map((_, n) => 200 + n));
       // Rule 0's two answers, counted on disk across the configurations that left the cache, then the default.
       expect(new Set(statuses.map((appended) => appended?.choice))).toEqual(new Set([round < 2 ? 0 : 1]));
       // One at a time, each parse pushing an older one out.
-      for (const id of ids) expect((await store.appendRequest(id, 'kept', () => entryOf('{}'), Date.now()))?.response.status).toBe(200 + ids.indexOf(id));
+      for (const id of ids)
+        expect((await store.appendRequest(id, 'kept', () => entryOf('{}'), Date.now()))?.response.status).toBe(
+          200 + ids.indexOf(id),
+        );
     }
   });
 
@@ -230,10 +299,15 @@ describe('the SQLite store commits the captures of one turn together', () => {
 
     // All arrived in one turn: full commits, then the rest in one more.
     const full = Math.floor(burst / MAX_CAPTURES_PER_COMMIT);
-    expect(opened.commits).toEqual([...Array.from({ length: full }, () => MAX_CAPTURES_PER_COMMIT), burst - full * MAX_CAPTURES_PER_COMMIT]);
+    expect(opened.commits).toEqual([
+      ...Array.from({ length: full }, () => MAX_CAPTURES_PER_COMMIT),
+      burst - full * MAX_CAPTURES_PER_COMMIT,
+    ]);
     // Each caller was answered after its own commit, before the next one began.
     const ends = opened.commits.map((_, at) => opened.commits.slice(0, at + 1).reduce((sum, size) => sum + size, 0));
-    expect(answers.map((answer) => answer.insertedThen)).toEqual(answers.map((_, at) => ends[Math.floor(at / MAX_CAPTURES_PER_COMMIT)]));
+    expect(answers.map((answer) => answer.insertedThen)).toEqual(
+      answers.map((_, at) => ends[Math.floor(at / MAX_CAPTURES_PER_COMMIT)]),
+    );
     for (const id of ids) {
       const sent = calls.filter((call) => call.id === id).map((call, at) => [at + 1, call.n]);
       expect(await loggedNs(opened.store, id)).toEqual(sent);
@@ -254,14 +328,26 @@ describe('a kept endpoint on SQLite in a server process', () => {
     dirs.push(dataDir);
     const env = { DATA_DIR: dataDir, RATE_LIMIT_PER_ENDPOINT: '0', RATE_LIMIT_PER_ADDRESS: '0' };
     instance = await startInstance(env);
-    const created = JSON.parse((await send(`${instance.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' })).text) as { id: string; key: string; url: string };
+    const created = JSON.parse(
+      (
+        await send(`${instance.baseUrl}/api/endpoints`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"kind":"kept"}',
+        })
+      ).text,
+    ) as { id: string; key: string; url: string };
     const bodies = Array.from({ length: 50 }, (_, n) => `sender ${n}`);
-    const statuses = await Promise.all(bodies.map(async (body) => (await send(created.url, { method: 'POST', body })).status));
+    const statuses = await Promise.all(
+      bodies.map(async (body) => (await send(created.url, { method: 'POST', body })).status),
+    );
     expect(statuses.every((status) => status === 200)).toBe(true);
     // No shutdown: what was answered must already be in the database.
     await instance.kill();
     instance = await startInstance(env);
-    const polled = await send(`${instance.baseUrl}/api/endpoints/${created.id}/requests?afterSeq=0`, { headers: { authorization: `Bearer ${created.key}` } });
+    const polled = await send(`${instance.baseUrl}/api/endpoints/${created.id}/requests?afterSeq=0`, {
+      headers: { authorization: `Bearer ${created.key}` },
+    });
     const { requests } = JSON.parse(polled.text) as { requests: CapturedRequest[] };
     expect(requests.map((request) => request.seq)).toEqual(bodies.map((_, at) => at + 1));
     expect(requests.map((request) => request.body).sort()).toEqual([...bodies].sort());

@@ -28,7 +28,10 @@ const SETTINGS = {
 };
 /** docs/deploy.md#sizing: 150 MiB + 3 × MAX_STORED_BYTES + 2 × MAX_READING_BYTES + MAX_SOCKET_BUFFER_BYTES per endpoint with a stuck watcher. */
 const rssBound = (stuckEndpoints = 0) =>
-  150 * MIB + 3 * SETTINGS.MAX_STORED_BYTES + 2 * SETTINGS.MAX_READING_BYTES + stuckEndpoints * SETTINGS.MAX_SOCKET_BUFFER_BYTES;
+  150 * MIB +
+  3 * SETTINGS.MAX_STORED_BYTES +
+  2 * SETTINGS.MAX_READING_BYTES +
+  stuckEndpoints * SETTINGS.MAX_SOCKET_BUFFER_BYTES;
 
 let server: ChildProcess;
 let port = 0;
@@ -46,11 +49,22 @@ function freePort(): Promise<number> {
 }
 
 /** One HTTP request from a chosen local address; resolves with status and body. */
-function http(path: string, options: { method?: string; body?: Buffer | string; headers?: Record<string, string>; from?: string } = {}): Promise<{ status: number; text: string }> {
+function http(
+  path: string,
+  options: { method?: string; body?: Buffer | string; headers?: Record<string, string>; from?: string } = {},
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const body = options.body ?? '';
     const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', localAddress: options.from ?? '127.0.0.1', headers: { 'content-length': Buffer.byteLength(body), ...options.headers }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        localAddress: options.from ?? '127.0.0.1',
+        headers: { 'content-length': Buffer.byteLength(body), ...options.headers },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -63,12 +77,19 @@ function http(path: string, options: { method?: string; body?: Buffer | string; 
 }
 
 /** A live socket from a chosen local address that creates an endpoint (or fails). */
-async function openLive(from: string): Promise<{ socket: WebSocket; welcome: WelcomeMessage; messages: ServerMessage[]; closed: Promise<number> }> {
+async function openLive(
+  from: string,
+): Promise<{ socket: WebSocket; welcome: WelcomeMessage; messages: ServerMessage[]; closed: Promise<number> }> {
   const socket = new WebSocket(`ws://127.0.0.1:${port}${LIVE_PATH}`, [SUBPROTOCOL], { localAddress: from });
   const messages: ServerMessage[] = [];
   const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
   socket.on('error', () => undefined);
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('unexpected-response', () => reject(new Error('refused'))).once('error', reject));
+  await new Promise((resolve, reject) =>
+    socket
+      .once('open', resolve)
+      .once('unexpected-response', () => reject(new Error('refused')))
+      .once('error', reject),
+  );
   const welcome = new Promise<WelcomeMessage>((resolve) =>
     socket.on('message', (data) => {
       const message = JSON.parse(data.toString()) as ServerMessage;
@@ -95,7 +116,9 @@ async function expectServing(stuckEndpoints = 0): Promise<void> {
   const user = await openLive('127.0.0.1');
   const marker = `normal-${Date.now()}`;
   expect((await http(new URL(user.welcome.endpoint.url).pathname, { method: 'POST', body: marker })).status).toBe(200);
-  await expect.poll(() => user.messages.some((m) => m.type === 'request' && m.request.body === marker), { timeout: 3000 }).toBe(true);
+  await expect
+    .poll(() => user.messages.some((m) => m.type === 'request' && m.request.body === marker), { timeout: 3000 })
+    .toBe(true);
   user.socket.close();
   expect(rss()).toBeLessThanOrEqual(rssBound(stuckEndpoints));
   expect(peakRss).toBeLessThanOrEqual(rssBound(stuckEndpoints));
@@ -106,7 +129,14 @@ describe('attacks on a default-shaped server (scaled down)', () => {
     await ensureCliBuilt();
     port = await freePort();
     // In memory (CI exports REDIS_URL for the Redis suites): this measures one process's own RSS.
-    const env = { ...process.env, REDIS_URL: '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'error', ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, String(v)])) };
+    const env = {
+      ...process.env,
+      REDIS_URL: '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, String(v)])),
+    };
     server = spawn(process.execPath, [join(root, 'dist', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     const deadline = Date.now() + 15_000;
     while ((await http('/healthz').catch(() => ({ status: 0 }))).status !== 200) {
@@ -117,7 +147,9 @@ describe('attacks on a default-shaped server (scaled down)', () => {
   });
   afterAll(() => {
     clearInterval(sampler);
-    console.log(`attacks: server RSS peak ${(peakRss / MIB).toFixed(1)} MiB, bound ${(rssBound() / MIB).toFixed(0)} MiB (${(rssBound(1) / MIB).toFixed(0)} with one stuck endpoint)`);
+    console.log(
+      `attacks: server RSS peak ${(peakRss / MIB).toFixed(1)} MiB, bound ${(rssBound() / MIB).toFixed(0)} MiB (${(rssBound(1) / MIB).toFixed(0)} with one stuck endpoint)`,
+    );
     server?.kill('SIGKILL');
   });
 
@@ -130,7 +162,12 @@ describe('attacks on a default-shaped server (scaled down)', () => {
       Array.from({ length: 4 }, async () => {
         while (next < 72) {
           const endpoint = endpoints[next++ % endpoints.length] as { welcome: WelcomeMessage };
-          const answer = await http(new URL(endpoint.welcome.endpoint.url).pathname, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' }, from: '127.0.0.2' });
+          const answer = await http(new URL(endpoint.welcome.endpoint.url).pathname, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            from: '127.0.0.2',
+          });
           statuses.push(answer.status);
         }
       }),
@@ -146,16 +183,20 @@ describe('attacks on a default-shaped server (scaled down)', () => {
   it('uploads to unknown ids are answered 404 at once, without their bodies being read', async () => {
     const sockets: Socket[] = [];
     const answers = await Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        new Promise<string>((resolve) => {
-          const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.3' });
-          sockets.push(socket);
-          let answer = '';
-          socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
-          socket.on('close', () => resolve(answer));
-          socket.on('error', () => resolve(answer));
-          socket.write(`POST /api/webhook-tester/unknown-${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${MIB}\r\n\r\n${'s'.repeat(1024)}`);
-        }),
+      Array.from(
+        { length: 200 },
+        (_, i) =>
+          new Promise<string>((resolve) => {
+            const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.3' });
+            sockets.push(socket);
+            let answer = '';
+            socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+            socket.on('close', () => resolve(answer));
+            socket.on('error', () => resolve(answer));
+            socket.write(
+              `POST /api/webhook-tester/unknown-${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${MIB}\r\n\r\n${'s'.repeat(1024)}`,
+            );
+          }),
       ),
     );
     expect(answers.every((answer) => answer.startsWith('HTTP/1.1 404'))).toBe(true);
@@ -176,17 +217,19 @@ describe('attacks on a default-shaped server (scaled down)', () => {
     const flood: Socket[] = [];
     let refused = 0;
     await Promise.all(
-      Array.from({ length: 600 }, () =>
-        new Promise<void>((resolve) => {
-          const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.5' });
-          flood.push(socket);
-          socket.on('data', (chunk) => {
-            if (chunk.toString('latin1').startsWith('HTTP/1.1 429')) refused++;
-          });
-          socket.on('error', () => resolve());
-          socket.on('close', () => resolve());
-          socket.on('connect', () => setImmediate(resolve));
-        }),
+      Array.from(
+        { length: 600 },
+        () =>
+          new Promise<void>((resolve) => {
+            const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.5' });
+            flood.push(socket);
+            socket.on('data', (chunk) => {
+              if (chunk.toString('latin1').startsWith('HTTP/1.1 429')) refused++;
+            });
+            socket.on('error', () => resolve());
+            socket.on('close', () => resolve());
+            socket.on('connect', () => setImmediate(resolve));
+          }),
       ),
     );
     await expectServing();
@@ -208,7 +251,12 @@ describe('attacks on a default-shaped server (scaled down)', () => {
     let closedEarly = false;
     void watcher.closed.then(() => (closedEarly = true));
     for (let i = 0; i < 4; i++) {
-      const answer = await http(path, { method: 'POST', body: Buffer.alloc(MIB, 0x01), headers: { 'content-type': 'application/x-www-form-urlencoded' }, from: '127.0.0.7' });
+      const answer = await http(path, {
+        method: 'POST',
+        body: Buffer.alloc(MIB, 0x01),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        from: '127.0.0.7',
+      });
       expect(answer.status).toBe(200);
     }
     await expect.poll(() => watcher.messages.filter((m) => m.type === 'request').length, { timeout: 5000 }).toBe(4);
@@ -222,7 +270,9 @@ describe('attacks on a default-shaped server (scaled down)', () => {
     const { id, key } = owner.welcome.endpoint;
     const stuck = await Promise.all(
       Array.from({ length: 12 }, async () => {
-        const socket = new WebSocket(`ws://127.0.0.1:${port}${LIVE_PATH}`, [SUBPROTOCOL], { localAddress: '127.0.0.8' });
+        const socket = new WebSocket(`ws://127.0.0.1:${port}${LIVE_PATH}`, [SUBPROTOCOL], {
+          localAddress: '127.0.0.8',
+        });
         const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
         socket.on('error', () => undefined);
         await new Promise((resolve) => socket.once('open', resolve));

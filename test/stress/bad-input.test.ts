@@ -48,8 +48,10 @@ describe('hostile input', () => {
     const next = random(20261122);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
     const bytes = (length: number) => Buffer.from(Array.from({ length }, () => Math.floor(next() * 256)));
-    const token = (length: number) => Array.from({ length }, () => String.fromCharCode(33 + Math.floor(next() * 94))).join('');
-    const head = (method: string, target: string, headers: string[]) => `${method} ${target} HTTP/1.1\r\nHost: x\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
+    const token = (length: number) =>
+      Array.from({ length }, () => String.fromCharCode(33 + Math.floor(next() * 94))).join('');
+    const head = (method: string, target: string, headers: string[]) =>
+      `${method} ${target} HTTP/1.1\r\nHost: x\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
 
     type Exchange = Parameters<typeof rawExchange>[1];
     const categories: Record<string, () => Exchange> = {
@@ -66,13 +68,24 @@ describe('hostile input', () => {
           head('POST', path, ['Content-Length: -1']),
           head('POST', path, ['Content-Length: 99999999999999999999']),
           head('POST', path, ['Transfer-Encoding: chunked', 'Content-Length: 3']),
-          head('GET', path, Array.from({ length: 400 }, (_, i) => `X-H${i}: ${'v'.repeat(50)}`)),
+          head(
+            'GET',
+            path,
+            Array.from({ length: 400 }, (_, i) => `X-H${i}: ${'v'.repeat(50)}`),
+          ),
           `GET ${path} HTTP/1.1\r\n${bytes(200).toString('latin1')}\r\n\r\n`,
         ]),
       ],
       'invalid UTF-8 body': () => {
         const body = bytes(1 + Math.floor(next() * 2000));
-        return [head('POST', path, [`Content-Length: ${body.length}`, 'Content-Type: text/plain; charset=utf-8', 'Connection: close']), body];
+        return [
+          head('POST', path, [
+            `Content-Length: ${body.length}`,
+            'Content-Type: text/plain; charset=utf-8',
+            'Connection: close',
+          ]),
+          body,
+        ];
       },
       'deeply nested or malformed JSON': () => {
         const depth = 1 + Math.floor(next() * 50_000);
@@ -85,7 +98,14 @@ describe('hostile input', () => {
           '\u0000{"a":1}',
           `[${'1,'.repeat(10_000)}1]`,
         ]);
-        return [head('POST', path, [`Content-Length: ${Buffer.byteLength(body)}`, 'Content-Type: application/json', 'Connection: close']), body];
+        return [
+          head('POST', path, [
+            `Content-Length: ${Buffer.byteLength(body)}`,
+            'Content-Type: application/json',
+            'Connection: close',
+          ]),
+          body,
+        ];
       },
       'lying Content-Length': () => {
         const body = 'x'.repeat(100);
@@ -96,11 +116,25 @@ describe('hostile input', () => {
       },
       'broken chunked encoding': () => [
         head('POST', path, ['Transfer-Encoding: chunked']),
-        pick(['zz\r\nhello\r\n0\r\n\r\n', '5\r\nhelloXX\r\n0\r\n\r\n', 'fffffffffffffffff\r\n', '3\r\nabc\r\n', '-1\r\n\r\n', '5;ext=\u0000\r\nhello\r\n0\r\n\r\n']),
+        pick([
+          'zz\r\nhello\r\n0\r\n\r\n',
+          '5\r\nhelloXX\r\n0\r\n\r\n',
+          'fffffffffffffffff\r\n',
+          '3\r\nabc\r\n',
+          '-1\r\n\r\n',
+          '5;ext=\u0000\r\nhello\r\n0\r\n\r\n',
+        ]),
         'end',
       ],
-      'abrupt disconnect mid-body': () => [head('POST', path, ['Content-Length: 100000']), 'y'.repeat(Math.floor(next() * 50_000)), 'destroy'],
-      'body past the read limit': () => [head('POST', path, ['Content-Length: 400000', 'Connection: close']), Buffer.alloc(300 * 1024, 0x61)],
+      'abrupt disconnect mid-body': () => [
+        head('POST', path, ['Content-Length: 100000']),
+        'y'.repeat(Math.floor(next() * 50_000)),
+        'destroy',
+      ],
+      'body past the read limit': () => [
+        head('POST', path, ['Content-Length: 400000', 'Connection: close']),
+        Buffer.alloc(300 * 1024, 0x61),
+      ],
     };
 
     const plan: Array<[string, () => Exchange]> = [];
@@ -132,19 +166,43 @@ describe('hostile input', () => {
     const started = Date.now();
     const statuses = new Map<number, number>();
     const outcomes: RawOutcome[] = await pool(
-      plan.map(([, make]) => () => rawExchange(port, make())),
+      plan.map(
+        ([, make]) =>
+          () =>
+            rawExchange(port, make()),
+      ),
       CONCURRENCY,
     );
     for (const { status } of outcomes) statuses.set(status, (statuses.get(status) ?? 0) + 1);
 
     // A few slowloris senders, trickling past the request timeout.
     const slow = await Promise.all(
-      Array.from({ length: 5 }, () => rawExchange(port, [head('POST', path, ['Content-Length: 1000']), ...Array.from({ length: 12 }, () => [200, 'z'] as const).flat()], 6000)),
+      Array.from({ length: 5 }, () =>
+        rawExchange(
+          port,
+          [
+            head('POST', path, ['Content-Length: 1000']),
+            ...Array.from({ length: 12 }, () => [200, 'z'] as const).flat(),
+          ],
+          6000,
+        ),
+      ),
     );
     counts['slow trickled body'] = slow.length;
 
     // Hostile WebSocket traffic: huge frames, malformed protocol messages, binary frames.
-    const wsMessages = ['not json', '{', '[]', 'null', '{"type":42}', '{"type":"join","endpointId":{},"key":[]}', '{"type":"join","endpointId":"x","key":"y","afterSeq":1e308}', '{"type":"set-response","response":{"status":"200"}}', `{"type":"create","junk":${'['.repeat(500)}${']'.repeat(500)}}`, '{"type":"clear"}'];
+    const wsMessages = [
+      'not json',
+      '{',
+      '[]',
+      'null',
+      '{"type":42}',
+      '{"type":"join","endpointId":{},"key":[]}',
+      '{"type":"join","endpointId":"x","key":"y","afterSeq":1e308}',
+      '{"type":"set-response","response":{"status":"200"}}',
+      `{"type":"create","junk":${'['.repeat(500)}${']'.repeat(500)}}`,
+      '{"type":"clear"}',
+    ];
     let wsTried = 0;
     const hostileSockets = await pool(
       Array.from({ length: 100 }, (_, i) => async () => {
@@ -185,10 +243,14 @@ describe('hostile input', () => {
     expect((await send(`${server.baseUrl}/healthz`)).status).toBe(200);
     const marker = `still-fine-${Date.now()}`;
     expect((await send(url, { method: 'POST', body: marker })).status).toBe(200);
-    await expect.poll(() => watcher.messages.some((m) => m.type === 'request' && m.request.body === marker), { timeout: 5000 }).toBe(true);
+    await expect
+      .poll(() => watcher.messages.some((m) => m.type === 'request' && m.request.body === marker), { timeout: 5000 })
+      .toBe(true);
 
     const growth = process.memoryUsage().rss - rssBefore;
-    console.log(`hostile input: RSS grew ${(growth / 1024 / 1024).toFixed(1)} MiB (bound ${RSS_BOUND_BYTES / 1024 / 1024} MiB)`);
+    console.log(
+      `hostile input: RSS grew ${(growth / 1024 / 1024).toFixed(1)} MiB (bound ${RSS_BOUND_BYTES / 1024 / 1024} MiB)`,
+    );
     expect(growth).toBeLessThan(RSS_BOUND_BYTES);
   }, 120_000);
 });

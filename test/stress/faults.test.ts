@@ -4,7 +4,8 @@ import { send } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { pool } from './raw.js';
 
-const tcpOf = (client: SocketClient) => (client.socket as unknown as { _socket: { destroy(): void; pause(): void } })._socket;
+const tcpOf = (client: SocketClient) =>
+  (client.socket as unknown as { _socket: { destroy(): void; pause(): void } })._socket;
 const timeouts = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
 
 describe('faults', () => {
@@ -30,7 +31,13 @@ describe('faults', () => {
   });
 
   it('cuts off a watcher that never reads while requests flow, and the others get every request', async () => {
-    server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, rateLimitPerEndpoint: 0, rateLimitPerAddress: 0, maxSocketBufferBytes: 64 * 1024 });
+    server = await startServer({
+      liveConnectsPerAddress: 0,
+      maxLiveSocketsPerAddress: 1000,
+      rateLimitPerEndpoint: 0,
+      rateLimitPerAddress: 0,
+      maxSocketBufferBytes: 64 * 1024,
+    });
     const s = server;
     const reader = await SocketClient.create(s.wsUrl);
     const { id, key, url } = reader.welcome.endpoint;
@@ -45,7 +52,9 @@ describe('faults', () => {
       sent++;
     }
     expect(s.app.hub.watcherCount(id)).toBe(2);
-    expect((await reader.client.requests(sent, 10_000)).map((r) => r.seq)).toEqual(Array.from({ length: sent }, (_, i) => i + 1));
+    expect((await reader.client.requests(sent, 10_000)).map((r) => r.seq)).toEqual(
+      Array.from({ length: sent }, (_, i) => i + 1),
+    );
     expect((await other.client.requests(sent, 10_000)).length).toBe(sent);
     stuck.client.socket.terminate();
     const metrics = (await send(`${s.baseUrl}/metrics`)).text;
@@ -54,7 +63,12 @@ describe('faults', () => {
   });
 
   it('leaks no endpoint, watcher, socket, timer or listener over 1,000 connects and disconnects', async () => {
-    server = await startServer({ liveConnectsPerAddress: 0, maxLiveSocketsPerAddress: 1000, graceMs: 0, logLevel: 'warn' });
+    server = await startServer({
+      liveConnectsPerAddress: 0,
+      maxLiveSocketsPerAddress: 1000,
+      graceMs: 0,
+      logLevel: 'warn',
+    });
     const s = server;
     const timersBefore = timeouts();
     const listenersBefore = s.app.server.listenerCount('connection') + s.app.server.listenerCount('upgrade');

@@ -33,7 +33,12 @@ const SETTINGS = {
  * + 2 × RESPOND_MAX_BYTES + 2 × MAX_RESPONSE_CONFIG_BYTES, and the answers senders wait with
  * (at most 256 KiB each, here a few KiB).
  */
-const RSS_BOUND = 150 * MIB + 3 * SETTINGS.MAX_STORED_BYTES + 2 * SETTINGS.MAX_READING_BYTES + 2 * SETTINGS.RESPOND_MAX_BYTES + 2 * SETTINGS.MAX_RESPONSE_CONFIG_BYTES;
+const RSS_BOUND =
+  150 * MIB +
+  3 * SETTINGS.MAX_STORED_BYTES +
+  2 * SETTINGS.MAX_READING_BYTES +
+  2 * SETTINGS.RESPOND_MAX_BYTES +
+  2 * SETTINGS.MAX_RESPONSE_CONFIG_BYTES;
 
 let server: ChildProcess;
 let port = 0;
@@ -41,11 +46,22 @@ let peakRss = 0;
 let sampler: NodeJS.Timeout | undefined;
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]) * 1024;
 
-function http(path: string, options: { method?: string; body?: Buffer | string; from?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; text: string }> {
+function http(
+  path: string,
+  options: { method?: string; body?: Buffer | string; from?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const body = options.body ?? '';
     const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', localAddress: options.from ?? '127.0.0.1', agent: false, headers: { 'content-length': Buffer.byteLength(body), ...options.headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        localAddress: options.from ?? '127.0.0.1',
+        agent: false,
+        headers: { 'content-length': Buffer.byteLength(body), ...options.headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -57,7 +73,9 @@ function http(path: string, options: { method?: string; body?: Buffer | string; 
   });
 }
 
-async function openLive(kind: 'live' | 'kept' = 'live'): Promise<{ socket: WebSocket; welcome: WelcomeMessage; messages: ServerMessage[] }> {
+async function openLive(
+  kind: 'live' | 'kept' = 'live',
+): Promise<{ socket: WebSocket; welcome: WelcomeMessage; messages: ServerMessage[] }> {
   const socket = new WebSocket(`ws://127.0.0.1:${port}${LIVE_PATH}`, [SUBPROTOCOL]);
   const messages: ServerMessage[] = [];
   socket.on('error', () => undefined);
@@ -90,7 +108,15 @@ describe('hardening attacks on a server process (scaled down)', () => {
   beforeAll(async () => {
     await ensureCliBuilt();
     port = await freePort();
-    const env = { ...process.env, REDIS_URL: '', DATA_DIR: 'none', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'error', ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, String(v)])) };
+    const env = {
+      ...process.env,
+      REDIS_URL: '',
+      DATA_DIR: 'none',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, String(v)])),
+    };
     server = spawn(process.execPath, [join(root, 'dist', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
     const deadline = Date.now() + 15_000;
     while ((await http('/healthz').catch(() => ({ status: 0 }))).status !== 200) {
@@ -101,13 +127,20 @@ describe('hardening attacks on a server process (scaled down)', () => {
   });
   afterAll(() => {
     clearInterval(sampler);
-    console.log(`hardening: server RSS peak ${(peakRss / MIB).toFixed(1)} MiB, bound ${(RSS_BOUND / MIB).toFixed(0)} MiB`);
+    console.log(
+      `hardening: server RSS peak ${(peakRss / MIB).toFixed(1)} MiB, bound ${(RSS_BOUND / MIB).toFixed(0)} MiB`,
+    );
     server?.kill('SIGKILL');
   });
 
   it('2: a rule path of 16 stars against long paths does not stall the process', async () => {
     const { socket, welcome } = await openLive();
-    socket.send(JSON.stringify({ type: 'set-response', response: { status: 200, rules: [{ when: { path: `/${'a*'.repeat(16)}b` }, answer: { status: 201 } }] } }));
+    socket.send(
+      JSON.stringify({
+        type: 'set-response',
+        response: { status: 200, rules: [{ when: { path: `/${'a*'.repeat(16)}b` }, answer: { status: 201 } }] },
+      }),
+    );
     // Ten times the 40 characters that took 7.9 s with 10 stars before.
     const path = `${new URL(welcome.endpoint.url).pathname}/${'a'.repeat(400)}`;
     const attack = Promise.all(Array.from({ length: 40 }, () => http(path, { method: 'POST', from: '127.0.0.2' })));
@@ -119,15 +152,32 @@ describe('hardening attacks on a server process (scaled down)', () => {
 
   it('3: forward reports of the largest size, many times over every stored request, stay within the budgets', async () => {
     const endpoints = await Promise.all(Array.from({ length: 4 }, () => openLive('kept')));
-    for (const { welcome } of endpoints) for (let i = 0; i < 50; i++) await http(new URL(welcome.endpoint.url).pathname, { method: 'POST', body: `r${i}` });
+    for (const { welcome } of endpoints)
+      for (let i = 0; i < 50; i++)
+        await http(new URL(welcome.endpoint.url).pathname, { method: 'POST', body: `r${i}` });
     const control = '\u0001';
-    const report = (seq: number) => JSON.stringify({ type: 'forwarded', seq, target: 'http://x/', status: 200, durationMs: 1, headers: Array.from({ length: 64 }, (_, i) => [`X-${i}`, control.repeat(2048)]), body: control.repeat(8192), bodyEncoding: 'utf8', bodyTruncated: false });
+    const report = (seq: number) =>
+      JSON.stringify({
+        type: 'forwarded',
+        seq,
+        target: 'http://x/',
+        status: 200,
+        durationMs: 1,
+        headers: Array.from({ length: 64 }, (_, i) => [`X-${i}`, control.repeat(2048)]),
+        body: control.repeat(8192),
+        bodyEncoding: 'utf8',
+        bodyTruncated: false,
+      });
     for (let round = 0; round < 2; round++) {
       for (const { socket } of endpoints) for (let seq = 1; seq <= 25; seq++) socket.send(report(seq));
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     // Counted: the reports kept (one per request, each cut to at most 16 KiB; at most 20 a second per endpoint) are in the stored bytes.
-    await expect.poll(async () => Number(/^hookwatch_stored_bytes (\d+)/m.exec((await http('/metrics')).text)?.[1]), { timeout: 10_000 }).toBeGreaterThan(60 * 15 * 1024);
+    await expect
+      .poll(async () => Number(/^hookwatch_stored_bytes (\d+)/m.exec((await http('/metrics')).text)?.[1]), {
+        timeout: 10_000,
+      })
+      .toBeGreaterThan(60 * 15 * 1024);
     const metrics = (await http('/metrics')).text;
     expect(Number(/^hookwatch_stored_bytes (\d+)/m.exec(metrics)?.[1])).toBeLessThanOrEqual(SETTINGS.MAX_STORED_BYTES);
     expect(rss()).toBeLessThan(RSS_BOUND);
@@ -136,11 +186,18 @@ describe('hardening attacks on a server process (scaled down)', () => {
 
   it('5: senders with 1 MiB bodies waiting out a delay hold their answers, not their bodies', async () => {
     const { socket, welcome } = await openLive();
-    socket.send(JSON.stringify({ type: 'set-response', response: { status: 200, body: 'late', contentType: 'text/plain', delayMs: 4000 } }));
+    socket.send(
+      JSON.stringify({
+        type: 'set-response',
+        response: { status: 200, body: 'late', contentType: 'text/plain', delayMs: 4000 },
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     const path = new URL(welcome.endpoint.url).pathname;
     const body = Buffer.alloc(MIB, 0x62);
-    const senders = Array.from({ length: 200 }, (_, i) => http(path, { method: 'POST', body, from: `127.0.0.${10 + (i % 4)}` }));
+    const senders = Array.from({ length: 200 }, (_, i) =>
+      http(path, { method: 'POST', body, from: `127.0.0.${10 + (i % 4)}` }),
+    );
     const answers = await Promise.all(senders);
     // Past MAX_READING_BYTES a sender is refused (503) before its body is read; the rest wait out the delay.
     const late = answers.filter((answer) => answer.status === 200 && answer.text === 'late').length;
@@ -153,24 +210,42 @@ describe('hardening attacks on a server process (scaled down)', () => {
 
   it('7: twenty rules of ten json conditions on a 1 MB body, and headers of placeholders, cost little per capture', async () => {
     const { socket, welcome } = await openLive();
-    const rules = Array.from({ length: 20 }, (_, r) => ({ when: { json: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, `{"big":"${r}"}`])) }, answer: { status: 400 + r } }));
-    rules.push({ when: { json: { echo: '*' } }, answer: { status: 200, headers: Array.from({ length: 10 }, (_, i) => [`X-E${i}`, '{{json.echo}}'.repeat(100)]) } } as never);
+    const rules = Array.from({ length: 20 }, (_, r) => ({
+      when: { json: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, `{"big":"${r}"}`])) },
+      answer: { status: 400 + r },
+    }));
+    rules.push({
+      when: { json: { echo: '*' } },
+      answer: { status: 200, headers: Array.from({ length: 10 }, (_, i) => [`X-E${i}`, '{{json.echo}}'.repeat(100)]) },
+    } as never);
     socket.send(JSON.stringify({ type: 'set-response', response: { status: 200, rules } }));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const path = new URL(welcome.endpoint.url).pathname;
-    const big = JSON.stringify(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, { big: 'x'.repeat(90_000) }])));
+    const big = JSON.stringify(
+      Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, { big: 'x'.repeat(90_000) }])),
+    );
     const echo = JSON.stringify({ echo: '\u0001'.repeat(300_000) });
     const timings: number[] = [];
     const attack = (async () => {
       for (let i = 0; i < 10; i++) {
         const started = performance.now();
-        expect((await http(path, { method: 'POST', body: i % 2 === 0 ? big : echo, headers: { 'content-type': 'application/json' } })).status).toBe(200);
+        expect(
+          (
+            await http(path, {
+              method: 'POST',
+              body: i % 2 === 0 ? big : echo,
+              headers: { 'content-type': 'application/json' },
+            })
+          ).status,
+        ).toBe(200);
         timings.push(performance.now() - started);
       }
     })();
     const slowest = await healthDuring(attack);
     timings.sort((a, b) => a - b);
-    console.log(`hardening 7: capture median ${timings[5]?.toFixed(0)} ms, slowest ${timings.at(-1)?.toFixed(0)} ms; slowest /healthz ${slowest.toFixed(0)} ms`);
+    console.log(
+      `hardening 7: capture median ${timings[5]?.toFixed(0)} ms, slowest ${timings.at(-1)?.toFixed(0)} ms; slowest /healthz ${slowest.toFixed(0)} ms`,
+    );
     expect(timings[5]).toBeLessThan(300);
     expect(slowest).toBeLessThan(500);
     socket.close();

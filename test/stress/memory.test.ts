@@ -27,7 +27,11 @@ const SETTINGS = {
 };
 /** docs/deploy.md#sizing, with no watcher stuck. */
 const RSS_BOUND =
-  150 * MIB + 3 * SETTINGS.MAX_STORED_BYTES + 2 * SETTINGS.MAX_READING_BYTES + SETTINGS.MAX_API_ANSWER_BYTES + 2 * SETTINGS.MAX_RESPONSE_CONFIG_BYTES;
+  150 * MIB +
+  3 * SETTINGS.MAX_STORED_BYTES +
+  2 * SETTINGS.MAX_READING_BYTES +
+  SETTINGS.MAX_API_ANSWER_BYTES +
+  2 * SETTINGS.MAX_RESPONSE_CONFIG_BYTES;
 
 let server: Instance;
 let peakRss = 0;
@@ -36,7 +40,11 @@ const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.proc
 const bearer = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 
 async function keptEndpoint(): Promise<{ id: string; key: string; url: string }> {
-  const created = await send(`${server.baseUrl}/api/endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"kept"}' });
+  const created = await send(`${server.baseUrl}/api/endpoints`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"kind":"kept"}',
+  });
   expect(created.status).toBe(201);
   return JSON.parse(created.text) as { id: string; key: string; url: string };
 }
@@ -61,7 +69,10 @@ function expectWithinBound(): void {
 
 describe('memory no sender or reader can pin (scaled down)', () => {
   beforeAll(async () => {
-    server = await startInstance({ LOG_LEVEL: 'error', ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, String(v)])) });
+    server = await startInstance({
+      LOG_LEVEL: 'error',
+      ...Object.fromEntries(Object.entries(SETTINGS).map(([k, v]) => [k, String(v)])),
+    });
     sampler = setInterval(() => (peakRss = Math.max(peakRss, rss())), 50);
   });
   afterAll(async () => {
@@ -92,18 +103,22 @@ describe('memory no sender or reader can pin (scaled down)', () => {
     // Ten connections from each of three addresses ask for the whole log and never read.
     await Promise.all(
       ['127.0.0.2', '127.0.0.3', '127.0.0.4'].flatMap((from) =>
-        Array.from({ length: 10 }, (_, i) =>
-          new Promise<void>((resolve) => {
-            const socket = connect({ host: '127.0.0.1', port: server.port, localAddress: from });
-            readers.push(socket);
-            socket.on('error', () => resolve());
-            socket.once('data', (chunk) => {
-              answers[readers.indexOf(socket)] = chunk.toString('latin1', 0, 12);
-              socket.pause();
-              resolve();
-            });
-            socket.write(`GET /api/endpoints/${id}/requests?afterSeq=${i} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
-          }),
+        Array.from(
+          { length: 10 },
+          (_, i) =>
+            new Promise<void>((resolve) => {
+              const socket = connect({ host: '127.0.0.1', port: server.port, localAddress: from });
+              readers.push(socket);
+              socket.on('error', () => resolve());
+              socket.once('data', (chunk) => {
+                answers[readers.indexOf(socket)] = chunk.toString('latin1', 0, 12);
+                socket.pause();
+                resolve();
+              });
+              socket.write(
+                `GET /api/endpoints/${id}/requests?afterSeq=${i} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+              );
+            }),
         ),
       ),
     );
@@ -111,7 +126,9 @@ describe('memory no sender or reader can pin (scaled down)', () => {
     // and past 8 MiB an address's polls are refused.
     expect(answers.filter((answer) => /^HTTP\/1\.1 (200|429)/.test(answer)).length).toBe(30);
     const metrics = (await send(`${server.baseUrl}/metrics`)).text;
-    expect(Number(/^hookwatch_api_answer_bytes (\d+)/m.exec(metrics)?.[1])).toBeLessThanOrEqual(3 * SETTINGS.MAX_API_ANSWER_BYTES_PER_ADDRESS);
+    expect(Number(/^hookwatch_api_answer_bytes (\d+)/m.exec(metrics)?.[1])).toBeLessThanOrEqual(
+      3 * SETTINGS.MAX_API_ANSWER_BYTES_PER_ADDRESS,
+    );
     expectWithinBound();
     for (const socket of readers) socket.destroy();
     await client.close();
@@ -122,7 +139,15 @@ describe('memory no sender or reader can pin (scaled down)', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 200; i++) {
       const endpoint = await keptEndpoint();
-      statuses.push((await send(`${server.baseUrl}/api/endpoints/${endpoint.id}/response`, { method: 'PUT', headers: bearer(endpoint.key), body: response })).status);
+      statuses.push(
+        (
+          await send(`${server.baseUrl}/api/endpoints/${endpoint.id}/response`, {
+            method: 'PUT',
+            headers: bearer(endpoint.key),
+            body: response,
+          })
+        ).status,
+      );
     }
     // About 130 KiB each against 16 MiB: the first 120 or so fit, the rest are refused.
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(100);

@@ -22,7 +22,11 @@ export interface RawOutcome {
  * half-closes; 'destroy' cuts the connection) and resolves with the status the server answered,
  * once it closes or `timeoutMs` passes.
  */
-export function rawExchange(port: number, chunks: Array<string | Buffer | number | 'end' | 'destroy'>, timeoutMs = 3000): Promise<RawOutcome> {
+export function rawExchange(
+  port: number,
+  chunks: Array<string | Buffer | number | 'end' | 'destroy'>,
+  timeoutMs = 3000,
+): Promise<RawOutcome> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';

@@ -29,7 +29,9 @@ describe('access settings', () => {
     expect(problems({ ACCESS_MODE: 'proxy', TRUST_PROXY: '10.0.0.0/8' })).toBe('');
     expect(problems({ ACCESS_MODE: 'token', ACCESS_TOKENS_FILE: '/etc/tokens' })).toBe('');
     expect(problems({ ACCESS_MODE: 'private' })).toMatch(/ACCESS_MODE="private": expected open, token or proxy/);
-    expect(problems({ ACCESS_MODE: 'proxy', TRUST_PROXY: '1.2.3.4', ACCESS_USER_HEADER: 'bad header' })).toMatch(/ACCESS_USER_HEADER.*expected a header name/);
+    expect(problems({ ACCESS_MODE: 'proxy', TRUST_PROXY: '1.2.3.4', ACCESS_USER_HEADER: 'bad header' })).toMatch(
+      /ACCESS_USER_HEADER.*expected a header name/,
+    );
   });
 
   it('never echoes a bad token list, even to say what is wrong with it', () => {
@@ -44,7 +46,11 @@ describe('access settings', () => {
   it('parses names, bare tokens, comments and blank lines, holding hashes only', () => {
     const tokens = parseAccessTokens(`# team\n\nalice:${TOKEN}\n ${TOKEN}-2 , ci.bot@x:${TOKEN}-3\n`);
     if (typeof tokens === 'string') throw new Error(tokens);
-    expect(tokens.map((token) => token.user)).toEqual(['alice', expect.stringMatching(/^token-[0-9a-f]{16}$/) as unknown, 'ci.bot@x']);
+    expect(tokens.map((token) => token.user)).toEqual([
+      'alice',
+      expect.stringMatching(/^token-[0-9a-f]{16}$/) as unknown,
+      'ci.bot@x',
+    ]);
     expect(JSON.stringify(tokens)).not.toContain(TOKEN);
     expect(userOfToken(tokens, TOKEN)).toBe('alice');
     expect(userOfToken(tokens, `${TOKEN}-3`)).toBe('ci.bot@x');
@@ -61,7 +67,8 @@ describe('access settings', () => {
 });
 
 describe('createAccess', () => {
-  const tokenAccess = (file: string) => createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }).access, false);
+  const tokenAccess = (file: string) =>
+    createAccess(defaultConfig({ accessMode: 'token', accessTokensFile: file }).access, false);
   const dir = mkdtempSync(join(tmpdir(), 'hookwatch-access-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -96,8 +103,17 @@ describe('createAccess', () => {
       socket: { remoteAddress },
     });
     expect(access.userOf(from('10.1.2.3', 'ada@example.com'))).toBe('ada@example.com');
-    for (const [address, value] of [['192.168.1.1', 'ada@example.com'], ['10.1.2.3', ['a@x', 'b@x']], ['10.1.2.3', 'a\tb'], ['10.1.2.3', ''], ['10.1.2.3', 'x'.repeat(257)]] as const) {
-      expect(() => access.userOf(from(address, value as string | string[])), `${address} ${JSON.stringify(value)}`).toThrow(/Sign in first/);
+    for (const [address, value] of [
+      ['192.168.1.1', 'ada@example.com'],
+      ['10.1.2.3', ['a@x', 'b@x']],
+      ['10.1.2.3', 'a\tb'],
+      ['10.1.2.3', ''],
+      ['10.1.2.3', 'x'.repeat(257)],
+    ] as const) {
+      expect(
+        () => access.userOf(from(address, value as string | string[])),
+        `${address} ${JSON.stringify(value)}`,
+      ).toThrow(/Sign in first/);
     }
   });
 });

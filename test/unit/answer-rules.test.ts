@@ -1,10 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { answerChoices, chooseAnswer, matchingRules, ruleInputOf, type AnswerRule, type RuleInput } from '../../src/shared/answer-rules.js';
-import { cleanHeaderValue, escapeJsonContent, fillTemplate, parseTemplate, type Template } from '../../src/shared/answer-template.js';
+import {
+  answerChoices,
+  chooseAnswer,
+  matchingRules,
+  ruleInputOf,
+  type AnswerRule,
+  type RuleInput,
+} from '../../src/shared/answer-rules.js';
+import {
+  cleanHeaderValue,
+  escapeJsonContent,
+  fillTemplate,
+  parseTemplate,
+  type Template,
+} from '../../src/shared/answer-template.js';
 import { ANSWER_PRESETS } from '../../src/shared/answer-presets.js';
 import { parseResponseConfig } from '../../src/shared/schemas/response-config.js';
 
-const input = (fields: Partial<{ method: string; subPath: string; query: Record<string, string | string[]>; headers: Array<[string, string]>; json: unknown }> = {}): RuleInput => ({
+const input = (
+  fields: Partial<{
+    method: string;
+    subPath: string;
+    query: Record<string, string | string[]>;
+    headers: Array<[string, string]>;
+    json: unknown;
+  }> = {},
+): RuleInput => ({
   method: fields.method ?? 'POST',
   subPath: fields.subPath ?? '',
   query: () => fields.query ?? {},
@@ -48,17 +69,54 @@ describe('answerChoices', () => {
   });
 
   it('compares query, headers and JSON as text, "*" as present, any of repeated values', () => {
-    const rules: AnswerRule[] = [{ when: { query: { a: '2' }, headers: { 'X-Kind': '*' }, json: { 'items.1.id': '7', ok: 'true', obj: '{"x":1}' } }, answer: {} }];
-    const matching = input({ query: { a: ['1', '2'] }, headers: [['x-kind', '']], json: { items: [{}, { id: 7 }], ok: true, obj: { x: 1 } } });
+    const rules: AnswerRule[] = [
+      {
+        when: {
+          query: { a: '2' },
+          headers: { 'X-Kind': '*' },
+          json: { 'items.1.id': '7', ok: 'true', obj: '{"x":1}' },
+        },
+        answer: {},
+      },
+    ];
+    const matching = input({
+      query: { a: ['1', '2'] },
+      headers: [['x-kind', '']],
+      json: { items: [{}, { id: 7 }], ok: true, obj: { x: 1 } },
+    });
     expect(matchingRules(rules, matching)).toEqual([0]);
-    expect(matchingRules(rules, input({ query: { a: '1' }, headers: [['x-kind', '']], json: { items: [{}, { id: 7 }], ok: true, obj: { x: 1 } } }))).toEqual([]);
-    expect(matchingRules(rules, input({ query: { a: '2' }, json: { items: [{}, { id: 7 }], ok: true, obj: { x: 1 } } }))).toEqual([]);
+    expect(
+      matchingRules(
+        rules,
+        input({
+          query: { a: '1' },
+          headers: [['x-kind', '']],
+          json: { items: [{}, { id: 7 }], ok: true, obj: { x: 1 } },
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      matchingRules(rules, input({ query: { a: '2' }, json: { items: [{}, { id: 7 }], ok: true, obj: { x: 1 } } })),
+    ).toEqual([]);
     // Inherited names are not values.
-    expect(matchingRules([{ when: { query: { constructor: '*' }, json: { toString: '*' } }, answer: {} }], input({ json: {} }))).toEqual([]);
+    expect(
+      matchingRules(
+        [{ when: { query: { constructor: '*' }, json: { toString: '*' } }, answer: {} }],
+        input({ json: {} }),
+      ),
+    ).toEqual([]);
   });
 
   it('reads a stored record for the page as the receiver reads the request', () => {
-    const record = { method: 'POST', subPath: '/slack/events', query: {}, headers: [['Content-Type', 'application/json']] as Array<[string, string]>, body: '{"type":"url_verification","challenge":"c"}', bodyEncoding: 'utf8', isJson: true };
+    const record = {
+      method: 'POST',
+      subPath: '/slack/events',
+      query: {},
+      headers: [['Content-Type', 'application/json']] as Array<[string, string]>,
+      body: '{"type":"url_verification","challenge":"c"}',
+      bodyEncoding: 'utf8',
+      isJson: true,
+    };
     const slack = ANSWER_PRESETS.find((preset) => preset.id === 'slack')?.rule() as AnswerRule;
     expect(matchingRules([slack], ruleInputOf(record))).toEqual([0]);
     expect(matchingRules([slack], ruleInputOf({ ...record, isJson: false }))).toEqual([]);
@@ -80,11 +138,23 @@ describe('chooseAnswer', () => {
 });
 
 describe('placeholders', () => {
-  const fill = (text: string, request: RuleInput, escape = (value: string) => value) => fillTemplate(parseTemplate(text) as Template, request, 9, escape);
+  const fill = (text: string, request: RuleInput, escape = (value: string) => value) =>
+    fillTemplate(parseTemplate(text) as Template, request, 9, escape);
 
   it('fills every kind, a missing value empty', () => {
-    const request = input({ method: 'PUT', subPath: '/x', query: { 'hub.challenge': ['a', 'b'] }, headers: [['X-T', 'v']], json: { a: { b: [1, { c: 'd' }] } } });
-    expect(fill('{{method}} {{path}} {{seq}} {{query.hub.challenge}} {{header.x-t}} {{json.a.b.1.c}} {{json.a.b}} [{{json.nope}}]', request)).toBe('PUT /x 9 a v d [1,{"c":"d"}] []');
+    const request = input({
+      method: 'PUT',
+      subPath: '/x',
+      query: { 'hub.challenge': ['a', 'b'] },
+      headers: [['X-T', 'v']],
+      json: { a: { b: [1, { c: 'd' }] } },
+    });
+    expect(
+      fill(
+        '{{method}} {{path}} {{seq}} {{query.hub.challenge}} {{header.x-t}} {{json.a.b.1.c}} {{json.a.b}} [{{json.nope}}]',
+        request,
+      ),
+    ).toBe('PUT /x 9 a v d [1,{"c":"d"}] []');
     expect(fill('{{ method }}', request)).toBe('PUT');
   });
 
@@ -106,7 +176,10 @@ describe('placeholders', () => {
 describe('every preset', () => {
   it('is a valid rule, with and without its parameter', () => {
     for (const preset of ANSWER_PRESETS) {
-      const rules = [preset.rule(), ...(preset.parameter ? [preset.rule(preset.parameter.min), preset.rule(preset.parameter.max)] : [])];
+      const rules = [
+        preset.rule(),
+        ...(preset.parameter ? [preset.rule(preset.parameter.min), preset.rule(preset.parameter.max)] : []),
+      ];
       const parsed = parseResponseConfig({ status: 200, rules });
       expect(parsed.ok, `${preset.id}: ${parsed.ok ? '' : parsed.message}`).toBe(true);
     }

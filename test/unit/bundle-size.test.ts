@@ -13,7 +13,9 @@ function firstLoadFiles(entry: URL, seen = new Set<string>()): URL[] {
   seen.add(entry.href);
   const text = readFileSync(entry, 'utf8');
   // Static imports only: `import{…}from"./chunks/x.js"` or `import"./chunks/x.js"`, never `import("…")`.
-  const imports = [...text.matchAll(/import(?:\{[^}]*\}from|\s*[\w$]+\s*from|)\s*"(\.\/[^"]+)"/g)].map((match) => new URL(match[1] as string, entry));
+  const imports = [...text.matchAll(/import(?:\{[^}]*\}from|\s*[\w$]+\s*from|)\s*"(\.\/[^"]+)"/g)].map(
+    (match) => new URL(match[1] as string, entry),
+  );
   return [entry, ...imports.flatMap((url) => firstLoadFiles(url, seen))];
 }
 

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, formatSeconds, sleep } from '../../src/cli/backoff.js';
 import { parseInteger, UsageError } from '../../src/cli/command.js';
-import { displayPath, formatForwardLine, formatSize, formatTailLine, formatVerbose, toPrintable } from '../../src/cli/format.js';
+import {
+  displayPath,
+  formatForwardLine,
+  formatSize,
+  formatTailLine,
+  formatVerbose,
+  toPrintable,
+} from '../../src/cli/format.js';
 import { capturedRequest } from '../helpers/captured.js';
 
 const request = capturedRequest({
@@ -19,9 +26,18 @@ const request = capturedRequest({
 
 describe('cli formatting', () => {
   it('formats the forward line', () => {
-    expect(formatForwardLine(request, { delivered: true, status: 200, ms: 12.4 })).toBe('#12 POST /github/push?x=1 → 200 in 12 ms');
-    expect(formatForwardLine(request, { delivered: false, reason: 'ECONNREFUSED' })).toBe('#12 POST /github/push?x=1 → not delivered (ECONNREFUSED)');
-    expect(formatForwardLine({ ...request, truncated: true, size: 5000, storedSize: 1024 }, { delivered: true, status: 201, ms: 3 })).toBe(
+    expect(formatForwardLine(request, { delivered: true, status: 200, ms: 12.4 })).toBe(
+      '#12 POST /github/push?x=1 → 200 in 12 ms',
+    );
+    expect(formatForwardLine(request, { delivered: false, reason: 'ECONNREFUSED' })).toBe(
+      '#12 POST /github/push?x=1 → not delivered (ECONNREFUSED)',
+    );
+    expect(
+      formatForwardLine(
+        { ...request, truncated: true, size: 5000, storedSize: 1024 },
+        { delivered: true, status: 201, ms: 3 },
+      ),
+    ).toBe(
       '#12 POST /github/push?x=1 → 201 in 3 ms (warning: body truncated by the server, only 1024 of 5000 bytes kept)',
     );
   });
@@ -33,7 +49,12 @@ describe('cli formatting', () => {
 
   it('formats the tail line with local time and size', () => {
     expect(formatTailLine(request)).toMatch(/^#12 \d\d:\d\d:\d\d\.000 POST \/github\/push\?x=1 2 KiB$/);
-    expect([formatSize(0), formatSize(1023), formatSize(1536), formatSize(3 * 1024 * 1024)]).toEqual(['0 B', '1023 B', '1.5 KiB', '3 MiB']);
+    expect([formatSize(0), formatSize(1023), formatSize(1536), formatSize(3 * 1024 * 1024)]).toEqual([
+      '0 B',
+      '1023 B',
+      '1.5 KiB',
+      '3 MiB',
+    ]);
   });
 
   it('escapes control characters and bidi overrides so captured data cannot drive the terminal', () => {
@@ -43,16 +64,22 @@ describe('cli formatting', () => {
     const verbose = formatVerbose(request);
     expect(verbose).toContain('    X-Evil: a\\x1b[2Jb');
     expect(verbose).toContain('    line1\n    line2\\u202e');
-    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: '//4=', storedSize: 2 })).toContain('(binary body, 2 B; --json has it as base64)');
+    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: '//4=', storedSize: 2 })).toContain(
+      '(binary body, 2 B; --json has it as base64)',
+    );
     // Valid UTF-8 stored as base64 (escaping would have cost more) is still shown as text.
-    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: 'AAE=', storedSize: 2 })).toContain('    \\x00\\x01');
+    expect(formatVerbose({ ...request, bodyEncoding: 'base64', body: 'AAE=', storedSize: 2 })).toContain(
+      '    \\x00\\x01',
+    );
     expect(formatVerbose({ ...request, body: '', storedSize: 0 })).toContain('(no body)');
   });
 });
 
 describe('cli backoff and numbers', () => {
   it('doubles from 0.5 s up to 10 s', () => {
-    expect([0, 1, 2, 3, 4, 5, 6].map((attempt) => backoffDelay(attempt))).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((attempt) => backoffDelay(attempt))).toEqual([
+      500, 1000, 2000, 4000, 8000, 10_000, 10_000,
+    ]);
     expect(formatSeconds(500)).toBe('0.5 s');
     expect(formatSeconds(10_000)).toBe('10 s');
   });
@@ -67,6 +94,7 @@ describe('cli backoff and numbers', () => {
 
   it('parseInteger takes whole numbers in range only', () => {
     expect(parseInteger('5', '--retries', 0, 10)).toBe(5);
-    for (const bad of ['-1', '11', '1.5', 'x', '', '1e3']) expect(() => parseInteger(bad, '--retries', 0, 10)).toThrow(UsageError);
+    for (const bad of ['-1', '11', '1.5', 'x', '', '1e3'])
+      expect(() => parseInteger(bad, '--retries', 0, 10)).toThrow(UsageError);
   });
 });

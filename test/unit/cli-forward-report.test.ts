@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { buildForwardedMessage, encodeBody } from '../../src/cli/forward-report.js';
 
-const answer = (body: Buffer, extra: { headers?: Array<[string, string]>; bodyTruncated?: boolean; status?: number } = {}) =>
-  ({ ok: true as const, status: extra.status ?? 200, ms: 12.345, headers: extra.headers ?? [['Content-Type', 'text/plain']], body, bodyTruncated: extra.bodyTruncated ?? false });
+const answer = (
+  body: Buffer,
+  extra: { headers?: Array<[string, string]>; bodyTruncated?: boolean; status?: number } = {},
+) => ({
+  ok: true as const,
+  status: extra.status ?? 200,
+  ms: 12.345,
+  headers: extra.headers ?? [['Content-Type', 'text/plain']],
+  body,
+  bodyTruncated: extra.bodyTruncated ?? false,
+});
 
 describe('buildForwardedMessage', () => {
   it('puts type first, then the result as the protocol shapes it', () => {
-    const message = buildForwardedMessage(7, 'http://localhost:3000/hook/x?a=1', answer(Buffer.from('{"received":true}')));
+    const message = buildForwardedMessage(
+      7,
+      'http://localhost:3000/hook/x?a=1',
+      answer(Buffer.from('{"received":true}')),
+    );
     expect(JSON.stringify(message).startsWith('{"type":"forwarded",')).toBe(true);
     expect(message).toEqual({
       type: 'forwarded',
@@ -22,14 +35,35 @@ describe('buildForwardedMessage', () => {
   });
 
   it('reports a failure with its error and no status', () => {
-    const message = buildForwardedMessage(3, 'http://localhost:1/', { ok: false, error: 'connect ECONNREFUSED 127.0.0.1:1, 2 attempts', ms: 1.5 });
+    const message = buildForwardedMessage(3, 'http://localhost:1/', {
+      ok: false,
+      error: 'connect ECONNREFUSED 127.0.0.1:1, 2 attempts',
+      ms: 1.5,
+    });
     expect(JSON.stringify(message).startsWith('{"type":"forwarded",')).toBe(true);
-    expect(message).toEqual({ type: 'forwarded', seq: 3, target: 'http://localhost:1/', error: 'connect ECONNREFUSED 127.0.0.1:1, 2 attempts', durationMs: 1.5, headers: [], body: '', bodyEncoding: 'utf8', bodyTruncated: false });
+    expect(message).toEqual({
+      type: 'forwarded',
+      seq: 3,
+      target: 'http://localhost:1/',
+      error: 'connect ECONNREFUSED 127.0.0.1:1, 2 attempts',
+      durationMs: 1.5,
+      headers: [],
+      body: '',
+      bodyEncoding: 'utf8',
+      bodyTruncated: false,
+    });
   });
 
   it('cuts every field to the limits the server checks', () => {
-    const headers = Array.from({ length: 80 }, (_, i): [string, string] => [`X-${'n'.repeat(300)}-${i}`, 'v'.repeat(3000)]);
-    const message = buildForwardedMessage(1, `http://localhost/${'p'.repeat(600)}`, answer(Buffer.alloc(5000, 'a'), { headers }));
+    const headers = Array.from({ length: 80 }, (_, i): [string, string] => [
+      `X-${'n'.repeat(300)}-${i}`,
+      'v'.repeat(3000),
+    ]);
+    const message = buildForwardedMessage(
+      1,
+      `http://localhost/${'p'.repeat(600)}`,
+      answer(Buffer.alloc(5000, 'a'), { headers }),
+    );
     expect(message.target.length).toBe(512);
     expect(message.headers.length).toBe(64);
     expect(message.headers.every(([name, value]) => name.length <= 256 && value.length <= 2048)).toBe(true);
@@ -55,6 +89,9 @@ describe('encodeBody', () => {
   });
 
   it('sends bytes that are not UTF-8 as base64', () => {
-    expect(encodeBody(Buffer.from([0xff, 0x00, 0xfe]), false)).toEqual({ body: Buffer.from([0xff, 0x00, 0xfe]).toString('base64'), bodyEncoding: 'base64' });
+    expect(encodeBody(Buffer.from([0xff, 0x00, 0xfe]), false)).toEqual({
+      body: Buffer.from([0xff, 0x00, 0xfe]).toString('base64'),
+      bodyEncoding: 'base64',
+    });
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatShareLink, liveUrlFor, parseServerBase, parseShareLink, redactKeys, ShareLinkError } from '../../src/cli/share-link.js';
+import {
+  formatShareLink,
+  liveUrlFor,
+  parseServerBase,
+  parseShareLink,
+  redactKeys,
+  ShareLinkError,
+} from '../../src/cli/share-link.js';
 
 describe('share links', () => {
   it('reads the endpoint id and key from the fragment, and the socket URL from the origin', () => {

@@ -22,7 +22,10 @@ function valuesOf(config: Config): SettingValues {
 }
 
 function largestRecord(config: SettingValues): number {
-  return maxRecordBytes({ maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes), maxHeaderBytes: config.maxHeaderBytes });
+  return maxRecordBytes({
+    maxBodyBytes: Math.max(config.maxBodyBytes, config.keptMaxBodyBytes),
+    maxHeaderBytes: config.maxHeaderBytes,
+  });
 }
 
 /** Every cross-setting rule loadConfig enforces, checked on a config that started. */
@@ -47,7 +50,11 @@ describe('config', () => {
   });
 
   it('reads env, and flags win over env', () => {
-    const config = loadConfig({ PORT: '9000', GRACE_MS: '0', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }, ['--port', '9100', '--public-url=https://hooks.example.com/']);
+    const config = loadConfig({ PORT: '9000', GRACE_MS: '0', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }, [
+      '--port',
+      '9100',
+      '--public-url=https://hooks.example.com/',
+    ]);
     expect(config.server.port).toBe(9100);
     expect(config.endpoints.graceMs).toBe(0);
     expect(config.server.trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
@@ -68,7 +75,9 @@ describe('config', () => {
 
   it('rejects unknown flags and a stored cap above the read limit', () => {
     expect(() => loadConfig({}, ['--no-such-flag', '1'])).toThrow(ConfigError);
-    expect(() => loadConfig({ MAX_BODY_BYTES: '2000', READ_LIMIT_BYTES: '1000' }, [])).toThrow(/must not exceed READ_LIMIT_BYTES/);
+    expect(() => loadConfig({ MAX_BODY_BYTES: '2000', READ_LIMIT_BYTES: '1000' }, [])).toThrow(
+      /must not exceed READ_LIMIT_BYTES/,
+    );
   });
 
   it('takes exactly one way to reach Redis, and host:port lists for sentinels and cluster nodes', () => {
@@ -79,8 +88,12 @@ describe('config', () => {
     ]);
     expect(sentinel.redis.redisPartitions).toBe(1);
     expect(loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b:7001' }, []).redis.redisPartitions).toBe(48);
-    expect(() => loadConfig({ REDIS_URL: 'redis://x:6379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(/REDIS_URL and REDIS_CLUSTER_NODES are each a way to reach Redis: set exactly one/);
-    expect(() => loadConfig({ REDIS_SENTINELS: 'a:26379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(/set exactly one/);
+    expect(() => loadConfig({ REDIS_URL: 'redis://x:6379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(
+      /REDIS_URL and REDIS_CLUSTER_NODES are each a way to reach Redis: set exactly one/,
+    );
+    expect(() => loadConfig({ REDIS_SENTINELS: 'a:26379', REDIS_CLUSTER_NODES: 'a:7000' }, [])).toThrow(
+      /set exactly one/,
+    );
     expect(() => loadConfig({ REDIS_SENTINELS: 'just-a-host' }, [])).toThrow(/REDIS_SENTINELS.*host:port pairs/s);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:99999' }, [])).toThrow(/REDIS_CLUSTER_NODES/);
   });
@@ -90,7 +103,8 @@ describe('config', () => {
     expect(grouped.toSorted()).toEqual(Object.keys(settings).toSorted());
     const config = loadConfig({}, []);
     expect(Object.keys(config)).toEqual(Object.keys(groups));
-    for (const [name, group] of Object.entries(groups)) expect(Object.keys(config[name as keyof Config])).toEqual(Object.keys(group.settings));
+    for (const [name, group] of Object.entries(groups))
+      expect(Object.keys(config[name as keyof Config])).toEqual(Object.keys(group.settings));
   });
 
   describe('a default that depends on another setting follows it', () => {
@@ -168,17 +182,31 @@ describe('config', () => {
         [{ READ_LIMIT_BYTES: '8192', KEPT_MAX_BODY_BYTES: '65536' }, ['READ_LIMIT_BYTES', 'KEPT_MAX_BODY_BYTES']],
         [{ READ_LIMIT_BYTES: '8192', MAX_BODY_BYTES: '65536' }, ['READ_LIMIT_BYTES', 'MAX_BODY_BYTES']],
         [{ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '10000' }, ['REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS']],
-        [{ MAX_STORED_BYTES: String(16 * MIB), MAX_STORED_BYTES_PER_ENDPOINT: String(32 * MIB) }, ['MAX_STORED_BYTES', 'MAX_STORED_BYTES_PER_ENDPOINT']],
-        [{ MAX_STORED_BYTES_PER_ENDPOINT: String(2 * MIB), MAX_BODY_BYTES: String(8 * MIB) }, ['MAX_STORED_BYTES_PER_ENDPOINT', 'MAX_BODY_BYTES']],
-        [{ MAX_STORED_BYTES: String(16 * MIB), MAX_BODY_BYTES: String(32 * MIB) }, ['MAX_STORED_BYTES', 'MAX_BODY_BYTES']],
-        [{ MAX_SOCKET_BUFFER_BYTES: String(16 * MIB), MAX_BODY_BYTES: String(64 * MIB) }, ['MAX_SOCKET_BUFFER_BYTES', 'MAX_BODY_BYTES']],
+        [
+          { MAX_STORED_BYTES: String(16 * MIB), MAX_STORED_BYTES_PER_ENDPOINT: String(32 * MIB) },
+          ['MAX_STORED_BYTES', 'MAX_STORED_BYTES_PER_ENDPOINT'],
+        ],
+        [
+          { MAX_STORED_BYTES_PER_ENDPOINT: String(2 * MIB), MAX_BODY_BYTES: String(8 * MIB) },
+          ['MAX_STORED_BYTES_PER_ENDPOINT', 'MAX_BODY_BYTES'],
+        ],
+        [
+          { MAX_STORED_BYTES: String(16 * MIB), MAX_BODY_BYTES: String(32 * MIB) },
+          ['MAX_STORED_BYTES', 'MAX_BODY_BYTES'],
+        ],
+        [
+          { MAX_SOCKET_BUFFER_BYTES: String(16 * MIB), MAX_BODY_BYTES: String(64 * MIB) },
+          ['MAX_SOCKET_BUFFER_BYTES', 'MAX_BODY_BYTES'],
+        ],
       ];
       for (const [env, names] of cases) {
         const problems = problemsOf(env).join('\n');
         for (const name of names) expect(problems, JSON.stringify(env)).toMatch(new RegExp(`\\b${name}\\b`));
       }
       // A flag counts as set just as env does.
-      expect(problemsOf({}, ['--request-timeout-ms=1000', '--headers-timeout-ms=10000']).join('\n')).toMatch(/HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
+      expect(problemsOf({}, ['--request-timeout-ms=1000', '--headers-timeout-ms=10000']).join('\n')).toMatch(
+        /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/,
+      );
     });
   });
 });

@@ -23,7 +23,10 @@ describe('a forward result as kept', () => {
 
   it('the largest report the socket takes, all control characters (over 0.8 MB escaped), is cut to fit, as valid JSON', () => {
     const control = '\u0001';
-    const huge = report({ headers: Array.from({ length: 64 }, (_, i) => [`X-${i}`, control.repeat(2048)] as [string, string]), body: control.repeat(8192) });
+    const huge = report({
+      headers: Array.from({ length: 64 }, (_, i) => [`X-${i}`, control.repeat(2048)] as [string, string]),
+      body: control.repeat(8192),
+    });
     expect(JSON.stringify(huge).length).toBeGreaterThan(800_000);
     const shown = fittedForwarded(huge);
     expect(Buffer.byteLength(shown)).toBeLessThanOrEqual(MAX_FORWARDED_BYTES);
@@ -35,7 +38,9 @@ describe('a forward result as kept', () => {
   });
 
   it('cuts a base64 body on a whole group of four', () => {
-    const shown = JSON.parse(fittedForwarded(report({ body: 'QUJD'.repeat(8000), bodyEncoding: 'base64', headers: [] }))) as ForwardedMessage;
+    const shown = JSON.parse(
+      fittedForwarded(report({ body: 'QUJD'.repeat(8000), bodyEncoding: 'base64', headers: [] })),
+    ) as ForwardedMessage;
     expect(shown.body.length % 4).toBe(0);
     expect(shown.body.length).toBeGreaterThan(0);
   });

@@ -24,16 +24,21 @@ describe('textFrame', () => {
   });
 
   // Each length form of RFC 6455: 7-bit, 16-bit and 64-bit, at their edges.
-  it.each([0, 1, 125, 126, 65535, 65536, 200_000])('frames %i bytes so a client decodes the same text', async (length) => {
-    const text = 'é'.repeat(Math.floor(length / 2)) + 'x'.repeat(length % 2);
-    const frame = textFrame(text);
-    const bytes = Buffer.concat(frame.chunks);
-    expect(bytes.length).toBe(frame.length);
-    expect(await decode(bytes)).toEqual([{ text, isBinary: false }]);
-  });
+  it.each([0, 1, 125, 126, 65535, 65536, 200_000])(
+    'frames %i bytes so a client decodes the same text',
+    async (length) => {
+      const text = 'é'.repeat(Math.floor(length / 2)) + 'x'.repeat(length % 2);
+      const frame = textFrame(text);
+      const bytes = Buffer.concat(frame.chunks);
+      expect(bytes.length).toBe(frame.length);
+      expect(await decode(bytes)).toEqual([{ text, isBinary: false }]);
+    },
+  );
 
   it('frames back to back decode as separate messages', async () => {
-    const bytes = Buffer.concat([textFrame('{"a":1}'), textFrame(''), textFrame('z'.repeat(300))].flatMap((frame) => frame.chunks));
+    const bytes = Buffer.concat(
+      [textFrame('{"a":1}'), textFrame(''), textFrame('z'.repeat(300))].flatMap((frame) => frame.chunks),
+    );
     expect((await decode(bytes)).map((m) => m.text)).toEqual(['{"a":1}', '', 'z'.repeat(300)]);
   });
 });

@@ -132,7 +132,9 @@ describe('requestMatches (src/cli/wait.ts)', () => {
     expect(matches({ header: ['X-Tag=two', 'X-GitHub-Event=push'] })).toBe(true);
     expect(matches({ header: ['X-Tag=two', 'X-GitHub-Event=ping'] })).toBe(false);
     // Only the first '=' splits: the value may hold more.
-    expect(matches({ header: ['Authorization=Bearer a=b'] }, { headers: [['authorization', 'Bearer a=b']] })).toBe(true);
+    expect(matches({ header: ['Authorization=Bearer a=b'] }, { headers: [['authorization', 'Bearer a=b']] })).toBe(
+      true,
+    );
     expect(matches({ header: ['X-Empty='] }, { headers: [['X-Empty', '']] })).toBe(true);
   });
 
@@ -162,14 +164,20 @@ describe('requestMatches (src/cli/wait.ts)', () => {
   it('--json: a body that is not JSON never matches; a base64-stored JSON body is read', () => {
     expect(matches({ json: ['a=*'] }, { body: 'a=1', isJson: false })).toBe(false);
     const body = '{"a":"\\u0001\\u0002","n":1}';
-    expect(matches({ json: ['n=1'] }, { body: Buffer.from(body).toString('base64'), bodyEncoding: 'base64', isJson: true })).toBe(true);
+    expect(
+      matches({ json: ['n=1'] }, { body: Buffer.from(body).toString('base64'), bodyEncoding: 'base64', isJson: true }),
+    ).toBe(true);
     // A top-level array.
     expect(matches({ json: ['1=b'] }, { body: '["a","b"]', isJson: true })).toBe(true);
   });
 
   it('all filters together', () => {
-    expect(matches({ method: 'post', path: '/github/**', header: ['x-github-event=push'], json: ['count=3'] })).toBe(true);
-    expect(matches({ method: 'post', path: '/github/**', header: ['x-github-event=push'], json: ['count=4'] })).toBe(false);
+    expect(matches({ method: 'post', path: '/github/**', header: ['x-github-event=push'], json: ['count=3'] })).toBe(
+      true,
+    );
+    expect(matches({ method: 'post', path: '/github/**', header: ['x-github-event=push'], json: ['count=4'] })).toBe(
+      false,
+    );
   });
 });
 
@@ -179,7 +187,10 @@ describe('parseWaitFilters and parseDuration', () => {
     [{ header: ['=v'] }, /--header has nothing before '='/],
     [{ header: ['bad name=v'] }, /--header: "bad…" is not a header name/],
     // A value that may be a secret is not quoted.
-    [{ header: ['Authorization: Bearer s3cret'] }, /^--header "Authorization…" has no '=': it takes NAME=VALUE .* \(not NAME: VALUE\)$/],
+    [
+      { header: ['Authorization: Bearer s3cret'] },
+      /^--header "Authorization…" has no '=': it takes NAME=VALUE .* \(not NAME: VALUE\)$/,
+    ],
     [{ header: ['Authorization: Bearer s3cret=x'] }, /^--header: "Authorization…" is not a header name$/],
     [{ json: ['count'] }, /--json "count" has no '='/],
     [{ json: ['a..b=1'] }, /--json: "a\.\.b" is not a dotted path/],

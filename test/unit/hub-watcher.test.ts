@@ -59,9 +59,26 @@ describe('Hub', () => {
     const bus = createMemoryBus();
     const clock = { ms: Date.now() };
     const store = createMemoryStore({ ...storeLimits(config), bus, now: () => clock.ms });
-    hub = createHub({ store, bus, instanceId: 'a', leaseMs: 60_000, graceMs: 1000, maxWatchersPerEndpoint, log: pino({ level: 'silent' }) });
+    hub = createHub({
+      store,
+      bus,
+      instanceId: 'a',
+      leaseMs: 60_000,
+      graceMs: 1000,
+      maxWatchersPerEndpoint,
+      log: pino({ level: 'silent' }),
+    });
     const endpoint = async (id: string) => {
-      await store.createEndpoint({ id, kind: 'live', keyHash: 'ab'.repeat(32), createdAt: new Date().toISOString(), response: { status: 200, body: '', contentType: 'text/plain', headers: [], delayMs: 0 } }, { maxEndpoints: 10, deadlineMs: Date.now() + 60_000 });
+      await store.createEndpoint(
+        {
+          id,
+          kind: 'live',
+          keyHash: 'ab'.repeat(32),
+          createdAt: new Date().toISOString(),
+          response: { status: 200, body: '', contentType: 'text/plain', headers: [], delayMs: 0 },
+        },
+        { maxEndpoints: 10, deadlineMs: Date.now() + 60_000 },
+      );
       return id;
     };
     const watcher = async (id: string) => {

@@ -25,7 +25,11 @@ function jsonSchemaValidator(code: string) {
 }
 
 describe('type inference from bodies', () => {
-  const bodies = ['{"id":1,"a":"x","nested":{"k":true}}', '{"id":2,"b":[1,2],"nested":{"k":false,"extra":null}}', '{"id":3.5,"a":null,"b":[],"nested":{"k":true}}'];
+  const bodies = [
+    '{"id":1,"a":"x","nested":{"k":true}}',
+    '{"id":2,"b":[1,2],"nested":{"k":false,"extra":null}}',
+    '{"id":3.5,"a":null,"b":[],"nested":{"k":true}}',
+  ];
 
   it('makes a field missing from some bodies optional, mixed kinds a union, and accepts every body', () => {
     const { inferred, labels } = infer(...bodies);
@@ -48,7 +52,9 @@ describe('type inference from bodies', () => {
     const goes = infer('{"a":1,"b":2}', '{"a":1}');
     expect(emitTypes(goes.inferred, 'zod', { labels: goes.labels })).toContain('// missing from #2 on');
     const comes = infer('{"b":1}', '{}', '{"b":1}');
-    expect(emitTypes(comes.inferred, 'json-schema', { labels: comes.labels })).toContain('missing from #2 (in 2 of 3 bodies)');
+    expect(emitTypes(comes.inferred, 'json-schema', { labels: comes.labels })).toContain(
+      'missing from #2 (in 2 of 3 bodies)',
+    );
   });
 
   it('marks a field that only some objects of an array have, though every body has it somewhere', () => {
@@ -80,9 +86,14 @@ describe('type inference from bodies', () => {
     expect(ts).toContain('"content-type": string;');
     expect(ts).toContain('"2x": boolean;');
     const schema = zodSchema(emitTypes(inferred, 'zod'));
-    expect(schema.safeParse(JSON.parse('{"content-type":"x","__proto__":{"polluted":1},"2x":true,"a\\"b*/":1}')).success).toBe(true);
+    expect(
+      schema.safeParse(JSON.parse('{"content-type":"x","__proto__":{"polluted":1},"2x":true,"a\\"b*/":1}')).success,
+    ).toBe(true);
     expect(emitTypes(inferred, 'zod')).toContain('["__proto__"]: z.object({');
-    const jsonSchema = JSON.parse(emitTypes(inferred, 'json-schema')) as { properties: Record<string, unknown>; required: string[] };
+    const jsonSchema = JSON.parse(emitTypes(inferred, 'json-schema')) as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
     expect(Object.keys(jsonSchema.properties)).toContain('__proto__');
     expect(jsonSchema.required).toContain('__proto__');
   });

@@ -60,8 +60,26 @@ const endpoint: EndpointInfo = {
   maxRequests: 50,
   maxBodyBytes: 1024,
 };
-const welcome = (overrides: Partial<WelcomeMessage> = {}): WelcomeMessage => ({ type: 'welcome', endpoint, created: true, backlog: 0, clearedSeq: 0, lastSeq: 0, gap: false, ...overrides });
-const pollAnswer = (seqs: number[], more: Partial<{ clearedSeq: number; gap: boolean }> = {}): PollAnswer => ({ lastSeq: Math.max(0, ...seqs, more.clearedSeq ?? 0), clearedSeq: 0, gap: false, more: false, expiresAt: null, forwarded: [], requests: seqs.map((seq) => capturedRequest({ seq })), ...more });
+const welcome = (overrides: Partial<WelcomeMessage> = {}): WelcomeMessage => ({
+  type: 'welcome',
+  endpoint,
+  created: true,
+  backlog: 0,
+  clearedSeq: 0,
+  lastSeq: 0,
+  gap: false,
+  ...overrides,
+});
+const pollAnswer = (seqs: number[], more: Partial<{ clearedSeq: number; gap: boolean }> = {}): PollAnswer => ({
+  lastSeq: Math.max(0, ...seqs, more.clearedSeq ?? 0),
+  clearedSeq: 0,
+  gap: false,
+  more: false,
+  expiresAt: null,
+  forwarded: [],
+  requests: seqs.map((seq) => capturedRequest({ seq })),
+  ...more,
+});
 
 let fetched: Array<{ method: string; path: string; authorization: string | undefined }>;
 /** What the HTTP API answers next, by method: a status and a body, or undefined for no answer at all. */
@@ -78,7 +96,14 @@ function connect() {
     message: (message) => messages.push(message),
     gap: () => gaps.push(Date.now()),
   });
-  return { connection, states, welcomes, messages, gaps, socket: (index = -1) => FakeSocket.made.at(index) as FakeSocket };
+  return {
+    connection,
+    states,
+    welcomes,
+    messages,
+    gaps,
+    socket: (index = -1) => FakeSocket.made.at(index) as FakeSocket,
+  };
 }
 
 /** Two sockets that never get through (refused before open): the page turns to HTTP. */
@@ -208,7 +233,11 @@ describe('the page: its connection', () => {
 
     answers.GET = { status: 200, body: pollAnswer([1, 2]) };
     await vi.advanceTimersByTimeAsync(POLL_MS);
-    expect(fetched.at(-1)).toEqual({ method: 'GET', path: '/api/endpoints/abc/requests?afterSeq=0', authorization: 'Bearer k3y' });
+    expect(fetched.at(-1)).toEqual({
+      method: 'GET',
+      path: '/api/endpoints/abc/requests?afterSeq=0',
+      authorization: 'Bearer k3y',
+    });
     expect(messages.map((message) => message.type === 'request' && message.request.seq)).toEqual([1, 2]);
     answers.GET = { status: 200, body: pollAnswer([], { clearedSeq: 2, gap: true }) };
     await vi.advanceTimersByTimeAsync(POLL_MS);
@@ -219,7 +248,11 @@ describe('the page: its connection', () => {
     answers.DELETE = { status: 200, body: { clearedSeq: 5 } };
     expect(connection.send({ type: 'clear' })).toBe(true);
     await vi.advanceTimersByTimeAsync(0);
-    expect(fetched.at(-1)).toEqual({ method: 'DELETE', path: '/api/endpoints/abc/requests', authorization: 'Bearer k3y' });
+    expect(fetched.at(-1)).toEqual({
+      method: 'DELETE',
+      path: '/api/endpoints/abc/requests',
+      authorization: 'Bearer k3y',
+    });
     expect(messages.at(-1)).toEqual({ type: 'cleared', clearedSeq: 5 });
 
     // A socket is tried every 30 s, in the background.
@@ -262,7 +295,13 @@ describe('the page: its connection', () => {
     await refuseSockets();
     const [first] = welcomes;
     expect(first?.message.backlog).toBe(2);
-    expect(first?.message.endpoint).toMatchObject({ id: 'xyz', kind: 'live', url: 'http://localhost/api/webhook-tester/xyz', partial: true, maxRequests: 50 });
+    expect(first?.message.endpoint).toMatchObject({
+      id: 'xyz',
+      kind: 'live',
+      url: 'http://localhost/api/webhook-tester/xyz',
+      partial: true,
+      maxRequests: 50,
+    });
     expect(messages).toHaveLength(2);
 
     answers.GET = { status: 404, body: { error: { code: 'ENDPOINT_NOT_FOUND', message: 'gone' } } };

@@ -6,9 +6,18 @@ const text = Buffer.from(JSON.stringify({ id: 1234567890123456789n.toString(), e
 
 describe('the page: compressed bodies decoded, bounded', () => {
   it('decodes gzip, zlib deflate and raw deflate', async () => {
-    for (const [coding, bytes] of [['gzip', gzipSync(text)], ['deflate', deflateSync(text)], ['deflate', deflateRawSync(text)]] as const) {
+    for (const [coding, bytes] of [
+      ['gzip', gzipSync(text)],
+      ['deflate', deflateSync(text)],
+      ['deflate', deflateRawSync(text)],
+    ] as const) {
       const decoded = await decodeBody(new Uint8Array(bytes), coding);
-      expect([coding, Buffer.from(decoded.bytes).equals(text), decoded.cut, decoded.problem]).toEqual([coding, true, false, undefined]);
+      expect([coding, Buffer.from(decoded.bytes).equals(text), decoded.cut, decoded.problem]).toEqual([
+        coding,
+        true,
+        false,
+        undefined,
+      ]);
     }
   });
 
@@ -37,6 +46,9 @@ describe('the page: compressed bodies decoded, bounded', () => {
     expect(canDecode('compress')).toBe(false);
     await expect(decodeBody(new Uint8Array(brotliCompressSync(text)), 'zstd')).rejects.toThrow('cannot decode zstd');
     // Brotli as far as this runtime's DecompressionStream takes it.
-    if (canDecode('br')) expect(Buffer.from((await decodeBody(new Uint8Array(brotliCompressSync(text)), 'br')).bytes).equals(text)).toBe(true);
+    if (canDecode('br'))
+      expect(Buffer.from((await decodeBody(new Uint8Array(brotliCompressSync(text)), 'br')).bytes).equals(text)).toBe(
+        true,
+      );
   });
 });

@@ -1,16 +1,41 @@
 import { describe, expect, it } from 'vitest';
-import { lastAlive, LIST_MAX, listedExpired, listedSummary, listForget, listOpened, listUpdate, readList, type ListStorage } from '../../client/src/endpoint/endpoint-list.js';
+import {
+  lastAlive,
+  LIST_MAX,
+  listedExpired,
+  listedSummary,
+  listForget,
+  listOpened,
+  listUpdate,
+  readList,
+  type ListStorage,
+} from '../../client/src/endpoint/endpoint-list.js';
 
 /** A Storage of the test's own. */
 function memory(initial?: string): ListStorage & { text(): string | undefined } {
   const values = new Map<string, string>(initial === undefined ? [] : [['hookwatch.list', initial]]);
-  return { getItem: (key) => values.get(key) ?? null, setItem: (key, value) => void values.set(key, value), text: () => values.get('hookwatch.list') };
+  return {
+    getItem: (key) => values.get(key) ?? null,
+    setItem: (key, value) => void values.set(key, value),
+    text: () => values.get('hookwatch.list'),
+  };
 }
 
 const NOW = Date.parse('2026-11-27T12:00:00.000Z');
 const HOUR = 3600_000;
-const kept = (id: string, expiresInMs: number) => ({ id, key: `k${id.replace(/[^A-Za-z0-9]/g, '')}`, kind: 'kept' as const, url: `http://localhost/api/webhook-endpoint/${id}`, expiresAt: new Date(NOW + expiresInMs).toISOString() });
-const live = (id: string) => ({ id, key: 'key1', kind: 'live' as const, url: `http://localhost/api/webhook-tester/${id}` });
+const kept = (id: string, expiresInMs: number) => ({
+  id,
+  key: `k${id.replace(/[^A-Za-z0-9]/g, '')}`,
+  kind: 'kept' as const,
+  url: `http://localhost/api/webhook-endpoint/${id}`,
+  expiresAt: new Date(NOW + expiresInMs).toISOString(),
+});
+const live = (id: string) => ({
+  id,
+  key: 'key1',
+  kind: 'live' as const,
+  url: `http://localhost/api/webhook-tester/${id}`,
+});
 
 describe('the page: the list of endpoints this browser made or joined', () => {
   it('keeps each endpoint once, the most recently opened first, with its key, kind, expiry and request count', () => {
@@ -38,8 +63,18 @@ describe('the page: the list of endpoints this browser made or joined', () => {
     listOpened(storage, live('abc'), NOW);
     const list = readList(storage);
     expect(lastAlive(list, NOW)?.id).toBe('old-one');
-    expect(listedExpired(list.find((entry) => entry.id === 'gone-one')!, NOW)).toBe(true);
-    expect(listedSummary(list.find((entry) => entry.id === 'gone-one')!, NOW)).toBe('Kept · expired');
+    expect(
+      listedExpired(
+        list.find((entry) => entry.id === 'gone-one')!,
+        NOW,
+      ),
+    ).toBe(true);
+    expect(
+      listedSummary(
+        list.find((entry) => entry.id === 'gone-one')!,
+        NOW,
+      ),
+    ).toBe('Kept · expired');
     expect(lastAlive([], NOW)).toBeUndefined();
   });
 
@@ -52,9 +87,25 @@ describe('the page: the list of endpoints this browser made or joined', () => {
   });
 
   it('reads back nothing hostile: malformed, huge, wrong shapes, bad ids and keys, script URLs', () => {
-    for (const bad of ['not json', '{"a":1}', 'null', '42', `[${'1,'.repeat(40_000)}1]`, JSON.stringify('x'.repeat(100_000))]) expect(readList(memory(bad))).toEqual([]);
+    for (const bad of [
+      'not json',
+      '{"a":1}',
+      'null',
+      '42',
+      `[${'1,'.repeat(40_000)}1]`,
+      JSON.stringify('x'.repeat(100_000)),
+    ])
+      expect(readList(memory(bad))).toEqual([]);
     const entries = [
-      { id: 'ok-one', key: 'abc', kind: 'kept', url: 'http://h/x', expiresAt: '2030-01-01T00:00:00Z', requests: 2, openedAt: 5 },
+      {
+        id: 'ok-one',
+        key: 'abc',
+        kind: 'kept',
+        url: 'http://h/x',
+        expiresAt: '2030-01-01T00:00:00Z',
+        requests: 2,
+        openedAt: 5,
+      },
       { id: '../x', key: 'abc', kind: 'kept', url: 'http://h/x' },
       { id: 'a', key: 'has space', kind: 'live', url: 'http://h/x' },
       { id: 'b', key: 'abc', kind: 'other', url: 'http://h/x' },

@@ -31,7 +31,8 @@ describe('the page: the endpoint', () => {
     expect(link).toBe('http://h.example/#abc_-1.K3y');
     expect(credentialsFromLink(new URL(link).hash)).toEqual({ endpointId: 'abc_-1', key: 'K3y' });
     expect(shareLink(undefined, here)).toBe(here.href);
-    for (const hash of ['', '#abc', '#.key', '#abc.k-y', '#a b.key', `#abc.${'k'.repeat(129)}`]) expect(credentialsFromLink(hash)).toBeUndefined();
+    for (const hash of ['', '#abc', '#.key', '#abc.k-y', '#a b.key', `#abc.${'k'.repeat(129)}`])
+      expect(credentialsFromLink(hash)).toBeUndefined();
   });
 
   it('reads `#<id>.` as an endpoint its signed-in creator opened without the key, and writes it back', () => {

@@ -19,7 +19,12 @@ function plain(value: ExactValue): unknown {
     case 'array':
       return Array.from({ length: value.size }, (_, index) => plain(value.child(index)[1]));
     case 'object':
-      return { members: Array.from({ length: value.size }, (_, index) => [value.child(index)[0], plain(value.child(index)[1])]) };
+      return {
+        members: Array.from({ length: value.size }, (_, index) => [
+          value.child(index)[0],
+          plain(value.child(index)[1]),
+        ]),
+      };
   }
 }
 
@@ -38,19 +43,35 @@ describe('the page: JSON numbers exactly as sent', () => {
   });
 
   it('leaves strings that look like numbers or markers as strings, escapes and all', () => {
-    expect(plain(parseExact('["12", "n1", "s", "", "a\\"b 1.0 \\\\", "\\u0041", true, false, null]'))).toEqual(['12', 'n1', 's', '', 'a"b 1.0 \\', 'A', true, false, null]);
+    expect(plain(parseExact('["12", "n1", "s", "", "a\\"b 1.0 \\\\", "\\u0041", true, false, null]'))).toEqual([
+      '12',
+      'n1',
+      's',
+      '',
+      'a"b 1.0 \\',
+      'A',
+      true,
+      false,
+      null,
+    ]);
     expect(plain(parseExact('12.50'))).toBe('#12.50');
     expect(plain(parseExact(' "x" '))).toBe('x');
   });
 
   it('keeps keys such as __proto__ as keys; a repeated key holds its last value, as JSON.parse', () => {
     const parsed = parseExact('{"__proto__":{"polluted":1},"a":1,"a":2}');
-    expect(plain(parsed)).toEqual({ members: [['__proto__', { members: [['polluted', '#1']] }], ['a', '#2']] });
+    expect(plain(parsed)).toEqual({
+      members: [
+        ['__proto__', { members: [['polluted', '#1']] }],
+        ['a', '#2'],
+      ],
+    });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('throws on what JSON.parse refuses', () => {
-    for (const bad of ['{', '01', '1.', '[1,]', '{"a" 1}', 'nul', '"\\x"', '']) expect(() => parseExact(bad), bad).toThrow(SyntaxError);
+    for (const bad of ['{', '01', '1.', '[1,]', '{"a" 1}', 'nul', '"\\x"', ''])
+      expect(() => parseExact(bad), bad).toThrow(SyntaxError);
   });
 
   it('parses a deep and a large body without running out of stack', () => {
@@ -74,7 +95,12 @@ describe('the page: JSON numbers exactly as sent', () => {
 
   it('reads a body whose numbers cannot change with JSON.parse alone, and reads it the same', () => {
     const body = '{"a":[0,12,-3,1.5,100],"s":"e1 base64 0.10 in a string"}';
-    expect(plain(parseExact(body))).toEqual({ members: [['a', ['#0', '#12', '#-3', '#1.5', '#100']], ['s', 'e1 base64 0.10 in a string']] });
+    expect(plain(parseExact(body))).toEqual({
+      members: [
+        ['a', ['#0', '#12', '#-3', '#1.5', '#100']],
+        ['s', 'e1 base64 0.10 in a string'],
+      ],
+    });
     const zeros = JSON.stringify(Array.from({ length: 500 }, () => new Array<number>(500).fill(0)));
     const started = performance.now();
     const parsed = parseExact(zeros);
@@ -92,10 +118,14 @@ describe('the page: a header line without a colon is marked', () => {
   });
 
   it('marks the default answer’s headers and a rule’s answer headers before asking the server', () => {
-    expect(formErrors('200', '0', 'NoColonHere')).toEqual([{ field: 'headers', message: expect.stringMatching(/^Line 1 has no colon/) }]);
+    expect(formErrors('200', '0', 'NoColonHere')).toEqual([
+      { field: 'headers', message: expect.stringMatching(/^Line 1 has no colon/) },
+    ]);
     expect(formErrors('200', '0', 'A: b')).toEqual([]);
     const fields = { ...fieldsFromRule({ answer: { status: 503 } }), answerHeaders: 'Retry-After: 5\nNoColonHere' };
-    expect(ruleFormErrors(fields)).toEqual([{ field: 'answerHeaders', message: expect.stringMatching(/^Line 2 has no colon/) }]);
+    expect(ruleFormErrors(fields)).toEqual([
+      { field: 'answerHeaders', message: expect.stringMatching(/^Line 2 has no colon/) },
+    ]);
   });
 
   it('copes with a huge field', () => {
@@ -111,8 +141,24 @@ describe('the page: the filter finds multipart fields beside a binary file', () 
       isJson: false,
       contentType: 'multipart/form-data; boundary=x',
       parts: [
-        { name: 'comment', filename: null, contentType: null, size: 14, truncated: false, offset: 10, text: 'Invoice-Ref 42' },
-        { name: 'upload', filename: 'photo.png', contentType: 'image/png', size: 4, truncated: false, offset: 40, text: null },
+        {
+          name: 'comment',
+          filename: null,
+          contentType: null,
+          size: 14,
+          truncated: false,
+          offset: 10,
+          text: 'Invoice-Ref 42',
+        },
+        {
+          name: 'upload',
+          filename: 'photo.png',
+          contentType: 'image/png',
+          size: 4,
+          truncated: false,
+          offset: 40,
+          text: null,
+        },
       ],
     });
     const text = searchText(request);
@@ -123,7 +169,9 @@ describe('the page: the filter finds multipart fields beside a binary file', () 
 
 describe('the page: copying a cut body’s cURL says so', () => {
   it('says how much of the body the command sends', () => {
-    expect(curlCopyNote({ truncated: true, size: 2 * 1024 * 1024, storedSize: 1024 * 1024 })).toBe('the body was cut: it sends the first 1.0 MB of 2.0 MB the sender sent');
+    expect(curlCopyNote({ truncated: true, size: 2 * 1024 * 1024, storedSize: 1024 * 1024 })).toBe(
+      'the body was cut: it sends the first 1.0 MB of 2.0 MB the sender sent',
+    );
     expect(curlCopyNote({ truncated: false, size: 10, storedSize: 10 })).toBeUndefined();
   });
 });

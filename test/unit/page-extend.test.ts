@@ -33,7 +33,9 @@ describe('the page: Extend never shortens', () => {
 
 describe('the page: a kept endpoint warns in its last hour', () => {
   it('says how long is left and when it ends, only in the last hour of a kept endpoint', () => {
-    expect(expiryWarning(kept(42 * 60_000), NOW)).toMatch(/^Expires in 42 min: extend it, or its URL answers 404 from .+\.$/);
+    expect(expiryWarning(kept(42 * 60_000), NOW)).toMatch(
+      /^Expires in 42 min: extend it, or its URL answers 404 from .+\.$/,
+    );
     expect(expiryWarning(kept(HOUR), NOW)).toMatch(/^Expires in 1 h: /);
     expect(expiryWarning(kept(HOUR + 1000), NOW)).toBeUndefined();
     expect(expiryWarning(kept(-1000), NOW)).toBeUndefined();
@@ -48,7 +50,16 @@ describe('the page: before applying, which rule counts start again', () => {
     const { countsResetNote } = await import('../../client/src/answer/rule-fields.js');
     expect(countsResetNote([])).toBeUndefined();
     expect(countsResetNote([{ answer: { status: 200 } }])).toBeUndefined();
-    expect(countsResetNote([{ name: 'fail 3 times first', times: 3, answer: { status: 503 } }, { answer: {} }])).toBe('Applying starts this count again: “fail 3 times first” (first 3) will answer its first matches again.');
-    expect(countsResetNote([{ times: 1, answer: {} }, { name: 'b', times: 2, answer: {} }])).toBe('Applying starts these counts again: rule 1 (first 1), “b” (first 2) will answer their first matches again.');
+    expect(countsResetNote([{ name: 'fail 3 times first', times: 3, answer: { status: 503 } }, { answer: {} }])).toBe(
+      'Applying starts this count again: “fail 3 times first” (first 3) will answer its first matches again.',
+    );
+    expect(
+      countsResetNote([
+        { times: 1, answer: {} },
+        { name: 'b', times: 2, answer: {} },
+      ]),
+    ).toBe(
+      'Applying starts these counts again: rule 1 (first 1), “b” (first 2) will answer their first matches again.',
+    );
   });
 });

@@ -16,7 +16,14 @@ const request = capturedRequest({
 describe('the page: formatting', () => {
   it('says how long ago, briefly', () => {
     expect([0, 999, 5_000, 59_999, 60_000, 3_599_999, 3_600_000, 86_400_000 * 2].map(ago)).toEqual([
-      'now', 'now', '5 s ago', '59 s ago', '1 min ago', '59 min ago', '1 h ago', '2 d ago',
+      'now',
+      'now',
+      '5 s ago',
+      '59 s ago',
+      '1 min ago',
+      '59 min ago',
+      '1 h ago',
+      '2 d ago',
     ]);
     expect(ago(-5_000)).toBe('now');
   });
@@ -29,7 +36,13 @@ describe('the page: formatting', () => {
 
 describe('the page: what the filter searches', () => {
   it('takes decoded query and form values', () => {
-    const text = searchText({ ...request, url: '/x?who=grace%40example.com', query: { who: 'grace@example.com' }, form: { email: 'ada@example.com', tag: ['a', 'b'] }, body: 'email=ada%40example.com&tag=a&tag=b' });
+    const text = searchText({
+      ...request,
+      url: '/x?who=grace%40example.com',
+      query: { who: 'grace@example.com' },
+      form: { email: 'ada@example.com', tag: ['a', 'b'] },
+      body: 'email=ada%40example.com&tag=a&tag=b',
+    });
     expect(text).toContain('grace@example.com');
     expect(text).toContain('email=ada@example.com');
     expect(text).toContain('tag=b');
@@ -38,14 +51,24 @@ describe('the page: what the filter searches', () => {
 
 describe('the page: HAR export', () => {
   type Entry = { time: number; response: { status: number }; timings: { wait: number } };
-  const entries = (requests: CapturedRequest[]) => (JSON.parse(toHar(requests, 'https://h.example/api/webhook-tester/abc')) as { log: { entries: Entry[] } }).log.entries;
+  const entries = (requests: CapturedRequest[]) =>
+    (JSON.parse(toHar(requests, 'https://h.example/api/webhook-tester/abc')) as { log: { entries: Entry[] } }).log
+      .entries;
 
   it('follows HAR 1.2: text bodies as text, binary ones as base64 marked with _encoding, the status with its reason phrase', () => {
     const [text, controls, binary] = entries([
       request,
       { ...request, body: Buffer.from('a\u0001b').toString('base64'), bodyEncoding: 'base64' },
-      { ...request, body: Buffer.from([0xff, 0x00]).toString('base64'), bodyEncoding: 'base64', answer: { status: 429, delayMs: 0, by: 'default' } },
-    ]) as unknown as Array<{ request: { postData: Record<string, string> }; response: { status: number; statusText: string; content: { size: number } } }>;
+      {
+        ...request,
+        body: Buffer.from([0xff, 0x00]).toString('base64'),
+        bodyEncoding: 'base64',
+        answer: { status: 429, delayMs: 0, by: 'default' },
+      },
+    ]) as unknown as Array<{
+      request: { postData: Record<string, string> };
+      response: { status: number; statusText: string; content: { size: number } };
+    }>;
     expect(text?.request.postData).toEqual({ mimeType: 'application/json', text: '{"a":1}' });
     expect(controls?.request.postData).toEqual({ mimeType: 'application/json', text: 'a\u0001b' });
     expect(binary?.request.postData).toMatchObject({ text: '/wA=', _encoding: 'base64' });

@@ -40,10 +40,16 @@ describe('the lifetime line', () => {
   });
 
   it('says how a live endpoint lives, and counts down a kept one', () => {
-    expect(lifetimeText(base, at(createdAt))).toBe('lives while a tab watches it, then 30 s · keeps the newest 50 requests · bodies up to 1 MB');
-    expect(lifetimeText(kept, at('2026-11-22T16:00:05.000Z'))).toMatch(/^expires in 1 h 59 min \(.+ local\) · keeps the newest 50 requests · bodies up to 64 KB$/);
+    expect(lifetimeText(base, at(createdAt))).toBe(
+      'lives while a tab watches it, then 30 s · keeps the newest 50 requests · bodies up to 1 MB',
+    );
+    expect(lifetimeText(kept, at('2026-11-22T16:00:05.000Z'))).toMatch(
+      /^expires in 1 h 59 min \(.+ local\) · keeps the newest 50 requests · bodies up to 64 KB$/,
+    );
     expect(lifetimeText(kept, at('2026-11-22T17:59:18.200Z'))).toMatch(/^expires in 42 s /);
-    expect(lifetimeText(kept, at('2026-11-22T18:00:00.000Z'))).toBe('expiring now · keeps the newest 50 requests · bodies up to 64 KB');
+    expect(lifetimeText(kept, at('2026-11-22T18:00:00.000Z'))).toBe(
+      'expiring now · keeps the newest 50 requests · bodies up to 64 KB',
+    );
     expect(keptSpan(kept)).toBe(2 * 3600_000);
     expect(keptSpan(base)).toBeUndefined();
   });
@@ -52,6 +58,8 @@ describe('the lifetime line', () => {
     const partial: PageEndpoint = { ...kept, createdAt: '', partial: true };
     expect(lifetimeText(partial, at('2026-11-22T17:00:00.000Z'))).toMatch(/^expires in 1 h \(.+ local\)$/);
     expect(keptSpan(partial)).toBeUndefined();
-    expect(lifetimeText({ ...base, graceSeconds: Number.NaN, partial: true }, 0)).toBe('lives while a tab watches it, then a short grace');
+    expect(lifetimeText({ ...base, graceSeconds: Number.NaN, partial: true }, 0)).toBe(
+      'lives while a tab watches it, then a short grace',
+    );
   });
 });

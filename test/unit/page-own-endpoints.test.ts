@@ -15,17 +15,29 @@ const base: OwnEndpoint = {
   maxBodyBytes: 65536,
 };
 
-describe('the page: a signed-in user\'s own endpoints from the server', () => {
-  it('shows a kept one with its time left, a live one as watched, and marks this tab\'s', () => {
-    expect(ownListItem(base, undefined, NOW)).toEqual({ id: 'ada-stripe', name: 'ada-stripe', summary: 'Kept · expires in 1 h · yours on this server', current: false, expired: false });
+describe("the page: a signed-in user's own endpoints from the server", () => {
+  it("shows a kept one with its time left, a live one as watched, and marks this tab's", () => {
+    expect(ownListItem(base, undefined, NOW)).toEqual({
+      id: 'ada-stripe',
+      name: 'ada-stripe',
+      summary: 'Kept · expires in 1 h · yours on this server',
+      current: false,
+      expired: false,
+    });
     expect(ownListItem(base, 'ada-stripe', NOW).current).toBe(true);
     const live: OwnEndpoint = { ...base, id: 'V1StGXR8', kind: 'live' };
     delete live.expiresAt;
-    expect(ownListItem(live, undefined, NOW)).toMatchObject({ summary: 'Live · while a tab watches it · yours on this server', expired: false });
+    expect(ownListItem(live, undefined, NOW)).toMatchObject({
+      summary: 'Live · while a tab watches it · yours on this server',
+      expired: false,
+    });
   });
 
   it('offers a kept one past its expiry, or with an unreadable one, as expired only', () => {
-    expect(ownListItem({ ...base, expiresAt: '2026-01-01T11:59:59.000Z' }, undefined, NOW)).toMatchObject({ summary: 'Kept · expired · yours on this server', expired: true });
+    expect(ownListItem({ ...base, expiresAt: '2026-01-01T11:59:59.000Z' }, undefined, NOW)).toMatchObject({
+      summary: 'Kept · expired · yours on this server',
+      expired: true,
+    });
     expect(ownListItem({ ...base, expiresAt: 'not a date' }, undefined, NOW).expired).toBe(true);
   });
 });

@@ -14,7 +14,17 @@ function logWith(seqs: number[], max = 50): RequestLog {
 
 const seqs = (log: RequestLog) => log.requests.map((held) => held.seq);
 
-const result = (seq: number): ForwardedMessage => ({ type: 'forwarded', seq, target: 'http://localhost/hook', status: 200, durationMs: 1, headers: [], body: '', bodyEncoding: 'utf8', bodyTruncated: false });
+const result = (seq: number): ForwardedMessage => ({
+  type: 'forwarded',
+  seq,
+  target: 'http://localhost/hook',
+  status: 200,
+  durationMs: 1,
+  headers: [],
+  body: '',
+  bodyEncoding: 'utf8',
+  bodyTruncated: false,
+});
 
 describe('the page: the request log', () => {
   it('holds each seq once, oldest first, whatever order they come in', () => {

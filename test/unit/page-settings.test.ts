@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_KEPT_SPAN_MS, KNOWN_MAX, knownEndpoint, rememberEndpoint, saveKeptSpan, savedKeptSpan, savedKind, saveKind } from '../../client/src/endpoint/settings.js';
+import {
+  DEFAULT_KEPT_SPAN_MS,
+  KNOWN_MAX,
+  knownEndpoint,
+  rememberEndpoint,
+  saveKeptSpan,
+  savedKeptSpan,
+  savedKind,
+  saveKind,
+} from '../../client/src/endpoint/settings.js';
 import type { EndpointInfo } from '../../src/shared/protocol.js';
 
 /** localStorage, in memory; `broken` makes every call throw, as a browser with storage switched off does. */

@@ -14,7 +14,11 @@ describe("the README's settings tables", () => {
       .split('\n')
       .filter((line) => line.startsWith('| `'));
     const envs = rows.map((row) => /^\| `([A-Z0-9_]+)` \| `--([a-z0-9-]+)`/.exec(row)?.slice(1));
-    expect(envs.map((pair) => pair?.[0]).toSorted()).toEqual(Object.values(settings).map((setting) => setting.env).toSorted());
+    expect(envs.map((pair) => pair?.[0]).toSorted()).toEqual(
+      Object.values(settings)
+        .map((setting) => setting.env)
+        .toSorted(),
+    );
     for (const pair of envs) expect(pair?.[1]).toBe(toFlag(pair?.[0] ?? ''));
     expect(envs.slice(0, startHere.length).map((pair) => pair?.[0])).toEqual(startHere.map((key) => settings[key].env));
   });

@@ -1,6 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { detectProvider, PROVIDERS, verifySignature, type Provider, type SignedRequest, type Verdict } from '../../src/shared/signatures/index.js';
+import {
+  detectProvider,
+  PROVIDERS,
+  verifySignature,
+  type Provider,
+  type SignedRequest,
+  type Verdict,
+} from '../../src/shared/signatures/index.js';
 
 type Headers = SignedRequest['headers'];
 
@@ -46,8 +53,19 @@ const SLACK_BODY =
   'token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c';
 const SLACK_SIGNATURE = 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503';
 
-function githubRequest(signature = GITHUB_SIGNATURE, body: string | Uint8Array = GITHUB_BODY, truncated = false): SignedRequest {
-  return makeRequest([['X-GitHub-Event', 'push'], ['X-Hub-Signature-256', signature]], body, truncated);
+function githubRequest(
+  signature = GITHUB_SIGNATURE,
+  body: string | Uint8Array = GITHUB_BODY,
+  truncated = false,
+): SignedRequest {
+  return makeRequest(
+    [
+      ['X-GitHub-Event', 'push'],
+      ['X-Hub-Signature-256', signature],
+    ],
+    body,
+    truncated,
+  );
 }
 
 function swHeaders(signature = SW_SIGNATURE, prefix = 'webhook-', timestamp = String(SW_TIMESTAMP)): Headers {
@@ -59,7 +77,13 @@ function swHeaders(signature = SW_SIGNATURE, prefix = 'webhook-', timestamp = St
 }
 
 function slackRequest(signature = SLACK_SIGNATURE, timestamp = String(SLACK_TIMESTAMP)): SignedRequest {
-  return makeRequest([['X-Slack-Request-Timestamp', timestamp], ['X-Slack-Signature', signature]], SLACK_BODY);
+  return makeRequest(
+    [
+      ['X-Slack-Request-Timestamp', timestamp],
+      ['X-Slack-Signature', signature],
+    ],
+    SLACK_BODY,
+  );
 }
 
 // --- Stripe and Shopify publish no vector: valid cases come from node:crypto -----------------------
@@ -79,13 +103,24 @@ const SHOPIFY_SECRET = 'shpss_0123456789abcdef0123456789abcdef';
 const SHOPIFY_BODY = '{"id":820982911946154508,"email":"jon@example.com"}';
 
 function shopifyRequest(signature: string): SignedRequest {
-  return makeRequest([['X-Shopify-Topic', 'orders/create'], ['X-Shopify-Hmac-Sha256', signature]], SHOPIFY_BODY);
+  return makeRequest(
+    [
+      ['X-Shopify-Topic', 'orders/create'],
+      ['X-Shopify-Hmac-Sha256', signature],
+    ],
+    SHOPIFY_BODY,
+  );
 }
 
 describe('published vectors', () => {
   it("accepts GitHub's documented example and shows it as GitHub writes it", async () => {
     const verdict = await verifySignature('github', githubRequest(), GITHUB_SECRET);
-    expect(verdict).toMatchObject({ provider: 'github', ok: true, reason: 'valid', signatureHeader: 'X-Hub-Signature-256' });
+    expect(verdict).toMatchObject({
+      provider: 'github',
+      ok: true,
+      reason: 'valid',
+      signatureHeader: 'X-Hub-Signature-256',
+    });
   });
 
   it('computes the GitHub vector exactly when the body differs by one byte', async () => {
@@ -98,7 +133,12 @@ describe('published vectors', () => {
   it('accepts the Standard Webhooks reference vector, under webhook- and svix- headers', async () => {
     const nowMs = SW_TIMESTAMP * 1000;
     for (const prefix of ['webhook-', 'svix-']) {
-      const verdict = await verifySignature('standard-webhooks', makeRequest(swHeaders(SW_SIGNATURE, prefix), SW_BODY), SW_SECRET, { nowMs });
+      const verdict = await verifySignature(
+        'standard-webhooks',
+        makeRequest(swHeaders(SW_SIGNATURE, prefix), SW_BODY),
+        SW_SECRET,
+        { nowMs },
+      );
       expect(verdict, prefix).toMatchObject({ ok: true, reason: 'valid', signatureHeader: `${prefix}signature` });
     }
   });
@@ -106,12 +146,16 @@ describe('published vectors', () => {
   it('finds the right Standard Webhooks signature among several (secret rotation), ignoring other versions', async () => {
     const decoy = 'Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=';
     const list = [`v1,${decoy}`, `v2,${decoy}`, SW_SIGNATURE, `v1a,${decoy}`].join(' ');
-    const verdict = await verifySignature('standard-webhooks', makeRequest(swHeaders(list), SW_BODY), SW_SECRET, { nowMs: SW_TIMESTAMP * 1000 });
+    const verdict = await verifySignature('standard-webhooks', makeRequest(swHeaders(list), SW_BODY), SW_SECRET, {
+      nowMs: SW_TIMESTAMP * 1000,
+    });
     expect(verdict.reason).toBe('valid');
   });
 
   it('reports the Standard Webhooks signature it computed, as v1,<base64>, when the body changed', async () => {
-    const verdict = await verifySignature('standard-webhooks', makeRequest(swHeaders(), `${SW_BODY} `), SW_SECRET, { nowMs: SW_TIMESTAMP * 1000 });
+    const verdict = await verifySignature('standard-webhooks', makeRequest(swHeaders(), `${SW_BODY} `), SW_SECRET, {
+      nowMs: SW_TIMESTAMP * 1000,
+    });
     expect(verdict.reason).toBe('mismatch');
     const key = Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64');
     expect(verdict.expected).toBe(`v1,${hmacBase64(key, `${SW_ID}.${SW_TIMESTAMP}.${SW_BODY} `)}`);
@@ -141,12 +185,19 @@ describe('independently computed valid cases', () => {
   });
 
   it('Shopify: base64 HMAC of the raw body', async () => {
-    const verdict = await verifySignature('shopify', shopifyRequest(hmacBase64(SHOPIFY_SECRET, SHOPIFY_BODY)), SHOPIFY_SECRET);
+    const verdict = await verifySignature(
+      'shopify',
+      shopifyRequest(hmacBase64(SHOPIFY_SECRET, SHOPIFY_BODY)),
+      SHOPIFY_SECRET,
+    );
     expect(verdict).toMatchObject({ ok: true, reason: 'valid', signatureHeader: 'X-Shopify-Hmac-Sha256' });
   });
 
   it('Shopify: on a changed body, reports the computed signature in base64 as Shopify writes it', async () => {
-    const request = makeRequest([['X-Shopify-Hmac-Sha256', hmacBase64(SHOPIFY_SECRET, SHOPIFY_BODY)]], `${SHOPIFY_BODY}\n`);
+    const request = makeRequest(
+      [['X-Shopify-Hmac-Sha256', hmacBase64(SHOPIFY_SECRET, SHOPIFY_BODY)]],
+      `${SHOPIFY_BODY}\n`,
+    );
     const verdict = await verifySignature('shopify', request, SHOPIFY_SECRET);
     expect(verdict.reason).toBe('mismatch');
     expect(verdict.expected).toBe(hmacBase64(SHOPIFY_SECRET, `${SHOPIFY_BODY}\n`));
@@ -170,7 +221,9 @@ describe('independently computed valid cases', () => {
   it('Slack: recomputes from the timestamp header text as sent', async () => {
     const timestamp = String(NOW_SECONDS);
     const signature = `v0=${hmacHex('slack-secret', `v0:${timestamp}:${SLACK_BODY}`)}`;
-    expect((await verifySignature('slack', slackRequest(signature, timestamp), 'slack-secret', { nowMs: NOW_MS })).reason).toBe('valid');
+    expect(
+      (await verifySignature('slack', slackRequest(signature, timestamp), 'slack-secret', { nowMs: NOW_MS })).reason,
+    ).toBe('valid');
   });
 });
 
@@ -187,7 +240,11 @@ describe('every failure has a reason', () => {
   });
 
   it('missing-header: GitHub without a secret configured', async () => {
-    const verdict = await verifySignature('github', makeRequest([['X-GitHub-Event', 'push']], GITHUB_BODY), GITHUB_SECRET);
+    const verdict = await verifySignature(
+      'github',
+      makeRequest([['X-GitHub-Event', 'push']], GITHUB_BODY),
+      GITHUB_SECRET,
+    );
     expect(verdict).toMatchObject({ ok: false, reason: 'missing-header' });
     expect(verdict.message).toContain('X-Hub-Signature-256');
     expect(verdict.message).toContain('secret');
@@ -199,7 +256,10 @@ describe('every failure has a reason', () => {
     expect(slackVerdict.reason).toBe('missing-header');
     expect(slackVerdict.message).toContain('X-Slack-Request-Timestamp');
 
-    const sw = makeRequest(swHeaders().filter(([name]) => name !== 'webhook-id'), SW_BODY);
+    const sw = makeRequest(
+      swHeaders().filter(([name]) => name !== 'webhook-id'),
+      SW_BODY,
+    );
     const swVerdict = await verifySignature('standard-webhooks', sw, SW_SECRET, { nowMs: SW_TIMESTAMP * 1000 });
     expect(swVerdict.reason).toBe('missing-header');
     expect(swVerdict.message).toContain('webhook-id');
@@ -218,24 +278,41 @@ describe('every failure has a reason', () => {
   });
 
   it('malformed-header: Stripe without t=, and with only the test-mode v0', async () => {
-    const noTimestamp = await verifySignature('stripe', stripeRequest(`v1=${stripeSignature(NOW_SECONDS)}`), STRIPE_SECRET, { nowMs: NOW_MS });
+    const noTimestamp = await verifySignature(
+      'stripe',
+      stripeRequest(`v1=${stripeSignature(NOW_SECONDS)}`),
+      STRIPE_SECRET,
+      { nowMs: NOW_MS },
+    );
     expect(noTimestamp.reason).toBe('malformed-header');
     expect(noTimestamp.message).toContain('t=');
 
-    const onlyV0 = await verifySignature('stripe', stripeRequest(`t=${NOW_SECONDS},v0=${'1'.repeat(64)}`), STRIPE_SECRET, { nowMs: NOW_MS });
+    const onlyV0 = await verifySignature(
+      'stripe',
+      stripeRequest(`t=${NOW_SECONDS},v0=${'1'.repeat(64)}`),
+      STRIPE_SECRET,
+      { nowMs: NOW_MS },
+    );
     expect(onlyV0.reason).toBe('malformed-header');
     expect(onlyV0.message).toContain('v0=');
   });
 
   it('malformed-header: a cut Standard Webhooks signature, a hex Shopify one, a non-numeric or conflicting timestamp', async () => {
-    const cut = await verifySignature('standard-webhooks', makeRequest(swHeaders(SW_SIGNATURE.slice(0, 8)), SW_BODY), SW_SECRET, { nowMs: SW_TIMESTAMP * 1000 });
+    const cut = await verifySignature(
+      'standard-webhooks',
+      makeRequest(swHeaders(SW_SIGNATURE.slice(0, 8)), SW_BODY),
+      SW_SECRET,
+      { nowMs: SW_TIMESTAMP * 1000 },
+    );
     expect(cut).toMatchObject({ reason: 'malformed-header', received: [SW_SIGNATURE.slice(0, 8)] });
 
     const hex = await verifySignature('shopify', shopifyRequest(hmacHex(SHOPIFY_SECRET, SHOPIFY_BODY)), SHOPIFY_SECRET);
     expect(hex.reason).toBe('malformed-header');
     expect(hex.message).toContain('base64');
 
-    const words = await verifySignature('slack', slackRequest(SLACK_SIGNATURE, 'yesterday'), SLACK_SECRET, { nowMs: SLACK_TIMESTAMP * 1000 });
+    const words = await verifySignature('slack', slackRequest(SLACK_SIGNATURE, 'yesterday'), SLACK_SECRET, {
+      nowMs: SLACK_TIMESTAMP * 1000,
+    });
     expect(words.reason).toBe('malformed-header');
 
     const twice = makeRequest(
@@ -246,7 +323,9 @@ describe('every failure has a reason', () => {
       ],
       SLACK_BODY,
     );
-    expect((await verifySignature('slack', twice, SLACK_SECRET, { nowMs: SLACK_TIMESTAMP * 1000 })).reason).toBe('malformed-header');
+    expect((await verifySignature('slack', twice, SLACK_SECRET, { nowMs: SLACK_TIMESTAMP * 1000 })).reason).toBe(
+      'malformed-header',
+    );
   });
 
   it('bad-secret: a Standard Webhooks secret without whsec_, or with broken base64', async () => {
@@ -267,7 +346,9 @@ describe('every failure has a reason', () => {
     const apiKey = await verifySignature('stripe', stripeRequest(header), 'sk_test_abc', { nowMs: NOW_MS });
     expect(apiKey.reason).toBe('bad-secret');
     expect(apiKey.message).toContain('API key');
-    expect((await verifySignature('slack', slackRequest(), 'xoxb-123-456', { nowMs: SLACK_TIMESTAMP * 1000 })).reason).toBe('bad-secret');
+    expect(
+      (await verifySignature('slack', slackRequest(), 'xoxb-123-456', { nowMs: SLACK_TIMESTAMP * 1000 })).reason,
+    ).toBe('bad-secret');
   });
 
   it('bad-secret comes before the timestamp check', async () => {
@@ -282,28 +363,42 @@ describe('every failure has a reason', () => {
     expect(verdict).toMatchObject({ ok: false, reason: 'timestamp-out-of-tolerance', skewSeconds: 112 });
     expect(verdict.message).toContain('412 s older');
 
-    const milliseconds = await verifySignature('stripe', stripeRequest(`t=${NOW_MS},v1=${stripeSignature(NOW_MS)}`), STRIPE_SECRET, { nowMs: NOW_MS });
+    const milliseconds = await verifySignature(
+      'stripe',
+      stripeRequest(`t=${NOW_MS},v1=${stripeSignature(NOW_MS)}`),
+      STRIPE_SECRET,
+      { nowMs: NOW_MS },
+    );
     expect(milliseconds.reason).toBe('timestamp-out-of-tolerance');
     expect(milliseconds.message).toContain('milliseconds');
   });
 
   it('timestamp-out-of-tolerance: from the future gives a negative skew; the tolerance is configurable', async () => {
     const request = makeRequest(swHeaders(), SW_BODY);
-    const early = await verifySignature('standard-webhooks', request, SW_SECRET, { nowMs: (SW_TIMESTAMP - 360) * 1000 });
+    const early = await verifySignature('standard-webhooks', request, SW_SECRET, {
+      nowMs: (SW_TIMESTAMP - 360) * 1000,
+    });
     expect(early).toMatchObject({ reason: 'timestamp-out-of-tolerance', skewSeconds: -60 });
 
-    const tight = await verifySignature('standard-webhooks', request, SW_SECRET, { nowMs: (SW_TIMESTAMP + 31) * 1000, toleranceSeconds: 30 });
+    const tight = await verifySignature('standard-webhooks', request, SW_SECRET, {
+      nowMs: (SW_TIMESTAMP + 31) * 1000,
+      toleranceSeconds: 30,
+    });
     expect(tight).toMatchObject({ reason: 'timestamp-out-of-tolerance', skewSeconds: 1 });
   });
 
   it('accepts a timestamp exactly at the tolerance edge', async () => {
     const request = makeRequest(swHeaders(), SW_BODY);
-    const edge = await verifySignature('standard-webhooks', request, SW_SECRET, { nowMs: (SW_TIMESTAMP + 300) * 1000 + 999 });
+    const edge = await verifySignature('standard-webhooks', request, SW_SECRET, {
+      nowMs: (SW_TIMESTAMP + 300) * 1000 + 999,
+    });
     expect(edge.reason).toBe('valid');
   });
 
   it('the timestamp check comes before the comparison', async () => {
-    const verdict = await verifySignature('slack', slackRequest(`v0=${'0'.repeat(64)}`), SLACK_SECRET, { nowMs: NOW_MS });
+    const verdict = await verifySignature('slack', slackRequest(`v0=${'0'.repeat(64)}`), SLACK_SECRET, {
+      nowMs: NOW_MS,
+    });
     expect(verdict.reason).toBe('timestamp-out-of-tolerance');
     expect(verdict.skewSeconds).toBe(NOW_SECONDS - SLACK_TIMESTAMP - 300);
   });
@@ -363,7 +458,16 @@ describe('the secret stays out of verdicts', () => {
     }
     // The loop reached the outcomes it means to cover.
     const reasons = new Set(verdicts.map((verdict) => verdict.reason));
-    expect([...reasons]).toEqual(expect.arrayContaining(['valid', 'mismatch', 'bad-secret', 'timestamp-out-of-tolerance', 'truncated', 'missing-header']));
+    expect([...reasons]).toEqual(
+      expect.arrayContaining([
+        'valid',
+        'mismatch',
+        'bad-secret',
+        'timestamp-out-of-tolerance',
+        'truncated',
+        'missing-header',
+      ]),
+    );
   });
 
   it('gives a message of at least a sentence for every verdict, never a bare "invalid"', async () => {
@@ -400,11 +504,22 @@ describe('detectProvider', () => {
   }
 
   it('prefers a signature header over a header that only names a sender', () => {
-    expect(detectProvider([['X-GitHub-Event', 'push'], ['Stripe-Signature', 't=1,v1=00']])).toBe('stripe');
+    expect(
+      detectProvider([
+        ['X-GitHub-Event', 'push'],
+        ['Stripe-Signature', 't=1,v1=00'],
+      ]),
+    ).toBe('stripe');
   });
 
   it('returns undefined for a plain request', () => {
-    expect(detectProvider([['Content-Type', 'application/json'], ['User-Agent', 'curl/8'], ['X-Signature', 'abc']])).toBeUndefined();
+    expect(
+      detectProvider([
+        ['Content-Type', 'application/json'],
+        ['User-Agent', 'curl/8'],
+        ['X-Signature', 'abc'],
+      ]),
+    ).toBeUndefined();
     expect(detectProvider([])).toBeUndefined();
   });
 

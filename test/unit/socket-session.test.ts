@@ -102,7 +102,8 @@ describe('SocketSession', () => {
     let failReads = false;
     rig = sessionRig({}, (store): Store => ({
       ...store,
-      readLog: (id, afterSeq) => (failReads ? Promise.reject(new StoreUnavailableError(new Error('timed out'))) : store.readLog(id, afterSeq)),
+      readLog: (id, afterSeq) =>
+        failReads ? Promise.reject(new StoreUnavailableError(new Error('timed out'))) : store.readLog(id, afterSeq),
     }));
     const owner = rig.open();
     owner.text({ type: 'create' });

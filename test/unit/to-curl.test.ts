@@ -38,7 +38,10 @@ describe('toCurl', () => {
   });
 
   it('pipes a binary body through base64 -d so it is byte for byte', () => {
-    const command = toCurl({ ...base, body: Buffer.from([0, 255, 39]).toString('base64'), bodyEncoding: 'base64', storedSize: 3 }, 'http://x/');
+    const command = toCurl(
+      { ...base, body: Buffer.from([0, 255, 39]).toString('base64'), bodyEncoding: 'base64', storedSize: 3 },
+      'http://x/',
+    );
     expect(command.startsWith("printf %s 'AP8n' | base64 -d | curl -X 'POST' 'http://x/'")).toBe(true);
     expect(command.endsWith('--data-binary @-')).toBe(true);
   });
@@ -46,7 +49,9 @@ describe('toCurl', () => {
   it('uses --head for HEAD and no -X for a bodiless GET', () => {
     const get = { ...base, method: 'GET', headers: [], body: '', storedSize: 0, size: 0 };
     expect(toCurl(get, 'http://x/')).toBe("curl 'http://x/' -H 'User-Agent:' -H 'Accept:'");
-    expect(toCurl({ ...get, method: 'HEAD' }, 'http://x/')).toBe("curl --head 'http://x/' -H 'User-Agent:' -H 'Accept:'");
+    expect(toCurl({ ...get, method: 'HEAD' }, 'http://x/')).toBe(
+      "curl --head 'http://x/' -H 'User-Agent:' -H 'Accept:'",
+    );
   });
 });
 
@@ -103,7 +108,14 @@ const BIG = 2.2 * 1024 * 1024;
 describe('toCurl with big bodies (run with bash and curl against a local server)', () => {
   it('sends a 2.2 MB text body byte for byte, not as one argument (Argument list too long)', async () => {
     const body = awkwardText(BIG, 'no newline at the end');
-    const record = capturedRequest({ body, headers: [['Content-Type', 'application/json'], ['X-Dup', 'a'], ['X-Dup', "b $& $' $`"]] });
+    const record = capturedRequest({
+      body,
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['X-Dup', 'a'],
+        ['X-Dup', "b $& $' $`"],
+      ],
+    });
     expect(toCurl(record, 'http://x/')).not.toContain('--data-raw');
     const arrived = await replayWithBash(record);
     expect(arrived.exit, arrived.stderr).toBe(0);
@@ -122,7 +134,15 @@ describe('toCurl with big bodies (run with bash and curl against a local server)
 
   it('sends a 2.2 MB binary body byte for byte through base64 -d', async () => {
     const bytes = randomBytes(BIG);
-    const arrived = await replayWithBash(capturedRequest({ body: bytes.toString('base64'), bodyEncoding: 'base64', isJson: false, size: bytes.length, storedSize: bytes.length }));
+    const arrived = await replayWithBash(
+      capturedRequest({
+        body: bytes.toString('base64'),
+        bodyEncoding: 'base64',
+        isJson: false,
+        size: bytes.length,
+        storedSize: bytes.length,
+      }),
+    );
     expect(arrived.exit, arrived.stderr).toBe(0);
     expect(arrived.body?.equals(bytes)).toBe(true);
   }, 30_000);
@@ -134,7 +154,13 @@ describe('toCurl with big bodies (run with bash and curl against a local server)
 });
 
 describe('toCurl with a truncated body', () => {
-  const truncated = capturedRequest({ body: '{"a":"b', size: 20_000_000, storedSize: 7, truncated: true, isJson: false });
+  const truncated = capturedRequest({
+    body: '{"a":"b',
+    size: 20_000_000,
+    storedSize: 7,
+    truncated: true,
+    isJson: false,
+  });
   const note = 'Hookwatch stored only the first 7 of 20000000 bytes of this body: the command sends those.';
 
   it('starts the command with a comment saying what was kept, and sends that', async () => {

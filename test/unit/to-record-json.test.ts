@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
-import { escapingIsCheap, nestingDepth, toDraftJson, toRecordJson, toRequestDraft as capture, type RawCapture } from '../../src/capture/to-record-json.js';
+import {
+  escapingIsCheap,
+  nestingDepth,
+  toDraftJson,
+  toRecordJson,
+  toRequestDraft as capture,
+  type RawCapture,
+} from '../../src/capture/to-record-json.js';
 import { parseParams, subPathOf } from '../../src/shared/request-target.js';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { FORM_PARSE_MAX_BYTES, maxRecordBytes } from '../../src/capture/record-bounds.js';
@@ -52,7 +59,10 @@ describe('toRequestDraft', () => {
 
   it('drops a split trailing character only when judging a truncated body', () => {
     const cut = Buffer.from('ab€', 'utf8').subarray(0, 4); // 'ab' + 2 of the 3 bytes of '€'
-    expect(toCapturedRequest({ ...base, body: cut, truncated: true, size: 5 })).toMatchObject({ body: 'ab', bodyEncoding: 'utf8' });
+    expect(toCapturedRequest({ ...base, body: cut, truncated: true, size: 5 })).toMatchObject({
+      body: 'ab',
+      bodyEncoding: 'utf8',
+    });
     expect(toCapturedRequest({ ...base, body: cut, truncated: false, size: 4 }).bodyEncoding).toBe('base64');
   });
 
@@ -77,14 +87,21 @@ describe('nestingDepth', () => {
 
   it('stops flagging JSON past the depth limit', () => {
     const deep = '['.repeat(65) + ']'.repeat(65);
-    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 64, formatTime }).isJson).toBe(false);
-    expect(capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65, formatTime }).isJson).toBe(true);
+    expect(
+      capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 64, formatTime }).isJson,
+    ).toBe(false);
+    expect(
+      capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65, formatTime }).isJson,
+    ).toBe(true);
   });
 });
 
 describe('bounded encodings', () => {
   const MIB = 1024 * 1024;
-  const recordBytes = (raw: RawCapture) => Buffer.byteLength(toDraftJson(toCapturedRequest(raw), maxRecordBytes({ maxBodyBytes: MIB, maxHeaderBytes: 16 * 1024 })));
+  const recordBytes = (raw: RawCapture) =>
+    Buffer.byteLength(
+      toDraftJson(toCapturedRequest(raw), maxRecordBytes({ maxBodyBytes: MIB, maxHeaderBytes: 16 * 1024 })),
+    );
 
   it('stores text as text when escaping adds little, and as base64 when it would add more than a third', () => {
     expect(toCapturedRequest({ ...base, body: Buffer.from('{"a":"b","c":[1,2,3]}') }).bodyEncoding).toBe('utf8');
@@ -112,10 +129,19 @@ describe('bounded encodings', () => {
   });
 
   it('parses a form body only up to the bound, and says so past it', () => {
-    const small = toCapturedRequest({ ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], body: Buffer.from('a=1&a=2') });
+    const small = toCapturedRequest({
+      ...base,
+      rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'],
+      body: Buffer.from('a=1&a=2'),
+    });
     expect(small.form).toEqual({ a: ['1', '2'] });
     const big = Buffer.from(`a=${'x'.repeat(FORM_PARSE_MAX_BYTES)}`);
-    const large = toCapturedRequest({ ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], body: big, size: big.length });
+    const large = toCapturedRequest({
+      ...base,
+      rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'],
+      body: big,
+      size: big.length,
+    });
     expect(large.form).toBeNull();
     expect(large.omitted).toEqual(['form']);
   });
@@ -157,34 +183,90 @@ describe('subPathOf', () => {
 describe('toRecordJson', () => {
   const KIB = 1024;
   const options = { maxJsonDepth: 64, formatTime };
-  const text = (value: string): Pick<RawCapture, 'body' | 'size'> => ({ body: Buffer.from(value), size: Buffer.byteLength(value) });
+  const text = (value: string): Pick<RawCapture, 'body' | 'size'> => ({
+    body: Buffer.from(value),
+    size: Buffer.byteLength(value),
+  });
   const cases: Array<[string, RawCapture]> = [
     ['the base request', base],
     ['an empty body', { ...base, ...text('') }],
-    ['a query with repeats, escapes and __proto__', { ...base, url: '/api/webhook-tester/abc?a=1&a=%22x%22&__proto__=p&b&c=%E2%82%AC' }],
+    [
+      'a query with repeats, escapes and __proto__',
+      { ...base, url: '/api/webhook-tester/abc?a=1&a=%22x%22&__proto__=p&b&c=%E2%82%AC' },
+    ],
     ['an absolute-form target', { ...base, url: 'http://h.example/api/webhook-tester/abc/s?x="y"' }],
-    ['headers with quotes, backslashes, tabs and Latin-1', { ...base, rawHeaders: ['X-Q', 'a "b" \\c\td', 'X-L', 'caf\u00e9 \u00ff', 'content-type', 'text/plain; charset="utf-8"'] }],
+    [
+      'headers with quotes, backslashes, tabs and Latin-1',
+      {
+        ...base,
+        rawHeaders: ['X-Q', 'a "b" \\c\td', 'X-L', 'caf\u00e9 \u00ff', 'content-type', 'text/plain; charset="utf-8"'],
+      },
+    ],
     ['no content type', { ...base, rawHeaders: ['Host', 'x'] }],
-    ['a JSON body with escapes and Unicode', { ...base, ...text('{"a":"line\\nbreak \\"q\\" \u2028 \ud83d\ude00 é","b":[1,2,{"c":null}]}') }],
+    [
+      'a JSON body with escapes and Unicode',
+      { ...base, ...text('{"a":"line\\nbreak \\"q\\" \u2028 \ud83d\ude00 é","b":[1,2,{"c":null}]}') },
+    ],
     ['a text body with control characters', { ...base, ...text('a\tb\nc\u0001d\u001f"e\\') }],
     ['control bytes (base64)', { ...base, body: Buffer.alloc(1000, 0x01), size: 1000 }],
     ['quotes (base64)', { ...base, body: Buffer.alloc(300, 0x22), size: 300 }],
     ['not UTF-8', { ...base, body: Buffer.from([0xff, 0xfe, 0x41, 0x80]), size: 4 }],
     ['a cut through a character', { ...base, body: Buffer.from('ab€').subarray(0, 4), size: 5, truncated: true }],
     ['a truncated JSON body', { ...base, ...text('{"a":1'), size: 100, truncated: true }],
-    ['a form', { ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], ...text('a=1&a=2&b=%22&c') }],
-    ['a form past the parse bound', { ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], ...text(`a=${'x'.repeat(FORM_PARSE_MAX_BYTES)}`) }],
-    ['multipart parts', {
-      ...base,
-      rawHeaders: ['Content-Type', 'multipart/form-data; boundary=b'],
-      parts: [{ name: 'f"1', filename: 'a\\b.txt', contentType: 'text/plain', size: 3, offset: 10, text: null, truncated: false }, { name: 'g', filename: null, contentType: null, size: 1, offset: null, text: 'x', truncated: true }],
-    }],
+    [
+      'a form',
+      { ...base, rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'], ...text('a=1&a=2&b=%22&c') },
+    ],
+    [
+      'a form past the parse bound',
+      {
+        ...base,
+        rawHeaders: ['Content-Type', 'application/x-www-form-urlencoded'],
+        ...text(`a=${'x'.repeat(FORM_PARSE_MAX_BYTES)}`),
+      },
+    ],
+    [
+      'multipart parts',
+      {
+        ...base,
+        rawHeaders: ['Content-Type', 'multipart/form-data; boundary=b'],
+        parts: [
+          {
+            name: 'f"1',
+            filename: 'a\\b.txt',
+            contentType: 'text/plain',
+            size: 3,
+            offset: 10,
+            text: null,
+            truncated: false,
+          },
+          { name: 'g', filename: null, contentType: null, size: 1, offset: null, text: 'x', truncated: true },
+        ],
+      },
+    ],
     ['a large cheap body (judged before escaping)', { ...base, ...text(`{"k":"${'v"'.repeat(40 * KIB)}"}`) }],
     ['a large body of quotes (base64)', { ...base, body: Buffer.alloc(100 * KIB, 0x22), size: 100 * KIB }],
-    ['a body just under the escape-first bound that escaping makes too large', { ...base, body: Buffer.alloc(64 * KIB, 0x0a), size: 64 * KIB }],
+    [
+      'a body just under the escape-first bound that escaping makes too large',
+      { ...base, body: Buffer.alloc(64 * KIB, 0x0a), size: 64 * KIB },
+    ],
     ['a 413 answer', { ...base, answer: { status: 413, delayMs: 0, by: 'default' } }],
-    ['a kept endpoint\'s request, its secrets redacted', { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Internal', 'a', 'X-Plain', 'b'], redact: new Set(['x-internal']) }],
-    ['a kept endpoint\'s absolute-form target, its user-info and secret query values redacted', { ...base, url: 'http://u:p@h.example/api/webhook-tester/abc/s?token=t&a=1&api_key=k', redact: new Set<string>() }],
+    [
+      "a kept endpoint's request, its secrets redacted",
+      {
+        ...base,
+        rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Internal', 'a', 'X-Plain', 'b'],
+        redact: new Set(['x-internal']),
+      },
+    ],
+    [
+      "a kept endpoint's absolute-form target, its user-info and secret query values redacted",
+      {
+        ...base,
+        url: 'http://u:p@h.example/api/webhook-tester/abc/s?token=t&a=1&api_key=k',
+        redact: new Set<string>(),
+      },
+    ],
   ];
 
   it.each(cases)('writes %s exactly as JSON.stringify of the draft', (_name, raw) => {
@@ -194,7 +276,13 @@ describe('toRecordJson', () => {
   });
 
   it('redacts before the record is written: names and order stay, values are [redacted], the names listed', () => {
-    const record = JSON.parse(toRecordJson({ ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Plain', 'b'], redact: new Set() }, options, 1_000_000)) as CapturedRequest;
+    const record = JSON.parse(
+      toRecordJson(
+        { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Plain', 'b'], redact: new Set() },
+        options,
+        1_000_000,
+      ),
+    ) as CapturedRequest;
     expect(record.headers).toEqual([
       ['Authorization', '[redacted]'],
       ['X-Plain', 'b'],

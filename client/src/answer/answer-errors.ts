@@ -5,17 +5,37 @@
 import type { AnswerRule } from '../../../src/shared/answer-rules.js';
 import { MAX_RULE_CONDITIONS, MAX_RULE_NAME_CHARS } from '../../../src/shared/answer-rules.js';
 import { parseTemplate } from '../../../src/shared/answer-template.js';
-import { MAX_RESPONSE_BODY_BYTES, MAX_RESPONSE_BODY_ESCAPED_BYTES, MAX_RESPONSE_DELAY_MS, MAX_RESPONSE_HEADERS } from '../../../src/shared/response-limits.js';
+import {
+  MAX_RESPONSE_BODY_BYTES,
+  MAX_RESPONSE_BODY_ESCAPED_BYTES,
+  MAX_RESPONSE_DELAY_MS,
+  MAX_RESPONSE_HEADERS,
+} from '../../../src/shared/response-limits.js';
 import { headerColonError, parseConditionLines, parseHeaderLines } from './field-lines.js';
 
 /** The default answer's fields, as the server's messages name them. */
 export type AnswerField = 'status' | 'delayMs' | 'contentType' | 'headers' | 'body';
 
 /** A rule's fields in the form: `headers` are its `when` headers, `answerHeaders` its answer's. */
-export type RuleField = 'name' | 'method' | 'path' | 'query' | 'headers' | 'json' | 'times' | 'chance' | 'status' | 'contentType' | 'answerHeaders' | 'body' | 'delayMs';
+export type RuleField =
+  | 'name'
+  | 'method'
+  | 'path'
+  | 'query'
+  | 'headers'
+  | 'json'
+  | 'times'
+  | 'chance'
+  | 'status'
+  | 'contentType'
+  | 'answerHeaders'
+  | 'body'
+  | 'delayMs';
 
 /** An issue with the default answer (`rule` undefined) or with rule `rule` (its index). `field` undefined: it names no field the form has. */
-export type FieldError = { rule?: undefined; field: AnswerField | undefined; message: string } | { rule: number; field: RuleField | undefined; message: string };
+export type FieldError =
+  | { rule?: undefined; field: AnswerField | undefined; message: string }
+  | { rule: number; field: RuleField | undefined; message: string };
 
 const FIELDS: readonly string[] = ['status', 'delayMs', 'contentType', 'headers', 'body'];
 const SERVER_PREFIX = 'Invalid response configuration: ';
@@ -33,7 +53,12 @@ function deniedReason(name: string): string {
   if (lower === 'content-type') return 'choose it under Type instead.';
   if (lower.startsWith('x-hookwatch-')) return "that name is kept for Hookwatch's own answers.";
   if (lower.startsWith(':')) return 'names starting with ":" belong to HTTP/2 itself.';
-  if (/^(content-length|content-encoding|transfer-encoding|connection|keep-alive|upgrade|trailer|te|proxy-.*)$/.test(lower)) return 'Hookwatch frames the answer itself.';
+  if (
+    /^(content-length|content-encoding|transfer-encoding|connection|keep-alive|upgrade|trailer|te|proxy-.*)$/.test(
+      lower,
+    )
+  )
+    return 'Hookwatch frames the answer itself.';
   return "it would change how browsers treat Hookwatch's pages.";
 }
 
@@ -46,7 +71,8 @@ function headerMessage(index: number, text: string): string {
   const placeholder = /^unknown placeholder (.*?): use/s.exec(text);
   if (placeholder) return `${which}: ${unknownPlaceholder(placeholder[1] as string)}`;
   const badName = /^header name "(.*)" is not a valid HTTP token/.exec(text);
-  if (badName) return `${which}: “${badName[1]}” is not a header: write one Name: value per line (the name: letters, digits and - only).`;
+  if (badName)
+    return `${which}: “${badName[1]}” is not a header: write one Name: value per line (the name: letters, digits and - only).`;
   const denied = /^header (.+) may not be configured$/.exec(text);
   if (denied) return `${which}: ${denied[1]} can't be set here: ${deniedReason(denied[1] as string)}`;
   const badValue = /^header (.+) value must be/.exec(text);
@@ -59,7 +85,9 @@ function headerMessage(index: number, text: string): string {
 function inWords(field: AnswerField, index: number | undefined, text: string, status: number | undefined): string {
   switch (field) {
     case 'status':
-      return /200-299/.test(text) && status !== undefined && Number.isInteger(status) ? `Status ${status} can't be used: choose ${RANGE}.` : `Status must be a whole number: ${RANGE}.`;
+      return /200-299/.test(text) && status !== undefined && Number.isInteger(status)
+        ? `Status ${status} can't be used: choose ${RANGE}.`
+        : `Status must be a whole number: ${RANGE}.`;
     case 'delayMs':
       return `Delay must be a whole number of milliseconds from 0 to ${MAX_RESPONSE_DELAY_MS}.`;
     case 'contentType':
@@ -72,7 +100,9 @@ function inWords(field: AnswerField, index: number | undefined, text: string, st
         : `The body can be at most ${kb(MAX_RESPONSE_BODY_BYTES)} (UTF-8).`;
     }
     case 'headers':
-      return index === undefined ? `At most ${MAX_RESPONSE_HEADERS} headers: one per line.` : headerMessage(index, text);
+      return index === undefined
+        ? `At most ${MAX_RESPONSE_HEADERS} headers: one per line.`
+        : headerMessage(index, text);
   }
 }
 
@@ -110,13 +140,26 @@ function ruleError(rule: number, path: string[], text: string, rules: readonly A
     case 'chance':
       return { rule, field: 'chance', message: CHANCE };
     case 'when':
-      if (second === 'method') return { rule, field: 'method', message: 'Method must be a method name such as POST: letters only.' };
-      if (second === 'path') return { rule, field: 'path', message: `Not a path glob: ${/is not a glob: (.*)$/s.exec(text)?.[1] ?? text}.` };
-      if (second === 'query' || second === 'headers' || second === 'json') return { rule, field: second, message: conditionMessage(rest.join('.'), text) };
+      if (second === 'method')
+        return { rule, field: 'method', message: 'Method must be a method name such as POST: letters only.' };
+      if (second === 'path')
+        return { rule, field: 'path', message: `Not a path glob: ${/is not a glob: (.*)$/s.exec(text)?.[1] ?? text}.` };
+      if (second === 'query' || second === 'headers' || second === 'json')
+        return { rule, field: second, message: conditionMessage(rest.join('.'), text) };
       return asIs;
     case 'answer': {
-      if (second === 'headers') return { rule, field: 'answerHeaders', message: inWords('headers', rest[0] === undefined ? undefined : Number(rest[0]), text, undefined) };
-      if (second !== undefined && FIELDS.includes(second)) return { rule, field: second as RuleField, message: inWords(second as AnswerField, undefined, text, rules[rule]?.answer.status) };
+      if (second === 'headers')
+        return {
+          rule,
+          field: 'answerHeaders',
+          message: inWords('headers', rest[0] === undefined ? undefined : Number(rest[0]), text, undefined),
+        };
+      if (second !== undefined && FIELDS.includes(second))
+        return {
+          rule,
+          field: second as RuleField,
+          message: inWords(second as AnswerField, undefined, text, rules[rule]?.answer.status),
+        };
       return asIs;
     }
     default:
@@ -161,31 +204,49 @@ function splitIssues(text: string): string[] {
 /** What the form can tell before asking the server: numbers that are not numbers, header lines with no colon. */
 export function formErrors(status: string, delayMs: string, headers = ''): FieldError[] {
   const errors: FieldError[] = [];
-  if (!/^\s*\d+\s*$/.test(status)) errors.push({ field: 'status', message: `Status must be a whole number: ${RANGE}.` });
-  if (!/^\s*\d*\s*$/.test(delayMs)) errors.push({ field: 'delayMs', message: `Delay must be a whole number of milliseconds from 0 to ${MAX_RESPONSE_DELAY_MS}.` });
+  if (!/^\s*\d+\s*$/.test(status))
+    errors.push({ field: 'status', message: `Status must be a whole number: ${RANGE}.` });
+  if (!/^\s*\d*\s*$/.test(delayMs))
+    errors.push({
+      field: 'delayMs',
+      message: `Delay must be a whole number of milliseconds from 0 to ${MAX_RESPONSE_DELAY_MS}.`,
+    });
   const colon = headerColonError(headers);
   if (colon) errors.push({ field: 'headers', message: colon });
   return errors;
 }
 
 /** A rule's fields as typed (a percentage for `chance`): what the form can tell before asking the server. */
-export function ruleFormErrors(fields: Readonly<Record<RuleField, string>>): Array<{ field: RuleField; message: string }> {
+export function ruleFormErrors(
+  fields: Readonly<Record<RuleField, string>>,
+): Array<{ field: RuleField; message: string }> {
   const errors: Array<{ field: RuleField; message: string }> = [];
   const wholeOrEmpty = /^\s*\d*\s*$/;
-  if (!wholeOrEmpty.test(fields.status)) errors.push({ field: 'status', message: `Status must be a whole number: ${RANGE}.` });
-  if (!wholeOrEmpty.test(fields.delayMs)) errors.push({ field: 'delayMs', message: `Delay must be a whole number of milliseconds from 0 to ${MAX_RESPONSE_DELAY_MS}.` });
+  if (!wholeOrEmpty.test(fields.status))
+    errors.push({ field: 'status', message: `Status must be a whole number: ${RANGE}.` });
+  if (!wholeOrEmpty.test(fields.delayMs))
+    errors.push({
+      field: 'delayMs',
+      message: `Delay must be a whole number of milliseconds from 0 to ${MAX_RESPONSE_DELAY_MS}.`,
+    });
   if (!wholeOrEmpty.test(fields.times)) errors.push({ field: 'times', message: TIMES });
   if (!/^\s*(\d+(\.\d*)?|\.\d+)?\s*$/.test(fields.chance)) errors.push({ field: 'chance', message: CHANCE });
   for (const field of ['query', 'headers', 'json'] as const) {
     const { bad } = parseConditionLines(fields[field]);
     const example = field === 'json' ? 'type=url_verification' : field === 'headers' ? 'X-Event=push' : 'name=value';
-    if (bad.length > 0) errors.push({ field, message: `Line ${bad.join(', ')}: write one ${example} per line (* as the value: present at all).` });
+    if (bad.length > 0)
+      errors.push({
+        field,
+        message: `Line ${bad.join(', ')}: write one ${example} per line (* as the value: present at all).`,
+      });
   }
   const body = parseTemplate(fields.body);
   if ('unknown' in body) errors.push({ field: 'body', message: unknownPlaceholder(body.unknown) });
   const headers = parseHeaderLines(fields.answerHeaders)
     .map(([, value], index) => ({ index, template: parseTemplate(value) }))
-    .flatMap(({ index, template }) => ('unknown' in template ? [`Header ${index + 1}: ${unknownPlaceholder(template.unknown)}`] : []));
+    .flatMap(({ index, template }) =>
+      'unknown' in template ? [`Header ${index + 1}: ${unknownPlaceholder(template.unknown)}`] : [],
+    );
   const colon = headerColonError(fields.answerHeaders);
   if (colon) headers.unshift(colon);
   if (headers.length > 0) errors.push({ field: 'answerHeaders', message: headers.join('\n') });

@@ -17,7 +17,13 @@ export class AnswerPanel {
     private request: CapturedRequest,
     private rules: readonly AnswerRule[],
   ) {
-    this.section = h('section', { class: 'detail-section answer-origin' }, h('h3', { text: 'Answer' }), this.by, this.now);
+    this.section = h(
+      'section',
+      { class: 'detail-section answer-origin' },
+      h('h3', { text: 'Answer' }),
+      this.by,
+      this.now,
+    );
     this.render();
   }
 
@@ -31,11 +37,18 @@ export class AnswerPanel {
   private render(): void {
     const { answer } = this.request;
     this.fact.textContent = `${answer.status} after ${answer.delayMs} ms`;
-    const dropped = answer.droppedHeaders?.length ? ` Its headers not passed on to the sender: ${answer.droppedHeaders.join(', ')}.` : '';
+    const dropped = answer.droppedHeaders?.length
+      ? ` Its headers not passed on to the sender: ${answer.droppedHeaders.join(', ')}.`
+      : '';
     this.by.textContent = `${answeredBy(answer)}.${dropped}`;
     // Without rules, now or then, there is nothing to ask.
     const ask = this.rules.length > 0 || answer.by === 'rule';
     this.now.hidden = !ask;
-    if (ask) this.now.replaceChildren(h('span', { class: 'question', text: 'Which rule would answer this request now?' }), ' ', wouldAnswer(this.rules, this.request));
+    if (ask)
+      this.now.replaceChildren(
+        h('span', { class: 'question', text: 'Which rule would answer this request now?' }),
+        ' ',
+        wouldAnswer(this.rules, this.request),
+      );
   }
 }

@@ -40,7 +40,13 @@ export class ResponseForm {
   private answerUnknown = false;
 
   constructor(private readonly apply: (response: ResponseConfig) => boolean) {
-    this.controls = { status: this.status, delayMs: this.delay, contentType: this.contentType, headers: this.headers, body: this.body };
+    this.controls = {
+      status: this.status,
+      delayMs: this.delay,
+      contentType: this.contentType,
+      headers: this.headers,
+      body: this.body,
+    };
     // The server's limits, so the form says them as the server has them.
     this.delay.max = String(MAX_RESPONSE_DELAY_MS);
     byId('response-headers-max').textContent = String(MAX_RESPONSE_HEADERS);
@@ -100,13 +106,15 @@ export class ResponseForm {
     this.fill(DEFAULT_RESPONSE, true);
     this.applied = undefined;
     this.answerUnknown = true;
-    this.current.textContent = 'Without a live connection the answer senders get now is not known here: Apply sets it for every tab.';
+    this.current.textContent =
+      'Without a live connection the answer senders get now is not known here: Apply sets it for every tab.';
     this.markEdits();
   }
 
   enable(enabled: boolean): void {
     // Only applying needs the server: rules can be edited while it is away.
-    for (const button of this.form.querySelectorAll<HTMLButtonElement>('.response-actions button')) button.disabled = !enabled;
+    for (const button of this.form.querySelectorAll<HTMLButtonElement>('.response-actions button'))
+      button.disabled = !enabled;
   }
 
   /** An expired endpoint has no answer to set. */
@@ -134,7 +142,10 @@ export class ResponseForm {
   }
 
   private submit(): void {
-    const errors = [...formErrors(this.status.value, this.delay.value, this.headers.value), ...this.rules.localErrors()];
+    const errors = [
+      ...formErrors(this.status.value, this.delay.value, this.headers.value),
+      ...this.rules.localErrors(),
+    ];
     this.showErrors(errors);
     if (errors.length > 0) return;
     this.pending = this.apply(this.read());
@@ -143,7 +154,9 @@ export class ResponseForm {
   /** Marks each field with its errors (none: unmarks all), and brings the first into view. The errors with no place in the form. */
   private showErrors(errors: FieldError[]): FieldError[] {
     for (const [field, control] of Object.entries(this.controls) as Array<[AnswerField, HTMLElement]>) {
-      const messages = errors.filter((error) => error.rule === undefined && error.field === field).map((error) => error.message);
+      const messages = errors
+        .filter((error) => error.rule === undefined && error.field === field)
+        .map((error) => error.message);
       const note = byId(`${control.id}-error`);
       note.textContent = messages.join('\n');
       note.hidden = messages.length === 0;
@@ -195,7 +208,8 @@ export class ResponseForm {
     this.body.disabled = this.status.value === '204';
     const edited = this.applied !== undefined && JSON.stringify(this.read()) !== JSON.stringify(asRead(this.applied));
     this.unsaved.hidden = !edited;
-    const warning = this.status.value === '204' ? undefined : jsonBodyWarning(this.body.value, this.contentType.value, false);
+    const warning =
+      this.status.value === '204' ? undefined : jsonBodyWarning(this.body.value, this.contentType.value, false);
     this.bodyWarning.hidden = warning === undefined;
     if (this.bodyWarning.textContent !== (warning ?? '')) this.bodyWarning.textContent = warning ?? '';
     // Any change applied resets every rule's count on the server: said before Apply, not found out after.
@@ -212,7 +226,11 @@ export class ResponseForm {
 /** The answer as the form would read it back after showing it: so an answer compares equal to the form it filled. */
 function asRead(response: ResponseConfig): ResponseConfig {
   const { rules, ...answer } = response;
-  return { ...answer, body: response.status === 204 ? '' : response.body, ...(rules?.length ? { rules: rules.map(normalRule) } : {}) };
+  return {
+    ...answer,
+    body: response.status === 204 ? '' : response.body,
+    ...(rules?.length ? { rules: rules.map(normalRule) } : {}),
+  };
 }
 
 const rulesCount = (response: ResponseConfig): number => response.rules?.length ?? 0;

@@ -14,7 +14,8 @@ export interface RuleCardEvents {
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
 /** Where a field's refusal is said: beside the field, found by its control's id. */
-const noteFor = (control: Control) => h('p', { class: 'field-error', attrs: { id: `${control.id}-error`, hidden: '' } });
+const noteFor = (control: Control) =>
+  h('p', { class: 'field-error', attrs: { id: `${control.id}-error`, hidden: '' } });
 
 export class RuleCard {
   readonly element: HTMLLIElement;
@@ -36,15 +37,45 @@ export class RuleCard {
     events: RuleCardEvents,
   ) {
     const values = fieldsFromRule(rule);
-    const input = (field: RuleField, attrs: Record<string, string> = {}) => this.control(field, h('input', { attrs: { type: 'text', spellcheck: 'false', autocomplete: 'off', ...attrs } }), values);
-    const lines = (field: RuleField, placeholder: string) => this.control(field, h('textarea', { attrs: { rows: '2', spellcheck: 'false', placeholder } }), values);
-    const number = (field: RuleField, placeholder: string, attrs: Record<string, string> = {}) => input(field, { type: 'number', inputmode: 'numeric', placeholder, ...attrs });
-    const type = this.control('contentType', h('select', {}, ...RESPONSE_CONTENT_TYPES.map((name) => h('option', { text: name }))), values);
+    const input = (field: RuleField, attrs: Record<string, string> = {}) =>
+      this.control(
+        field,
+        h('input', { attrs: { type: 'text', spellcheck: 'false', autocomplete: 'off', ...attrs } }),
+        values,
+      );
+    const lines = (field: RuleField, placeholder: string) =>
+      this.control(field, h('textarea', { attrs: { rows: '2', spellcheck: 'false', placeholder } }), values);
+    const number = (field: RuleField, placeholder: string, attrs: Record<string, string> = {}) =>
+      input(field, { type: 'number', inputmode: 'numeric', placeholder, ...attrs });
+    const type = this.control(
+      'contentType',
+      h('select', {}, ...RESPONSE_CONTENT_TYPES.map((name) => h('option', { text: name }))),
+      values,
+    );
 
-    this.toggle = h('button', { class: 'rule-toggle', attrs: { type: 'button', 'aria-expanded': 'false', 'aria-controls': `${id}-fields` }, on: { click: () => this.setOpen(this.fields.hidden) } });
-    this.up = h('button', { class: 'rule-tool', text: '↑', attrs: { type: 'button' }, on: { click: () => events.move(this, -1) } });
-    this.down = h('button', { class: 'rule-tool', text: '↓', attrs: { type: 'button' }, on: { click: () => events.move(this, 1) } });
-    this.remove = h('button', { class: 'rule-tool', text: 'Delete', attrs: { type: 'button' }, on: { click: () => events.remove(this) } });
+    this.toggle = h('button', {
+      class: 'rule-toggle',
+      attrs: { type: 'button', 'aria-expanded': 'false', 'aria-controls': `${id}-fields` },
+      on: { click: () => this.setOpen(this.fields.hidden) },
+    });
+    this.up = h('button', {
+      class: 'rule-tool',
+      text: '↑',
+      attrs: { type: 'button' },
+      on: { click: () => events.move(this, -1) },
+    });
+    this.down = h('button', {
+      class: 'rule-tool',
+      text: '↓',
+      attrs: { type: 'button' },
+      on: { click: () => events.move(this, 1) },
+    });
+    this.remove = h('button', {
+      class: 'rule-tool',
+      text: 'Delete',
+      attrs: { type: 'button' },
+      on: { click: () => events.remove(this) },
+    });
     this.summary = h('p', { class: 'rule-summary' });
     this.bodyWarning = h('p', { class: 'field-warning wide', attrs: { id: `${id}-body-warning`, hidden: '' } });
     this.note = h('p', { class: 'field-error', attrs: { id: `${id}-error`, hidden: '' } });
@@ -56,15 +87,24 @@ export class RuleCard {
         'fieldset',
         { class: 'rule-group' },
         h('legend', { text: 'When (all that are given must hold)' }),
-        this.field('Method', input('method', { list: 'rule-methods', placeholder: 'any', autocapitalize: 'characters' })),
+        this.field(
+          'Method',
+          input('method', { list: 'rule-methods', placeholder: 'any', autocapitalize: 'characters' }),
+        ),
         this.field('Path', input('path', { placeholder: 'any, e.g. /github/**' })),
         this.field('Query (name=value lines)', lines('query', 'hub.mode=subscribe'), 'wide'),
         this.field('Headers (name=value lines)', lines('headers', 'X-GitHub-Event=push'), 'wide'),
         this.field('JSON body (path=value lines)', lines('json', 'type=url_verification'), 'wide'),
-        h('p', { class: 'rule-hint', text: 'A value of * asks only that it be there. JSON paths are dotted: items.0.id.' }),
+        h('p', {
+          class: 'rule-hint',
+          text: 'A value of * asks only that it be there. JSON paths are dotted: items.0.id.',
+        }),
         this.field('Times', number('times', 'no limit', { min: '1', step: '1' })),
         this.field('Chance (%)', number('chance', '100', { min: '0', max: '100', step: 'any', inputmode: 'decimal' })),
-        h('p', { class: 'rule-hint', text: 'Times: the rule answers only its first N matches. Chance: it answers a match that often; otherwise the next rule, or the default answer, does.' }),
+        h('p', {
+          class: 'rule-hint',
+          text: 'Times: the rule answers only its first N matches. Chance: it answers a match that often; otherwise the next rule, or the default answer, does.',
+        }),
       ),
       h(
         'fieldset',
@@ -76,13 +116,21 @@ export class RuleCard {
         this.field('Headers (Name: value lines)', lines('answerHeaders', 'Retry-After: 5'), 'wide'),
         this.field('Body', lines('body', '{{json.challenge}}'), 'wide'),
         this.bodyWarning,
-        h('p', { class: 'rule-hint', text: 'In the body and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}; {{json:<path>}} inserts a value as JSON, outside quotes.' }),
+        h('p', {
+          class: 'rule-hint',
+          text: 'In the body and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}; {{json:<path>}} inserts a value as JSON, outside quotes.',
+        }),
       ),
     );
     this.element = h(
       'li',
       { class: 'rule', attrs: { id } },
-      h('div', { class: 'rule-head' }, h('h4', { class: 'rule-title' }, this.toggle), h('span', { class: 'rule-tools' }, this.up, this.down, this.remove)),
+      h(
+        'div',
+        { class: 'rule-head' },
+        h('h4', { class: 'rule-title' }, this.toggle),
+        h('span', { class: 'rule-tools' }, this.up, this.down, this.remove),
+      ),
       this.summary,
       this.note,
       this.fields,
@@ -105,7 +153,9 @@ export class RuleCard {
   }
 
   get values(): RuleFields {
-    return Object.fromEntries(Object.entries(this.controls).map(([field, control]) => [field, control.value])) as RuleFields;
+    return Object.fromEntries(
+      Object.entries(this.controls).map(([field, control]) => [field, control.value]),
+    ) as RuleFields;
   }
 
   read(): AnswerRule {
@@ -176,6 +226,12 @@ export class RuleCard {
   }
 
   private field(label: string, control: Control, size?: 'wide'): HTMLElement {
-    return h('div', { class: `rule-field${size ? ` ${size}` : ''}` }, h('label', { attrs: { for: control.id }, text: label }), control, noteFor(control));
+    return h(
+      'div',
+      { class: `rule-field${size ? ` ${size}` : ''}` },
+      h('label', { attrs: { for: control.id }, text: label }),
+      control,
+      noteFor(control),
+    );
   }
 }

@@ -77,7 +77,10 @@ export function ruleSummary(rule: AnswerRule): string {
     ...Object.entries(when.headers ?? {}).map(([name, value]) => `header ${name}=${value}`),
     ...Object.entries(when.json ?? {}).map(([path, value]) => `json ${path}=${value}`),
   ].filter((part) => part !== undefined);
-  const limits = [rule.times === undefined ? undefined : `first ${rule.times}`, rule.chance === undefined ? undefined : `${percent(rule.chance)} of the time`].filter((part) => part !== undefined);
+  const limits = [
+    rule.times === undefined ? undefined : `first ${rule.times}`,
+    rule.chance === undefined ? undefined : `${percent(rule.chance)} of the time`,
+  ].filter((part) => part !== undefined);
   const answer = rule.answer;
   const type = answer.contentType && answer.contentType !== DEFAULT_TYPE ? ` ${answer.contentType}` : '';
   const headers = answer.headers?.length ? ` with ${answer.headers.map(([name]) => name).join(', ')}` : '';
@@ -91,7 +94,9 @@ export function ruleSummary(rule: AnswerRule): string {
  * every count (product decision 14). Undefined when no rule counts.
  */
 export function countsResetNote(rules: readonly AnswerRule[]): string | undefined {
-  const counted = rules.flatMap((rule, index) => (rule.times === undefined ? [] : [`${rule.name ? `“${rule.name}”` : `rule ${index + 1}`} (first ${rule.times})`]));
+  const counted = rules.flatMap((rule, index) =>
+    rule.times === undefined ? [] : [`${rule.name ? `“${rule.name}”` : `rule ${index + 1}`} (first ${rule.times})`],
+  );
   if (counted.length === 0) return undefined;
   return `Applying starts ${counted.length === 1 ? 'this count' : 'these counts'} again: ${counted.join(', ')} will answer ${counted.length === 1 ? 'its' : 'their'} first matches again.`;
 }
@@ -108,7 +113,9 @@ export function jsonBodyWarning(body: string, contentType: string, templated = t
   // The default answer has no placeholders: its body is sent as written.
   const template = templated ? parseTemplate(body) : { parts: [body], dynamic: false };
   if ('unknown' in template) return undefined;
-  const sample = template.parts.map((part) => (typeof part === 'string' ? part : part.from === 'jsonValue' ? 'null' : 'x')).join('');
+  const sample = template.parts
+    .map((part) => (typeof part === 'string' ? part : part.from === 'jsonValue' ? 'null' : 'x'))
+    .join('');
   try {
     JSON.parse(sample);
     return undefined;

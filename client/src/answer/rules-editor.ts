@@ -26,7 +26,9 @@ export class RulesEditor {
 
   /** `changed`: rules were added, moved or deleted (typing in a field is an input event the form hears itself). */
   constructor(private readonly changed: () => void) {
-    this.preset.append(...ANSWER_PRESETS.map((preset) => h('option', { text: preset.label, attrs: { value: preset.id } })));
+    this.preset.append(
+      ...ANSWER_PRESETS.map((preset) => h('option', { text: preset.label, attrs: { value: preset.id } })),
+    );
     this.full.textContent = `At most ${MAX_RULES} rules: delete one to add another.`;
     this.toggle.addEventListener('click', () => this.setOpen(this.body.hidden));
     this.preset.addEventListener('change', () => this.showParameter());
@@ -134,7 +136,9 @@ export class RulesEditor {
   /** The number typed for a preset, within its bounds (its default when it is not a number). */
   private parameterValue({ min, max, default: fallback }: { min: number; max: number; default: number }): number {
     const typed = Math.round(Number(this.parameter.value));
-    return this.parameter.value.trim() === '' || !Number.isFinite(typed) ? fallback : Math.min(max, Math.max(min, typed));
+    return this.parameter.value.trim() === '' || !Number.isFinite(typed)
+      ? fallback
+      : Math.min(max, Math.max(min, typed));
   }
 
   /** A preset that takes a number (failures, a percentage, a delay) asks for it beside the menu. */

@@ -33,7 +33,10 @@ export function wouldAnswer(rules: readonly AnswerRule[], request: CapturedReque
   let always = false;
   for (const index of matchingRules(rules, ruleInputOf(request))) {
     const rule = rules[index] as AnswerRule;
-    const limits = [rule.chance === undefined ? undefined : `${percent(rule.chance)} of the time`, rule.times === undefined ? undefined : `while its ${rule.times} time${rule.times === 1 ? '' : 's'} last`];
+    const limits = [
+      rule.chance === undefined ? undefined : `${percent(rule.chance)} of the time`,
+      rule.times === undefined ? undefined : `while its ${rule.times} time${rule.times === 1 ? '' : 's'} last`,
+    ];
     const said = limits.filter((limit) => limit !== undefined).join(' ');
     parts.push(`${ruleName(index, rule.name)}${said ? `, ${said}` : ''}`);
     always = said === '';

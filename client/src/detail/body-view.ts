@@ -30,7 +30,12 @@ let nextId = 0;
 
 /** A text body that may be XML: it gets a Pretty tab, once the XML view is loaded. */
 function mayBeXml(request: CapturedRequest): boolean {
-  return request.bodyEncoding === 'utf8' && !request.isJson && !request.truncated && looksLikeXml(request.contentType, request.body);
+  return (
+    request.bodyEncoding === 'utf8' &&
+    !request.isJson &&
+    !request.truncated &&
+    looksLikeXml(request.contentType, request.body)
+  );
 }
 
 /**
@@ -38,9 +43,19 @@ function mayBeXml(request: CapturedRequest): boolean {
  * A body that may be XML waits for the XML view to load (the first time only), then shows.
  */
 export function bodySection(request: CapturedRequest, actions: BodyActions): HTMLElement {
-  if (request.storedSize === 0) return h('section', { class: 'detail-section' }, h('h3', { text: 'Body (empty)' }), h('p', { class: 'muted', text: 'No body.' }));
+  if (request.storedSize === 0)
+    return h(
+      'section',
+      { class: 'detail-section' },
+      h('h3', { text: 'Body (empty)' }),
+      h('p', { class: 'muted', text: 'No body.' }),
+    );
   if (mayBeXml(request) && xml === undefined) {
-    const waiting = h('section', { class: 'detail-section' }, h('p', { class: 'muted', text: 'Loading the XML view…' }));
+    const waiting = h(
+      'section',
+      { class: 'detail-section' },
+      h('p', { class: 'muted', text: 'Loading the XML view…' }),
+    );
     const show = () => waiting.replaceWith(filledSection(request, actions));
     // Not loaded (offline after an update, say): the raw view alone.
     void loadXml().then(show, show);
@@ -56,8 +71,16 @@ function filledSection(request: CapturedRequest, actions: BodyActions): HTMLElem
   const tools = h(
     'div',
     { class: 'actions' },
-    h('button', { text: request.bodyEncoding === 'base64' ? 'Copy base64' : 'Copy body', attrs: { type: 'button' }, on: { click: () => actions.copy(request.body, 'Body') } }),
-    h('button', { text: 'Download body', attrs: { type: 'button' }, on: { click: () => actions.downloadBody(request) } }),
+    h('button', {
+      text: request.bodyEncoding === 'base64' ? 'Copy base64' : 'Copy body',
+      attrs: { type: 'button' },
+      on: { click: () => actions.copy(request.body, 'Body') },
+    }),
+    h('button', {
+      text: 'Download body',
+      attrs: { type: 'button' },
+      on: { click: () => actions.downloadBody(request) },
+    }),
   );
   const head = h('div', { class: 'section-head' }, title, tools);
   if (views.length === 1) return h('section', { class: 'detail-section' }, head, (views[0] as View).build());
@@ -66,7 +89,16 @@ function filledSection(request: CapturedRequest, actions: BodyActions): HTMLElem
 
 function bodyTitle(request: CapturedRequest, views: View[]): string {
   const coding = request.bodyEncoding === 'base64' ? contentCoding(request) : undefined;
-  const kind = coding !== undefined ? `${coding}-compressed, ` : request.bodyEncoding === 'base64' && bodyText(request) === undefined ? 'binary, ' : request.isJson ? 'JSON, ' : views.some((view) => view.name === 'Pretty') ? 'XML, ' : '';
+  const kind =
+    coding !== undefined
+      ? `${coding}-compressed, `
+      : request.bodyEncoding === 'base64' && bodyText(request) === undefined
+        ? 'binary, '
+        : request.isJson
+          ? 'JSON, '
+          : views.some((view) => view.name === 'Pretty')
+            ? 'XML, '
+            : '';
   return `Body (${kind}${formatBytes(request.storedSize)})`;
 }
 
@@ -87,7 +119,8 @@ function bodyViews(request: CapturedRequest): View[] {
   const raw: View = { name: 'Raw', build: () => rawView(request) };
   const coding = contentCoding(request);
   // A compressed body: decoded first, marked as such; the raw bytes beside it.
-  if (coding !== undefined && request.bodyEncoding === 'base64') return [{ name: 'Decoded', build: () => decodedView(request, coding) }, raw];
+  if (coding !== undefined && request.bodyEncoding === 'base64')
+    return [{ name: 'Decoded', build: () => decodedView(request, coding) }, raw];
   if (request.bodyEncoding === 'base64') return [raw];
   if (request.isJson) return [{ name: 'Tree', build: () => jsonView(request) }, raw];
   const prettyXml = mayBeXml(request) ? xml?.prettyXml : undefined;
@@ -97,7 +130,10 @@ function bodyViews(request: CapturedRequest): View[] {
       const pretty = prettyXml(request.body);
       if (pretty !== undefined) return [{ name: 'Pretty', build: () => textBlock(pretty) }, raw];
     } else {
-      return [raw, { name: 'Pretty', build: () => textBlock(prettyXml(request.body) ?? 'Not well-formed XML: see the raw body.') }];
+      return [
+        raw,
+        { name: 'Pretty', build: () => textBlock(prettyXml(request.body) ?? 'Not well-formed XML: see the raw body.') },
+      ];
     }
   }
   return [raw];
@@ -105,7 +141,10 @@ function bodyViews(request: CapturedRequest): View[] {
 
 /** The body's content coding (`gzip`, `deflate`, `br`), from its Content-Encoding header. */
 function contentCoding(request: CapturedRequest): string | undefined {
-  const value = request.headers.find(([name]) => name.toLowerCase() === 'content-encoding')?.[1].trim().toLowerCase();
+  const value = request.headers
+    .find(([name]) => name.toLowerCase() === 'content-encoding')?.[1]
+    .trim()
+    .toLowerCase();
   return value && value !== 'identity' ? value : undefined;
 }
 
@@ -116,14 +155,26 @@ function decodedView(request: CapturedRequest, coding: string): HTMLElement {
     async ({ canDecode, decodeBody, MAX_DECODED_BYTES }) => {
       const name = coding === 'x-gzip' ? 'gzip' : coding;
       if (!canDecode(name)) {
-        const why = name === 'br' ? 'this browser cannot decode Brotli (br) bodies' : `this page cannot decode “${coding}”`;
-        return panel.replaceChildren(h('p', { class: 'muted', text: `Not decoded: ${why}. Download the body to decode it (brotli -d, gunzip…), or see its bytes in Raw.` }));
+        const why =
+          name === 'br' ? 'this browser cannot decode Brotli (br) bodies' : `this page cannot decode “${coding}”`;
+        return panel.replaceChildren(
+          h('p', {
+            class: 'muted',
+            text: `Not decoded: ${why}. Download the body to decode it (brotli -d, gunzip…), or see its bytes in Raw.`,
+          }),
+        );
       }
       const decoded = await decodeBody(bodyBytes(request), name);
-      const notes = [`Decoded from ${name}: ${formatBytes(decoded.bytes.length)} from the ${formatBytes(request.storedSize)} stored.`];
+      const notes = [
+        `Decoded from ${name}: ${formatBytes(decoded.bytes.length)} from the ${formatBytes(request.storedSize)} stored.`,
+      ];
       if (decoded.cut) notes.push(`Cut at ${formatBytes(MAX_DECODED_BYTES)}: the decoded body is larger.`);
-      if (decoded.problem !== undefined) notes.push(`Decoding stopped early${request.truncated ? ' (the stored body was cut short)' : ''}: ${decoded.problem}.`);
-      if (request.truncated && decoded.problem === undefined) notes.push('The stored body was cut short: the end may be missing.');
+      if (decoded.problem !== undefined)
+        notes.push(
+          `Decoding stopped early${request.truncated ? ' (the stored body was cut short)' : ''}: ${decoded.problem}.`,
+        );
+      if (request.truncated && decoded.problem === undefined)
+        notes.push('The stored body was cut short: the end may be missing.');
       let text: string | undefined;
       try {
         text = new TextDecoder('utf-8', { fatal: true }).decode(decoded.bytes);
@@ -143,7 +194,10 @@ function decodedView(request: CapturedRequest, coding: string): HTMLElement {
       }
       panel.replaceChildren(h('p', { class: 'decoded-note', text: notes.join(' ') }), content);
     },
-    () => panel.replaceChildren(h('p', { class: 'muted', text: 'Not decoded: the decoder did not load. See the bytes in Raw.' })),
+    () =>
+      panel.replaceChildren(
+        h('p', { class: 'muted', text: 'Not decoded: the decoder did not load. See the bytes in Raw.' }),
+      ),
   );
   return panel;
 }
@@ -166,7 +220,12 @@ function rawView(request: CapturedRequest): HTMLElement {
   const text = request.bodyEncoding === 'base64' ? bodyText(request) : undefined;
   if (text !== undefined) {
     // Valid UTF-8 kept as base64 only to bound its stored size: it reads as text.
-    return h('div', {}, h('p', { class: 'muted', text: 'Text with many characters JSON must escape: stored as base64, shown as text.' }), textBlock(text.length <= LARGE_BODY ? text : `${text.slice(0, PREVIEW)}…`));
+    return h(
+      'div',
+      {},
+      h('p', { class: 'muted', text: 'Text with many characters JSON must escape: stored as base64, shown as text.' }),
+      textBlock(text.length <= LARGE_BODY ? text : `${text.slice(0, PREVIEW)}…`),
+    );
   }
   if (request.bodyEncoding === 'base64') {
     return h(
@@ -225,14 +284,24 @@ function tabs(views: View[]): HTMLElement {
           if (step === 0 && event.key !== 'Home' && event.key !== 'End') return;
           event.preventDefault();
           event.stopPropagation();
-          const target = event.key === 'Home' ? 0 : event.key === 'End' ? views.length - 1 : (index + step + views.length) % views.length;
+          const target =
+            event.key === 'Home'
+              ? 0
+              : event.key === 'End'
+                ? views.length - 1
+                : (index + step + views.length) % views.length;
           choose(target, true);
         },
       },
     });
     buttons.push(button);
     list.append(button);
-    panels.push(h('div', { class: 'tab-panel', attrs: { role: 'tabpanel', id: `${id}-panel-${index}`, 'aria-labelledby': `${id}-tab-${index}` } }));
+    panels.push(
+      h('div', {
+        class: 'tab-panel',
+        attrs: { role: 'tabpanel', id: `${id}-panel-${index}`, 'aria-labelledby': `${id}-tab-${index}` },
+      }),
+    );
   });
   choose(0, false);
   return h('div', { class: 'body-tabs' }, list, ...panels);

@@ -21,7 +21,11 @@ const MARKS: Record<PairLine['kind'], { symbol: string; word: string }> = {
 
 function mark(kind: PairLine['kind']): HTMLElement {
   const { symbol, word } = MARKS[kind];
-  return h('span', { class: 'diff-mark', attrs: { 'aria-hidden': 'true' }, text: symbol }, h('span', { class: 'offscreen', text: word }));
+  return h(
+    'span',
+    { class: 'diff-mark', attrs: { 'aria-hidden': 'true' }, text: symbol },
+    h('span', { class: 'offscreen', text: word }),
+  );
 }
 
 function label(request: CapturedRequest): string {
@@ -31,15 +35,38 @@ function label(request: CapturedRequest): string {
 /** `before → after`, or the one value a line has. */
 function values(line: { kind: PairLine['kind']; before?: string; after?: string }): HTMLElement {
   if (line.kind === 'changed') {
-    return h('span', { class: 'diff-values' }, h('del', { class: 'diff-before', text: line.before ?? '' }), h('span', { class: 'diff-arrow', attrs: { 'aria-hidden': 'true' }, text: ' → ' }), h('ins', { class: 'diff-after', text: line.after ?? '' }));
+    return h(
+      'span',
+      { class: 'diff-values' },
+      h('del', { class: 'diff-before', text: line.before ?? '' }),
+      h('span', { class: 'diff-arrow', attrs: { 'aria-hidden': 'true' }, text: ' → ' }),
+      h('ins', { class: 'diff-after', text: line.after ?? '' }),
+    );
   }
   return h('span', { class: 'diff-values', text: line.kind === 'removed' ? (line.before ?? '') : (line.after ?? '') });
 }
 
 function pairList(title: string, lines: PairLine[]): HTMLElement {
   const changed = lines.filter((line) => line.kind !== 'same').length;
-  const list = h('ol', { class: 'diff-lines', attrs: { 'aria-label': title } }, ...lines.map((line) => h('li', { class: `diff-line diff-${line.kind}` }, mark(line.kind), h('span', { class: 'diff-name', text: line.name }), values(line))));
-  return h('div', { class: 'diff-block' }, h('h4', { text: `${title}: ${changed === 0 ? 'no change' : `${changed} changed`}` }), list);
+  const list = h(
+    'ol',
+    { class: 'diff-lines', attrs: { 'aria-label': title } },
+    ...lines.map((line) =>
+      h(
+        'li',
+        { class: `diff-line diff-${line.kind}` },
+        mark(line.kind),
+        h('span', { class: 'diff-name', text: line.name }),
+        values(line),
+      ),
+    ),
+  );
+  return h(
+    'div',
+    { class: 'diff-block' },
+    h('h4', { text: `${title}: ${changed === 0 ? 'no change' : `${changed} changed`}` }),
+    list,
+  );
 }
 
 function bodyBlock(body: BodyDiff): HTMLElement {
@@ -53,11 +80,27 @@ function bodyBlock(body: BodyDiff): HTMLElement {
       return pairList('Body (form fields)', body.fields);
     case 'bytes':
       title.textContent = 'Body (binary): changed';
-      block.append(h('p', { text: `${body.beforeBytes} bytes before, ${body.afterBytes} now; they first differ at byte ${body.firstDifference}.` }));
+      block.append(
+        h('p', {
+          text: `${body.beforeBytes} bytes before, ${body.afterBytes} now; they first differ at byte ${body.firstDifference}.`,
+        }),
+      );
       return block;
     case 'json': {
       title.textContent = `Body (JSON): ${body.changes.length === 0 ? 'the same values (only spacing or key order differ)' : `${body.changes.length}${body.capped ? '+' : ''} value${body.changes.length === 1 ? '' : 's'} changed`}`;
-      const list = h('ol', { class: 'diff-lines', attrs: { 'aria-label': 'Body changes' } }, ...body.changes.map((change) => h('li', { class: `diff-line diff-${change.kind}` }, mark(change.kind), h('code', { class: 'diff-name', text: change.path }), values(change))));
+      const list = h(
+        'ol',
+        { class: 'diff-lines', attrs: { 'aria-label': 'Body changes' } },
+        ...body.changes.map((change) =>
+          h(
+            'li',
+            { class: `diff-line diff-${change.kind}` },
+            mark(change.kind),
+            h('code', { class: 'diff-name', text: change.path }),
+            values(change),
+          ),
+        ),
+      );
       block.append(list);
       if (body.capped) block.append(h('p', { class: 'muted', text: 'Only the first 500 changes are listed.' }));
       return block;
@@ -69,13 +112,30 @@ function bodyBlock(body: BodyDiff): HTMLElement {
       let left = 0;
       body.lines.forEach((line, index) => {
         if (items.length >= MAX_DRAWN_LINES) return void (line.kind !== 'same' && left++);
-        const near = body.lines.slice(Math.max(0, index - CONTEXT_LINES), index + CONTEXT_LINES + 1).some((other) => other.kind !== 'same');
-        if (line.kind !== 'same' || near) items.push(h('li', { class: `diff-line diff-${line.kind}` }, mark(line.kind), h('code', { class: 'diff-text', text: line.text })));
-        else if (items.at(-1)?.classList.contains('diff-fold') !== true) items.push(h('li', { class: 'diff-fold muted', text: '⋯ unchanged lines' }));
+        const near = body.lines
+          .slice(Math.max(0, index - CONTEXT_LINES), index + CONTEXT_LINES + 1)
+          .some((other) => other.kind !== 'same');
+        if (line.kind !== 'same' || near)
+          items.push(
+            h(
+              'li',
+              { class: `diff-line diff-${line.kind}` },
+              mark(line.kind),
+              h('code', { class: 'diff-text', text: line.text }),
+            ),
+          );
+        else if (items.at(-1)?.classList.contains('diff-fold') !== true)
+          items.push(h('li', { class: 'diff-fold muted', text: '⋯ unchanged lines' }));
       });
       block.append(h('ol', { class: 'diff-lines diff-text-lines', attrs: { 'aria-label': 'Body lines' } }, ...items));
       if (left > 0) block.append(h('p', { class: 'muted', text: `${left} more changed lines not drawn.` }));
-      if (body.capped) block.append(h('p', { class: 'muted', text: 'Too many lines to align: the changed stretch is shown as removed, then added.' }));
+      if (body.capped)
+        block.append(
+          h('p', {
+            class: 'muted',
+            text: 'Too many lines to align: the changed stretch is shown as removed, then added.',
+          }),
+        );
       return block;
     }
   }
@@ -83,11 +143,20 @@ function bodyBlock(body: BodyDiff): HTMLElement {
 
 export function renderDiff(diff: RequestDiff, before: CapturedRequest, after: CapturedRequest): HTMLElement {
   const view = h('div', { class: 'diff' });
-  view.append(h('p', { class: 'diff-summary', text: diff.same ? `No difference from #${before.seq}.` : `From #${before.seq} to #${after.seq}:` }));
+  view.append(
+    h('p', {
+      class: 'diff-summary',
+      text: diff.same ? `No difference from #${before.seq}.` : `From #${before.seq} to #${after.seq}:`,
+    }),
+  );
   if (diff.same) return view;
   const line = [
-    diff.method.before !== diff.method.after ? { kind: 'changed' as const, name: 'Method', before: diff.method.before, after: diff.method.after } : undefined,
-    diff.path.before !== diff.path.after ? { kind: 'changed' as const, name: 'Path', before: diff.path.before, after: diff.path.after } : undefined,
+    diff.method.before !== diff.method.after
+      ? { kind: 'changed' as const, name: 'Method', before: diff.method.before, after: diff.method.after }
+      : undefined,
+    diff.path.before !== diff.path.after
+      ? { kind: 'changed' as const, name: 'Path', before: diff.path.before, after: diff.path.after }
+      : undefined,
   ].filter((entry) => entry !== undefined);
   if (line.length > 0) view.append(pairList('Request line', line));
   if (diff.query.some((entry) => entry.kind !== 'same')) view.append(pairList('Query', diff.query));
@@ -100,13 +169,26 @@ export function renderDiff(diff: RequestDiff, before: CapturedRequest, after: Ca
  * shown on demand. `others`: the requests held besides this one, oldest first.
  */
 export function renderComparePanel(request: CapturedRequest, others: readonly CapturedRequest[]): HTMLElement {
-  const section = h('section', { class: 'detail-section compare', attrs: { 'aria-labelledby': `compare-title-${request.seq}` } }, h('h3', { attrs: { id: `compare-title-${request.seq}` }, text: 'Compare' }));
+  const section = h(
+    'section',
+    { class: 'detail-section compare', attrs: { 'aria-labelledby': `compare-title-${request.seq}` } },
+    h('h3', { attrs: { id: `compare-title-${request.seq}` }, text: 'Compare' }),
+  );
   if (others.length === 0) {
     section.append(h('p', { class: 'muted', text: 'No other request to compare with yet.' }));
     return section;
   }
   const previous = others.findLast((other) => other.seq < request.seq) ?? others[0];
-  const select = h('select', { attrs: { id: `compare-with-${request.seq}` } }, ...[...others].reverse().map((other) => h('option', { attrs: { value: String(other.seq) }, text: `${label(other)}${other === previous ? ' (the one before)' : ''}` })));
+  const select = h(
+    'select',
+    { attrs: { id: `compare-with-${request.seq}` } },
+    ...[...others].reverse().map((other) =>
+      h('option', {
+        attrs: { value: String(other.seq) },
+        text: `${label(other)}${other === previous ? ' (the one before)' : ''}`,
+      }),
+    ),
+  );
   if (previous) select.value = String(previous.seq);
   const result = h('div', { class: 'compare-result' });
   const show = () => {
@@ -117,6 +199,15 @@ export function renderComparePanel(request: CapturedRequest, others: readonly Ca
   select.addEventListener('change', () => {
     if (result.firstChild) show();
   });
-  section.append(h('div', { class: 'compare-form' }, h('label', { attrs: { for: select.id }, text: 'Compare with' }), select, button), result);
+  section.append(
+    h(
+      'div',
+      { class: 'compare-form' },
+      h('label', { attrs: { for: select.id }, text: 'Compare with' }),
+      select,
+      button,
+    ),
+    result,
+  );
   return section;
 }

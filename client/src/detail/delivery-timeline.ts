@@ -32,14 +32,26 @@ function describeKey(group: DeliveryGroup): string {
  * selects another attempt in the log; `answeredBy` says what answered (answered-by.ts, passed
  * in so that this chunk does not split the rules code out of the first load).
  */
-export function renderDeliveryTimeline(request: CapturedRequest, requests: readonly CapturedRequest[], open: (seq: number) => void, answeredBy: (answer: RecordedAnswer) => string): HTMLElement | null {
+export function renderDeliveryTimeline(
+  request: CapturedRequest,
+  requests: readonly CapturedRequest[],
+  open: (seq: number) => void,
+  answeredBy: (answer: RecordedAnswer) => string,
+): HTMLElement | null {
   const group = deliveryOf(request, requests);
   if (!group || (group.attempts.length < 2 && group.key.provider === undefined)) return null;
   const count = group.attempts.length;
   const id = `delivery-title-${request.seq}`;
-  const section = h('section', { class: 'detail-section delivery', attrs: { 'aria-labelledby': id, 'data-attempts': String(count) } }, h('h3', { attrs: { id }, text: `Delivery: ${count} attempt${count === 1 ? '' : 's'}` }));
+  const section = h(
+    'section',
+    { class: 'detail-section delivery', attrs: { 'aria-labelledby': id, 'data-attempts': String(count) } },
+    h('h3', { attrs: { id }, text: `Delivery: ${count} attempt${count === 1 ? '' : 's'}` }),
+  );
   section.append(h('p', { class: 'delivery-key' }, 'Grouped by ', h('code', { text: describeKey(group) }), '.'));
-  if (group.schedule) section.append(h('p', { class: 'muted delivery-schedule', text: `${group.schedule.label} retries: ${group.schedule.summary}.` }));
+  if (group.schedule)
+    section.append(
+      h('p', { class: 'muted delivery-schedule', text: `${group.schedule.label} retries: ${group.schedule.summary}.` }),
+    );
   const items = group.attempts.map((entry) => {
     const current = entry.request.seq === request.seq;
     const { status } = entry.request.answer;
@@ -47,17 +59,32 @@ export function renderDeliveryTimeline(request: CapturedRequest, requests: reado
     const when = localDateTimeParts(entry.request.receivedAt)[1];
     const head = current
       ? h('span', { class: 'attempt-name', text: `Attempt ${entry.attempt} · #${entry.request.seq} (this request)` })
-      : h('button', { class: 'link-button attempt-name', text: `Attempt ${entry.attempt} · #${entry.request.seq}`, attrs: { type: 'button', title: `Open request #${entry.request.seq}` }, on: { click: () => open(entry.request.seq) } });
+      : h('button', {
+          class: 'link-button attempt-name',
+          text: `Attempt ${entry.attempt} · #${entry.request.seq}`,
+          attrs: { type: 'button', title: `Open request #${entry.request.seq}` },
+          on: { click: () => open(entry.request.seq) },
+        });
     const item = h(
       'li',
       { class: `attempt${current ? ' attempt-current' : ''}`, attrs: current ? { 'aria-current': 'true' } : {} },
       head,
       h('span', { class: 'attempt-time', text: when }),
-      h('span', { class: 'attempt-answer' }, h('span', { class: `answer-status answer-${tone}`, text: String(status) }), ` ${answeredBy(entry.request.answer).replace(/^Answered /, '')}`),
+      h(
+        'span',
+        { class: 'attempt-answer' },
+        h('span', { class: `answer-status answer-${tone}`, text: String(status) }),
+        ` ${answeredBy(entry.request.answer).replace(/^Answered /, '')}`,
+      ),
     );
     if (entry.gapAfterMs !== undefined) {
-      const expected = entry.expectedGapAfterMs === undefined ? '' : ` (schedule: ${entry.expectedGapAfterMs === 0 ? 'at once' : formatGap(entry.expectedGapAfterMs)})`;
-      item.append(h('span', { class: 'attempt-gap', text: `↓ next attempt ${formatGap(entry.gapAfterMs)} later${expected}` }));
+      const expected =
+        entry.expectedGapAfterMs === undefined
+          ? ''
+          : ` (schedule: ${entry.expectedGapAfterMs === 0 ? 'at once' : formatGap(entry.expectedGapAfterMs)})`;
+      item.append(
+        h('span', { class: 'attempt-gap', text: `↓ next attempt ${formatGap(entry.gapAfterMs)} later${expected}` }),
+      );
     }
     return item;
   });

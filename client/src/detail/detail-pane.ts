@@ -79,9 +79,11 @@ export class DetailPane {
   /** Request `seq`'s answer changed (its sender got the local app's), or the rules did (`seq` undefined): shown when open. */
   updateAnswer(seq?: number): void {
     const request = this.log.selectedRequest;
-    if (request && this.renderedSeq === request.seq && (seq === undefined || seq === request.seq)) this.answerPanel?.update(request, this.source.rules());
+    if (request && this.renderedSeq === request.seq && (seq === undefined || seq === request.seq))
+      this.answerPanel?.update(request, this.source.rules());
     // Another attempt's answer shows in the timeline.
-    if (request && this.renderedSeq === request.seq && seq !== undefined && this.insightSlots) this.insightSlots.drawnFrom = '';
+    if (request && this.renderedSeq === request.seq && seq !== undefined && this.insightSlots)
+      this.insightSlots.drawnFrom = '';
     if (request && this.renderedSeq === request.seq) this.renderInsights(request);
   }
 
@@ -92,17 +94,34 @@ export class DetailPane {
     const drawnFrom = `${requests[0]?.seq}:${requests.at(-1)?.seq}:${requests.length}`;
     if (!slots || slots.drawnFrom === drawnFrom) return;
     slots.drawnFrom = drawnFrom;
-    void loadInsights().then(([{ renderComparePanel }, { renderDeliveryTimeline }]) => {
-      if (this.insightSlots !== slots || this.renderedSeq !== request.seq) return;
-      slots.delivery.replaceChildren(renderDeliveryTimeline(request, requests, (seq) => this.source.open(seq), answeredBy) ?? '');
-      // A comparison the reader has open stays as it is.
-      if (!slots.compare.querySelector('.diff')) slots.compare.replaceChildren(renderComparePanel(request, requests.filter((other) => other.seq !== request.seq)));
-    }, () => {
-      // A chunk that did not come (the server went away, or was updated): try again on the next render.
-      insights = undefined;
-      slots.drawnFrom = '';
-      if (this.insightSlots === slots) slots.compare.replaceChildren(h('p', { class: 'muted', text: 'Compare and the delivery timeline could not be loaded: reload the page to try again.' }));
-    });
+    void loadInsights().then(
+      ([{ renderComparePanel }, { renderDeliveryTimeline }]) => {
+        if (this.insightSlots !== slots || this.renderedSeq !== request.seq) return;
+        slots.delivery.replaceChildren(
+          renderDeliveryTimeline(request, requests, (seq) => this.source.open(seq), answeredBy) ?? '',
+        );
+        // A comparison the reader has open stays as it is.
+        if (!slots.compare.querySelector('.diff'))
+          slots.compare.replaceChildren(
+            renderComparePanel(
+              request,
+              requests.filter((other) => other.seq !== request.seq),
+            ),
+          );
+      },
+      () => {
+        // A chunk that did not come (the server went away, or was updated): try again on the next render.
+        insights = undefined;
+        slots.drawnFrom = '';
+        if (this.insightSlots === slots)
+          slots.compare.replaceChildren(
+            h('p', {
+              class: 'muted',
+              text: 'Compare and the delivery timeline could not be loaded: reload the page to try again.',
+            }),
+          );
+      },
+    );
   }
 
   /** Moves focus to the pane; `scroll`: bring it into view first (when it takes the screen). */
@@ -123,8 +142,21 @@ export class DetailPane {
     const hidden = request !== undefined && !this.source.matches(request);
     const shown = hidden ? undefined : request;
     // With no request to show, what the pane says instead (it follows the filter as it is typed).
-    const placeholder = shown && endpoint ? undefined : hidden ? this.source.noMatch() : this.log.requests.length > 0 ? 'Select a request to see it here.' : endpoint ? 'Requests appear here as they arrive.' : '';
-    if (shown?.seq !== this.renderedSeq || endpoint?.url !== this.renderedEndpoint || placeholder !== this.renderedPlaceholder) {
+    const placeholder =
+      shown && endpoint
+        ? undefined
+        : hidden
+          ? this.source.noMatch()
+          : this.log.requests.length > 0
+            ? 'Select a request to see it here.'
+            : endpoint
+              ? 'Requests appear here as they arrive.'
+              : '';
+    if (
+      shown?.seq !== this.renderedSeq ||
+      endpoint?.url !== this.renderedEndpoint ||
+      placeholder !== this.renderedPlaceholder
+    ) {
       this.renderedSeq = shown?.seq;
       this.renderedEndpoint = endpoint?.url;
       this.renderedPlaceholder = placeholder;
@@ -136,9 +168,17 @@ export class DetailPane {
       } else {
         this.forwardedView = new ForwardedView(this.log.forwarded.get(shown.seq));
         this.answerPanel = new AnswerPanel(shown, this.source.rules());
-        const panels = { answer: this.answerPanel, forwarded: this.forwardedView.element, verify: renderVerifyPanel(shown) };
+        const panels = {
+          answer: this.answerPanel,
+          forwarded: this.forwardedView.element,
+          verify: renderVerifyPanel(shown),
+        };
         const detail = renderDetail(shown, endpoint.url, this.actions, panels);
-        this.insightSlots = { delivery: h('div', { class: 'insight-slot' }), compare: h('div', { class: 'insight-slot' }), drawnFrom: '' };
+        this.insightSlots = {
+          delivery: h('div', { class: 'insight-slot' }),
+          compare: h('div', { class: 'insight-slot' }),
+          drawnFrom: '',
+        };
         // The delivery's attempts right under this one's answer; the comparison after everything.
         panels.answer.section.after(this.insightSlots.delivery);
         // Replays beside what forwarders got for the original.

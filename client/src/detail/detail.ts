@@ -64,7 +64,13 @@ function valueCell(value: string, redacted: boolean): HTMLElement {
  * Name/value rows, a step at a time; with `copy`, each value gets its own copy button.
  * `redacted`: names (lower case) whose `[redacted]` values mark a value that was never stored.
  */
-function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: string) => void, redacted?: ReadonlySet<string>, cells?: ReadonlyMap<string, HTMLElement>): HTMLElement {
+function pairsTable(
+  caption: string,
+  pairs: Pairs,
+  copy?: (value: string, what: string) => void,
+  redacted?: ReadonlySet<string>,
+  cells?: ReadonlyMap<string, HTMLElement>,
+): HTMLElement {
   const body = h('tbody');
   const table = h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: caption }), body);
   let shown = 0;
@@ -73,10 +79,16 @@ function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: 
       const next = pairs.next.next();
       if (next.done) break;
       const [name, value] = next.value;
-      const cell = cells?.get(name) ?? valueCell(value, value === REDACTED && redacted?.has(name.toLowerCase()) === true);
+      const cell =
+        cells?.get(name) ?? valueCell(value, value === REDACTED && redacted?.has(name.toLowerCase()) === true);
       const row = h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), cell);
       if (copy) {
-        const button = h('button', { class: 'copy-value', text: 'Copy', attrs: { type: 'button', 'aria-label': `Copy ${name} value` }, on: { click: () => copy(value, `${name} value`) } });
+        const button = h('button', {
+          class: 'copy-value',
+          text: 'Copy',
+          attrs: { type: 'button', 'aria-label': `Copy ${name} value` },
+          on: { click: () => copy(value, `${name} value`) },
+        });
         row.append(h('td', { class: 'copy-cell' }, button));
       }
       body.append(row);
@@ -109,7 +121,11 @@ function pairsTable(caption: string, pairs: Pairs, copy?: (value: string, what: 
 
 /** A time as pieces, each kept on one line. */
 function timeCell(pieces: string[]): HTMLElement {
-  return h('td', { class: 'value' }, ...pieces.flatMap((piece, index) => [index > 0 ? ' ' : null, h('span', { class: 'nowrap', text: piece })]));
+  return h(
+    'td',
+    { class: 'value' },
+    ...pieces.flatMap((piece, index) => [index > 0 ? ' ' : null, h('span', { class: 'nowrap', text: piece })]),
+  );
 }
 
 /** The full URL, with a long query string folded behind a toggle. */
@@ -128,7 +144,9 @@ function urlLine(fullUrl: string): HTMLElement {
         const open = toggle.getAttribute('aria-expanded') !== 'true';
         toggle.setAttribute('aria-expanded', String(open));
         code.textContent = open ? fullUrl : folded;
-        toggle.textContent = open ? 'Fold the query' : `Show the full query (${fullUrl.length - queryStart - 1} characters)`;
+        toggle.textContent = open
+          ? 'Fold the query'
+          : `Show the full query (${fullUrl.length - queryStart - 1} characters)`;
       },
     },
   });
@@ -141,20 +159,51 @@ function partsTable(request: CapturedRequest, parts: MultipartPart[]): HTMLEleme
     const kind = part.filename === null ? 'field' : `file ${part.filename || '(no name)'}`;
     const size = `${formatBytes(part.size)}${part.truncated ? ', cut short' : ''}`;
     let content: Node;
-    if (part.filename === null) content = h('code', { class: 'part-text', text: part.text ?? '(text not kept: over 64 KiB of fields)' });
-    else if (part.offset === null) content = h('span', { class: 'muted', text: 'bytes not located in the stored body' });
+    if (part.filename === null)
+      content = h('code', { class: 'part-text', text: part.text ?? '(text not kept: over 64 KiB of fields)' });
+    else if (part.offset === null)
+      content = h('span', { class: 'muted', text: 'bytes not located in the stored body' });
     else {
       const { offset } = part;
       content = h('button', {
         text: 'Download',
         attrs: { type: 'button', 'aria-label': `Download part ${index + 1}, ${part.filename || part.name}` },
-        on: { click: () => download(part.filename || `part-${index + 1}`, bodyBytes(request).slice(offset, offset + part.size) as BlobPart, part.contentType ?? 'application/octet-stream') },
+        on: {
+          click: () =>
+            download(
+              part.filename || `part-${index + 1}`,
+              bodyBytes(request).slice(offset, offset + part.size) as BlobPart,
+              part.contentType ?? 'application/octet-stream',
+            ),
+        },
       });
     }
-    return h('tr', {}, h('th', { attrs: { scope: 'row' }, text: part.name }), h('td', { text: kind }), h('td', { text: part.contentType ?? '—' }), h('td', { text: size }), h('td', {}, content));
+    return h(
+      'tr',
+      {},
+      h('th', { attrs: { scope: 'row' }, text: part.name }),
+      h('td', { text: kind }),
+      h('td', { text: part.contentType ?? '—' }),
+      h('td', { text: size }),
+      h('td', {}, content),
+    );
   });
-  const head = h('tr', {}, ...['Name', 'Kind', 'Type', 'Size', 'Content'].map((title) => h('th', { attrs: { scope: 'col' }, text: title })));
-  return h('div', { class: 'table-scroll' }, h('table', { class: 'parts' }, h('caption', { class: 'offscreen', text: 'Multipart parts' }), h('thead', {}, head), h('tbody', {}, ...rows)));
+  const head = h(
+    'tr',
+    {},
+    ...['Name', 'Kind', 'Type', 'Size', 'Content'].map((title) => h('th', { attrs: { scope: 'col' }, text: title })),
+  );
+  return h(
+    'div',
+    { class: 'table-scroll' },
+    h(
+      'table',
+      { class: 'parts' },
+      h('caption', { class: 'offscreen', text: 'Multipart parts' }),
+      h('thead', {}, head),
+      h('tbody', {}, ...rows),
+    ),
+  );
 }
 
 /** Sections built by their own modules, which keep updating them while the detail is open. */
@@ -168,7 +217,12 @@ export interface DetailPanels {
 }
 
 /** The selected request, every detail as text. */
-export function renderDetail(request: CapturedRequest, receiverUrl: string, actions: DetailActions, panels: DetailPanels): HTMLElement {
+export function renderDetail(
+  request: CapturedRequest,
+  receiverUrl: string,
+  actions: DetailActions,
+  panels: DetailPanels,
+): HTMLElement {
   const fullUrl = replayUrl(request, receiverUrl);
   const local = localDateTimeParts(request.receivedAt);
   const utcText = utc(request.receivedAt);
@@ -176,7 +230,10 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
     ['Time', local.join(' ')],
     ['UTC', utcText],
     ['From', request.remoteAddress],
-    ['Size', `${formatBytes(request.size)}${request.truncated ? ` (truncated: ${formatBytes(request.storedSize)} kept)` : ''}`],
+    [
+      'Size',
+      `${formatBytes(request.size)}${request.truncated ? ` (truncated: ${formatBytes(request.storedSize)} kept)` : ''}`,
+    ],
     ['Content type', request.contentType ?? '—'],
   ];
   facts.push(['Answered', '']);
@@ -185,44 +242,88 @@ export function renderDetail(request: CapturedRequest, receiverUrl: string, acti
   const header = h(
     'header',
     { class: 'detail-head' },
-    h('h2', { class: 'detail-title' }, h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }), h('span', { class: 'offscreen', text: ` request #${request.seq}` })),
+    h(
+      'h2',
+      { class: 'detail-title' },
+      h('span', { class: `method method-${request.method.toLowerCase()}`, text: request.method }),
+      h('span', { class: 'offscreen', text: ` request #${request.seq}` }),
+    ),
     urlLine(fullUrl),
     h(
       'div',
       { class: 'actions' },
-      h('button', { text: 'Copy as cURL', attrs: { type: 'button', 'aria-keyshortcuts': 'c' }, on: { click: () => actions.copyCurl(request) } }),
+      h('button', {
+        text: 'Copy as cURL',
+        attrs: { type: 'button', 'aria-keyshortcuts': 'c' },
+        on: { click: () => actions.copyCurl(request) },
+      }),
       h('button', { text: 'Copy JSON', attrs: { type: 'button' }, on: { click: () => actions.copyJson(request) } }),
-      h('button', { text: 'Delete', class: 'danger', attrs: { type: 'button', 'aria-label': `Delete request #${request.seq}` }, on: { click: () => actions.deleteRequest(request) } }),
+      h('button', {
+        text: 'Delete',
+        class: 'danger',
+        attrs: { type: 'button', 'aria-label': `Delete request #${request.seq}` },
+        on: { click: () => actions.deleteRequest(request) },
+      }),
     ),
   );
 
   const query = paramPairs(request.query);
   const parts: HTMLElement[] = [
     header,
-    h('p', { class: 'gone warning', text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.', attrs: { hidden: '' } }),
+    h('p', {
+      class: 'gone warning',
+      text: 'No longer stored on the server: newer requests pushed it out. This copy stays here until you pick another request.',
+      attrs: { hidden: '' },
+    }),
     // The times in pieces that never break inside ("5:20:01.123 PM", not "…123 P / M").
-    pairsTable('Facts', listPairs(facts), undefined, undefined, new Map([
-      ['Time', timeCell(local)],
-      ['UTC', timeCell([utcText.slice(0, 10), utcText.slice(11)])],
-      ['Answered', panels.answer.fact],
-    ])),
+    pairsTable(
+      'Facts',
+      listPairs(facts),
+      undefined,
+      undefined,
+      new Map([
+        ['Time', timeCell(local)],
+        ['UTC', timeCell([utcText.slice(0, 10), utcText.slice(11)])],
+        ['Answered', panels.answer.fact],
+      ]),
+    ),
     panels.answer.section,
     panels.forwarded,
   ];
   if (request.truncated) {
-    parts.push(h('p', { class: 'warning', text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.` }));
+    parts.push(
+      h('p', {
+        class: 'warning',
+        text: `Body truncated: the sender sent ${formatBytes(request.size)}, the first ${formatBytes(request.storedSize)} are kept.`,
+      }),
+    );
   }
-  if (query.count > 0) parts.push(section(`Query (${query.count})`, pairsTable('Query parameters', query, actions.copy)));
+  if (query.count > 0)
+    parts.push(section(`Query (${query.count})`, pairsTable('Query parameters', query, actions.copy)));
   const redacted = new Set((request.redacted ?? []).map((name) => name.toLowerCase()));
-  parts.push(section(`Headers (${request.headers.length})`, pairsTable('Headers', listPairs(request.headers), actions.copy, redacted)));
+  parts.push(
+    section(
+      `Headers (${request.headers.length})`,
+      pairsTable('Headers', listPairs(request.headers), actions.copy, redacted),
+    ),
+  );
   if (request.form) {
     const form = paramPairs(request.form);
     parts.push(section(`Form fields (${form.count})`, pairsTable('Form fields', form, actions.copy)));
   }
   if (request.parts) parts.push(section(`Parts (${request.parts.length})`, partsTable(request, request.parts)));
   if (request.omitted.length > 0) {
-    parts.push(h('p', { class: 'muted', text: `Not parsed, to keep the record small: ${request.omitted.join(', ')} (the body is complete below).` }));
+    parts.push(
+      h('p', {
+        class: 'muted',
+        text: `Not parsed, to keep the record small: ${request.omitted.join(', ')} (the body is complete below).`,
+      }),
+    );
   }
   parts.push(bodySection(request, actions), panels.verify);
-  return h('article', { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } }, ...parts);
+  return h(
+    'article',
+    { class: 'detail', attrs: { 'aria-label': `${request.method} request #${request.seq}` } },
+    ...parts,
+  );
 }

@@ -45,7 +45,8 @@ function wrap(raw: unknown, marked: boolean): ExactValue {
   if (typeof raw === 'number') return { kind: 'number', text: JSON.stringify(raw) };
   if (typeof raw === 'boolean') return { kind: 'boolean', value: raw };
   if (raw === null || typeof raw !== 'object') return { kind: 'null' };
-  if (Array.isArray(raw)) return { kind: 'array', size: raw.length, child: (index) => [undefined, wrap(raw[index], marked)] };
+  if (Array.isArray(raw))
+    return { kind: 'array', size: raw.length, child: (index) => [undefined, wrap(raw[index], marked)] };
   const keys = Object.keys(raw);
   return {
     kind: 'object',

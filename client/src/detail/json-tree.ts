@@ -36,7 +36,12 @@ function node(key: string | undefined, value: ExactValue, depth: number, budget:
   switch (value.kind) {
     case 'string':
       if (value.value.length > LONG_STRING) return longString(label, value.value);
-      return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-string', text: JSON.stringify(value.value) }));
+      return h(
+        'div',
+        { class: 'json-leaf' },
+        label,
+        h('span', { class: 'json-string', text: JSON.stringify(value.value) }),
+      );
     case 'number':
       return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-number', text: value.text }));
     case 'boolean':
@@ -48,15 +53,30 @@ function node(key: string | undefined, value: ExactValue, depth: number, budget:
   }
 }
 
-function branch(label: HTMLElement | null, value: Extract<ExactValue, { size: number }>, depth: number, budget: Budget): HTMLElement {
+function branch(
+  label: HTMLElement | null,
+  value: Extract<ExactValue, { size: number }>,
+  depth: number,
+  budget: Budget,
+): HTMLElement {
   const isArray = value.kind === 'array';
   const { size } = value;
   const [open, close] = isArray ? ['[', ']'] : ['{', '}'];
-  if (size === 0) return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-punct', text: open + close }));
+  if (size === 0)
+    return h('div', { class: 'json-leaf' }, label, h('span', { class: 'json-punct', text: open + close }));
 
   // Collapsed: `key: [ 3 items ]`. Open: `key: [`, the children, then `]` on its own line.
-  const collapsed = h('span', { class: 'json-collapsed' }, h('span', { class: 'json-count', text: ` ${count(size, isArray)} ` }), close);
-  const details = h('details', { class: 'json-node' }, h('summary', {}, label, h('span', { class: 'json-punct', text: open }), collapsed));
+  const collapsed = h(
+    'span',
+    { class: 'json-collapsed' },
+    h('span', { class: 'json-count', text: ` ${count(size, isArray)} ` }),
+    close,
+  );
+  const details = h(
+    'details',
+    { class: 'json-node' },
+    h('summary', {}, label, h('span', { class: 'json-punct', text: open }), collapsed),
+  );
   let built = false;
   const build = (stepBudget: Budget) => {
     if (built) return;
@@ -77,7 +97,10 @@ function branch(label: HTMLElement | null, value: Extract<ExactValue, { size: nu
 }
 
 function longString(label: HTMLElement | null, value: string): HTMLElement {
-  const text = h('span', { class: 'json-string', text: `${JSON.stringify(value.slice(0, LONG_STRING)).slice(0, -1)}…` });
+  const text = h('span', {
+    class: 'json-string',
+    text: `${JSON.stringify(value.slice(0, LONG_STRING)).slice(0, -1)}…`,
+  });
   const all: HTMLButtonElement = h('button', {
     class: 'more',
     text: `Show all ${value.length} characters`,
@@ -92,7 +115,14 @@ function longString(label: HTMLElement | null, value: string): HTMLElement {
   return h('div', { class: 'json-leaf' }, label, text, ' ', all);
 }
 
-function appendStep(container: HTMLElement, size: number, from: number, childAt: (index: number) => readonly [string | undefined, ExactValue], depth: number, budget: Budget): void {
+function appendStep(
+  container: HTMLElement,
+  size: number,
+  from: number,
+  childAt: (index: number) => readonly [string | undefined, ExactValue],
+  depth: number,
+  budget: Budget,
+): void {
   const end = Math.min(size, from + STEP);
   for (let index = from; index < end; index++) {
     const [key, child] = childAt(index);
@@ -109,7 +139,9 @@ function appendStep(container: HTMLElement, size: number, from: number, childAt:
         more.remove();
         appendStep(container, size, end, childAt, depth, { nodes: NODE_BUDGET });
         // The button is gone: keep keyboard focus nearby (the next "Show more", else the new children).
-        const target = container.querySelector<HTMLElement>(':scope > .more') ?? container.children[end]?.querySelector<HTMLElement>('summary');
+        const target =
+          container.querySelector<HTMLElement>(':scope > .more') ??
+          container.children[end]?.querySelector<HTMLElement>('summary');
         if (target) target.focus();
         else {
           container.tabIndex = -1;

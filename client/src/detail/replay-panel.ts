@@ -4,7 +4,13 @@
 // original sender's answer.
 import type { CapturedRequest } from '../../../src/shared/schemas/captured-request.js';
 import { MAX_WS_MESSAGE_BYTES, type EditedRequest, type ReplayResultMessage } from '../../../src/shared/protocol.js';
-import { detectProvider, PROVIDERS, signRequest, type HeaderChange, type Provider } from '../../../src/shared/signatures/index.js';
+import {
+  detectProvider,
+  PROVIDERS,
+  signRequest,
+  type HeaderChange,
+  type Provider,
+} from '../../../src/shared/signatures/index.js';
 import { replayUrl, toCurl } from '../../../src/shared/to-curl.js';
 import { copy } from '../log/actions.js';
 import { answeredBy } from './answered-by.js';
@@ -35,14 +41,23 @@ export interface ReplayContext {
 }
 
 /** Builds the panel into `container`; `edit`: with the edit form open. `Replay` sends at once. */
-export function mountReplayPanel(container: HTMLElement, request: CapturedRequest, context: ReplayContext, edit: boolean): void {
+export function mountReplayPanel(
+  container: HTMLElement,
+  request: CapturedRequest,
+  context: ReplayContext,
+  edit: boolean,
+): void {
   const id = `replay-${++nextId}`;
   const queryAt = request.url.indexOf('?');
   const originalPath = `${request.subPath === '' ? '/' : request.subPath}${queryAt === -1 ? '' : request.url.slice(queryAt)}`;
   const binary = request.bodyEncoding === 'base64';
 
-  const method = h('input', { attrs: { id: `${id}-method`, value: request.method, autocomplete: 'off', spellcheck: 'false' } });
-  const path = h('input', { attrs: { id: `${id}-path`, value: originalPath, autocomplete: 'off', spellcheck: 'false' } });
+  const method = h('input', {
+    attrs: { id: `${id}-method`, value: request.method, autocomplete: 'off', spellcheck: 'false' },
+  });
+  const path = h('input', {
+    attrs: { id: `${id}-path`, value: originalPath, autocomplete: 'off', spellcheck: 'false' },
+  });
   const headers = h('textarea', { attrs: { id: `${id}-headers`, rows: '6', spellcheck: 'false' } });
   headers.value = request.headers.map(([name, value]) => `${name}: ${value}`).join('\n');
   const body = h('textarea', { attrs: { id: `${id}-body`, rows: '8', spellcheck: 'false' } });
@@ -53,31 +68,61 @@ export function mountReplayPanel(container: HTMLElement, request: CapturedReques
     { class: 'replay-edit', attrs: edit ? {} : { hidden: '' } },
     h('span', { class: 'field' }, h('label', { attrs: { for: method.id }, text: 'Method' }), method),
     h('span', { class: 'field' }, h('label', { attrs: { for: path.id }, text: 'Path and query' }), path),
-    h('span', { class: 'field field-wide' }, h('label', { attrs: { for: headers.id }, text: 'Headers (one "Name: value" a line)' }), headers),
-    h('span', { class: 'field field-wide' }, h('label', { attrs: { for: body.id }, text: binary ? 'Body (binary: sent as stored)' : 'Body' }), body),
+    h(
+      'span',
+      { class: 'field field-wide' },
+      h('label', { attrs: { for: headers.id }, text: 'Headers (one "Name: value" a line)' }),
+      headers,
+    ),
+    h(
+      'span',
+      { class: 'field field-wide' },
+      h('label', { attrs: { for: body.id }, text: binary ? 'Body (binary: sent as stored)' : 'Body' }),
+      body,
+    ),
   );
 
   const resign = h('input', { attrs: { id: `${id}-resign`, type: 'checkbox' } });
   const detected = detectProvider(request.headers);
-  const sender = h('select', { attrs: { id: `${id}-sender` } }, ...PROVIDERS.map((provider) => h('option', { attrs: { value: provider }, text: LABELS[provider] })));
+  const sender = h(
+    'select',
+    { attrs: { id: `${id}-sender` } },
+    ...PROVIDERS.map((provider) => h('option', { attrs: { value: provider }, text: LABELS[provider] })),
+  );
   sender.value = detected ?? 'github';
-  const secret = h('input', { attrs: { id: `${id}-secret`, type: 'password', autocomplete: 'off', spellcheck: 'false' } });
+  const secret = h('input', {
+    attrs: { id: `${id}-secret`, type: 'password', autocomplete: 'off', spellcheck: 'false' },
+  });
   const signFields = h(
     'div',
     { class: 'replay-sign-fields', attrs: { hidden: '' } },
     h('span', { class: 'field' }, h('label', { attrs: { for: sender.id }, text: 'Sender' }), sender),
-    h('span', { class: 'field' }, h('label', { attrs: { for: secret.id }, text: 'Signing secret (stays in this tab)' }), secret),
+    h(
+      'span',
+      { class: 'field' },
+      h('label', { attrs: { for: secret.id }, text: 'Signing secret (stays in this tab)' }),
+      secret,
+    ),
   );
   resign.addEventListener('change', () => (signFields.hidden = !resign.checked));
 
-  const sendButton = h('button', { class: 'primary', text: edit ? 'Send edited replay' : 'Replay again', attrs: { type: 'submit' } });
+  const sendButton = h('button', {
+    class: 'primary',
+    text: edit ? 'Send edited replay' : 'Replay again',
+    attrs: { type: 'submit' },
+  });
   const output = h('div', { class: 'replay-output', attrs: { 'aria-live': 'polite' } });
 
   const form = h(
     'form',
     { class: 'replay-form', attrs: { 'aria-label': `Replay request #${request.seq}` } },
     editForm,
-    h('span', { class: 'check' }, resign, h('label', { attrs: { for: resign.id }, text: 'Sign again with a fresh timestamp' })),
+    h(
+      'span',
+      { class: 'check' },
+      resign,
+      h('label', { attrs: { for: resign.id }, text: 'Sign again with a fresh timestamp' }),
+    ),
     signFields,
     sendButton,
   );
@@ -99,7 +144,11 @@ export function mountReplayPanel(container: HTMLElement, request: CapturedReques
     sendButton.disabled = true;
     const changes = changed.length > 0 ? changedList(changed) : null;
     const ordered = context.replays.order(request.seq, edited, (event) => {
-      if (event.type === 'replay-started') return show(h('p', { class: 'muted', text: `Sending through hookwatch forward to ${event.target}…` }), ...(changes ? [changes] : []));
+      if (event.type === 'replay-started')
+        return show(
+          h('p', { class: 'muted', text: `Sending through hookwatch forward to ${event.target}…` }),
+          ...(changes ? [changes] : []),
+        );
       sendButton.disabled = false;
       if (event.type === 'refused') return show(h('p', { class: 'verdict-bad', text: event.message }));
       show(...renderResult(event, request, context, edited), ...(changes ? [changes] : []));
@@ -130,7 +179,8 @@ export function mountReplayPanel(container: HTMLElement, request: CapturedReques
     const bytes = editing && !binary ? new TextEncoder().encode(body.value) : bodyBytes(request);
     let changed: HeaderChange[] = [];
     if (resign.checked) {
-      if (!globalThis.crypto?.subtle) return 'This browser signs only on pages served over https:// (or from localhost).';
+      if (!globalThis.crypto?.subtle)
+        return 'This browser signs only on pages served over https:// (or from localhost).';
       const signed = await signRequest(sender.value as Provider, { headers: list, body: bytes }, secret.value);
       if (!signed.ok) return signed.message;
       list = signed.headers;
@@ -172,11 +222,22 @@ function changedList(changed: HeaderChange[]): HTMLElement {
     'div',
     { class: 'replay-changes' },
     h('h4', { text: 'Headers changed by signing again' }),
-    h('ul', {}, ...changed.map((change) => h('li', {}, h('code', { text: change.name }), change.before === undefined ? ' added' : ' changed'))),
+    h(
+      'ul',
+      {},
+      ...changed.map((change) =>
+        h('li', {}, h('code', { text: change.name }), change.before === undefined ? ' added' : ' changed'),
+      ),
+    ),
   );
 }
 
-function renderResult(result: ReplayResultMessage, request: CapturedRequest, context: ReplayContext, edited: EditedRequest | undefined): Node[] {
+function renderResult(
+  result: ReplayResultMessage,
+  request: CapturedRequest,
+  context: ReplayContext,
+  edited: EditedRequest | undefined,
+): Node[] {
   const original = `${request.answer.status} · ${answeredBy(request.answer)}`;
   if (result.status === undefined) {
     const error = result.error ?? 'Not delivered.';
@@ -193,33 +254,70 @@ function renderResult(result: ReplayResultMessage, request: CapturedRequest, con
       'tbody',
       {},
       h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Original sender got' }), h('td', { text: original })),
-      h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Replay got' }), h('td', { class: 'replay-status', text: replayed })),
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'row' }, text: 'Replay got' }),
+        h('td', { class: 'replay-status', text: replayed }),
+      ),
       h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Sent to' }), h('td', { text: result.target })),
     ),
   );
-  const headerRows = result.headers.map(([name, value]) => h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { text: value })));
+  const headerRows = result.headers.map(([name, value]) =>
+    h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { text: value })),
+  );
   return [
     h('p', { class: 'replay-tag', text: 'Replay (not a captured request)' }),
     facts,
     h('h4', { text: `Answer headers (${result.headers.length})` }),
-    h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: 'Replay answer headers' }), h('tbody', {}, ...headerRows)),
+    h(
+      'table',
+      { class: 'pairs' },
+      h('caption', { class: 'offscreen', text: 'Replay answer headers' }),
+      h('tbody', {}, ...headerRows),
+    ),
     h('h4', { text: result.bodyTruncated ? 'Answer body (first 4 KiB)' : 'Answer body' }),
-    h('pre', { class: 'replay-body', text: result.bodyEncoding === 'base64' ? `(binary, ${result.body.length} base64 characters)` : result.body || '(empty)' }),
+    h('pre', {
+      class: 'replay-body',
+      text:
+        result.bodyEncoding === 'base64'
+          ? `(binary, ${result.body.length} base64 characters)`
+          : result.body || '(empty)',
+    }),
   ];
 }
 
 /** With no forwarder: the command that starts one, and the request as cURL to send by hand. */
 function startForwarder(request: CapturedRequest, context: ReplayContext, edited: EditedRequest | undefined): Node[] {
   const command = `npx hookwatch forward '${context.replays.shareLink()}' --to http://localhost:3000/webhook`;
-  const copyOf: CapturedRequest = edited === undefined ? request : { ...request, method: edited.method, url: edited.path, subPath: edited.path.split('?')[0] === '/' ? '' : (edited.path.split('?')[0] ?? ''), headers: edited.headers, body: edited.body, bodyEncoding: edited.bodyEncoding };
+  const copyOf: CapturedRequest =
+    edited === undefined
+      ? request
+      : {
+          ...request,
+          method: edited.method,
+          url: edited.path,
+          subPath: edited.path.split('?')[0] === '/' ? '' : (edited.path.split('?')[0] ?? ''),
+          headers: edited.headers,
+          body: edited.body,
+          bodyEncoding: edited.bodyEncoding,
+        };
   return [
-    h('p', { text: 'Start a forwarder on your machine (replace the --to URL with your app\'s), then replay again:' }),
+    h('p', { text: "Start a forwarder on your machine (replace the --to URL with your app's), then replay again:" }),
     h('pre', { class: 'replay-command', text: command }),
     h(
       'div',
       { class: 'actions' },
-      h('button', { text: 'Copy command', attrs: { type: 'button' }, on: { click: () => void copy(command, 'Command') } }),
-      h('button', { text: 'Copy as cURL', attrs: { type: 'button' }, on: { click: () => void copy(toCurl(copyOf, replayUrl(copyOf, context.receiverUrl)), 'cURL command') } }),
+      h('button', {
+        text: 'Copy command',
+        attrs: { type: 'button' },
+        on: { click: () => void copy(command, 'Command') },
+      }),
+      h('button', {
+        text: 'Copy as cURL',
+        attrs: { type: 'button' },
+        on: { click: () => void copy(toCurl(copyOf, replayUrl(copyOf, context.receiverUrl)), 'cURL command') },
+      }),
     ),
   ];
 }

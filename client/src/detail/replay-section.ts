@@ -9,13 +9,19 @@ export function renderReplaySection(request: CapturedRequest, replays: Replays, 
   const open = (edit: boolean) =>
     void import('./replay-panel.js').then(
       ({ mountReplayPanel }) => mountReplayPanel(body, request, { replays, receiverUrl }, edit),
-      () => body.replaceChildren(h('p', { class: 'verdict-bad', text: 'Replay could not be loaded: reload the page to try again.' })),
+      () =>
+        body.replaceChildren(
+          h('p', { class: 'verdict-bad', text: 'Replay could not be loaded: reload the page to try again.' }),
+        ),
     );
   return h(
     'section',
     { class: 'detail-section replay' },
     h('h3', { text: 'Replay' }),
-    h('p', { class: 'muted', text: 'Sends this request again through the hookwatch forward connected to this endpoint, from your machine. A replay is not stored as a request.' }),
+    h('p', {
+      class: 'muted',
+      text: 'Sends this request again through the hookwatch forward connected to this endpoint, from your machine. A replay is not stored as a request.',
+    }),
     h(
       'div',
       { class: 'actions' },

@@ -21,7 +21,9 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
   });
   const { inferred, labels, skipped } = inferFromBodies(bodies);
   const deep = skipped > 0 ? ` (${skipped} nested deeper than ${MAX_JSON_DEPTH} levels, skipped)` : '';
-  const outputs = new Map(FORMATS.map(({ format }) => [format, inferred.samples === 0 ? '' : emitTypes(inferred, format, { labels })]));
+  const outputs = new Map(
+    FORMATS.map(({ format }) => [format, inferred.samples === 0 ? '' : emitTypes(inferred, format, { labels })]),
+  );
 
   document.getElementById('types-dialog')?.remove();
   const title = h('h2', { attrs: { id: 'types-title' }, text: 'Types from the bodies' });
@@ -30,7 +32,10 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
     text:
       inferred.samples === 0
         ? `None of the ${requests.length} ${filtered ? 'shown ' : ''}requests has a JSON body to type${deep}.`
-        : `From ${inferred.samples} JSON bod${inferred.samples === 1 ? 'y' : 'ies'} of the ${requests.length} ${filtered ? 'shown' : ''} request${requests.length === 1 ? '' : 's'}${deep}: optional fields are missing from some bodies; comments say which come and go.`.replace('  ', ' '),
+        : `From ${inferred.samples} JSON bod${inferred.samples === 1 ? 'y' : 'ies'} of the ${requests.length} ${filtered ? 'shown' : ''} request${requests.length === 1 ? '' : 's'}${deep}: optional fields are missing from some bodies; comments say which come and go.`.replace(
+            '  ',
+            ' ',
+          ),
   });
   const code = h('pre', { class: 'types-code', attrs: { tabindex: '0', 'aria-label': 'Generated code' } });
   let current: TypeFormat = 'ts';
@@ -51,16 +56,37 @@ export function openTypesDialog(requests: readonly CapturedRequest[], filtered: 
   const actions = h(
     'div',
     { class: 'confirm-actions' },
-    h('button', { text: 'Copy', attrs: { type: 'button', id: 'types-copy' }, on: { click: () => void copyText(code.textContent ?? '').then((ok) => toast(ok ? `${chosen().name} copied` : 'Could not copy')) } }),
-    h('button', { text: 'Download', attrs: { type: 'button', id: 'types-download' }, on: { click: () => download(chosen().file, code.textContent ?? '', chosen().type) } }),
-    h('button', { class: 'primary', text: 'Close', attrs: { type: 'button', id: 'types-close' }, on: { click: () => dialog.close() } }),
+    h('button', {
+      text: 'Copy',
+      attrs: { type: 'button', id: 'types-copy' },
+      on: {
+        click: () =>
+          void copyText(code.textContent ?? '').then((ok) => toast(ok ? `${chosen().name} copied` : 'Could not copy')),
+      },
+    }),
+    h('button', {
+      text: 'Download',
+      attrs: { type: 'button', id: 'types-download' },
+      on: { click: () => download(chosen().file, code.textContent ?? '', chosen().type) },
+    }),
+    h('button', {
+      class: 'primary',
+      text: 'Close',
+      attrs: { type: 'button', id: 'types-close' },
+      on: { click: () => dialog.close() },
+    }),
   );
   const dialog: HTMLDialogElement = h(
     'dialog',
-    { class: 'confirm types-dialog', attrs: { id: 'types-dialog', 'aria-labelledby': 'types-title', 'aria-describedby': 'types-summary' } },
+    {
+      class: 'confirm types-dialog',
+      attrs: { id: 'types-dialog', 'aria-labelledby': 'types-title', 'aria-describedby': 'types-summary' },
+    },
     title,
     summary,
-    ...(inferred.samples === 0 ? [] : [h('div', { class: 'types-tabs', attrs: { role: 'group', 'aria-label': 'Format' } }, ...tabs), code]),
+    ...(inferred.samples === 0
+      ? []
+      : [h('div', { class: 'types-tabs', attrs: { role: 'group', 'aria-label': 'Format' } }, ...tabs), code]),
     actions,
   );
   dialog.addEventListener('close', () => dialog.remove());

@@ -2,7 +2,14 @@
 // HMAC computed here with WebCrypto, kept in memory (or sessionStorage when the reader asks), and
 // never put into a message, a URL or the log.
 import type { CapturedRequest } from '../../../src/shared/schemas/captured-request.js';
-import { detectProvider, PROVIDERS, verifySignature, type Provider, type Verdict, type VerdictReason } from '../../../src/shared/signatures/index.js';
+import {
+  detectProvider,
+  PROVIDERS,
+  verifySignature,
+  type Provider,
+  type Verdict,
+  type VerdictReason,
+} from '../../../src/shared/signatures/index.js';
 import { h } from '../dom.js';
 import { bodyBytes } from '../format.js';
 
@@ -58,7 +65,11 @@ const EXPECTED_PREFIX = 12;
  */
 function expectedCell(expected: string): HTMLElement {
   const short = `${expected.slice(0, EXPECTED_PREFIX)}…`;
-  const value = h('span', { class: 'signature', text: expected.length > EXPECTED_PREFIX ? short : expected, attrs: { id: `verify-expected-${++nextId}` } });
+  const value = h('span', {
+    class: 'signature',
+    text: expected.length > EXPECTED_PREFIX ? short : expected,
+    attrs: { id: `verify-expected-${++nextId}` },
+  });
   if (expected.length <= EXPECTED_PREFIX) return h('td', {}, value);
   const toggle: HTMLButtonElement = h('button', {
     class: 'link-button',
@@ -78,14 +89,33 @@ function expectedCell(expected: string): HTMLElement {
 
 function renderVerdict(verdict: Verdict): HTMLElement[] {
   const parts: HTMLElement[] = [
-    h('p', { class: `verdict-title ${verdict.ok ? 'verdict-ok' : 'verdict-bad'}`, text: `${TITLES[verdict.reason]} (${LABELS[verdict.provider]})` }),
+    h('p', {
+      class: `verdict-title ${verdict.ok ? 'verdict-ok' : 'verdict-bad'}`,
+      text: `${TITLES[verdict.reason]} (${LABELS[verdict.provider]})`,
+    }),
     h('p', { class: 'verdict-message', text: verdict.message }),
   ];
   const rows: HTMLElement[] = [];
-  if (verdict.expected !== undefined) rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Expected' }), expectedCell(verdict.expected)));
-  for (const received of verdict.received ?? []) rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Received' }), h('td', {}, h('span', { class: 'signature', text: received }))));
+  if (verdict.expected !== undefined)
+    rows.push(h('tr', {}, h('th', { attrs: { scope: 'row' }, text: 'Expected' }), expectedCell(verdict.expected)));
+  for (const received of verdict.received ?? [])
+    rows.push(
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'row' }, text: 'Received' }),
+        h('td', {}, h('span', { class: 'signature', text: received })),
+      ),
+    );
   if (rows.length > 0) {
-    parts.push(h('table', { class: 'pairs verdict-signatures' }, h('caption', { class: 'offscreen', text: 'Signatures compared' }), h('tbody', {}, ...rows)));
+    parts.push(
+      h(
+        'table',
+        { class: 'pairs verdict-signatures' },
+        h('caption', { class: 'offscreen', text: 'Signatures compared' }),
+        h('tbody', {}, ...rows),
+      ),
+    );
   }
   return parts;
 }
@@ -96,7 +126,8 @@ function renderVerdict(verdict: Verdict): HTMLElement[] {
  * action that unfolds it.
  */
 export function renderVerifyPanel(request: CapturedRequest): HTMLElement {
-  if (detectProvider(request.headers)) return fillPanel(request, h('section', { class: 'detail-section verify' }, h('h3', { text: 'Verify signature' })));
+  if (detectProvider(request.headers))
+    return fillPanel(request, h('section', { class: 'detail-section verify' }, h('h3', { text: 'Verify signature' })));
   const body = h('div', { class: 'verify-body', attrs: { id: `verify-body-${++nextId}`, hidden: '' } });
   let filled = false;
   const action: HTMLButtonElement = h('button', {
@@ -135,11 +166,21 @@ function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement 
     return section;
   }
   if (request.truncated) {
-    section.append(h('p', { class: 'muted', text: 'The body was stored truncated, and a signature covers the whole body, so no check is possible. Raise MAX_BODY_BYTES to check requests this large.' }));
+    section.append(
+      h('p', {
+        class: 'muted',
+        text: 'The body was stored truncated, and a signature covers the whole body, so no check is possible. Raise MAX_BODY_BYTES to check requests this large.',
+      }),
+    );
     return section;
   }
   if (!globalThis.crypto?.subtle) {
-    section.append(h('p', { class: 'muted', text: 'This browser computes signatures only on pages served over https:// (or from localhost). Open Hookwatch that way, or use hookwatch tail --verify.' }));
+    section.append(
+      h('p', {
+        class: 'muted',
+        text: 'This browser computes signatures only on pages served over https:// (or from localhost). Open Hookwatch that way, or use hookwatch tail --verify.',
+      }),
+    );
     return section;
   }
 
@@ -152,7 +193,9 @@ function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement 
     ...PROVIDERS.map((provider) => h('option', { attrs: { value: provider }, text: LABELS[provider] })),
   );
   sender.value = detected ?? '';
-  const secret = h('input', { attrs: { id: `${id}-secret`, type: 'password', autocomplete: 'off', spellcheck: 'false' } });
+  const secret = h('input', {
+    attrs: { id: `${id}-secret`, type: 'password', autocomplete: 'off', spellcheck: 'false' },
+  });
   const remember = h('input', { attrs: { id: `${id}-remember`, type: 'checkbox' } });
   const verify = h('button', { class: 'primary', text: 'Verify', attrs: { type: 'submit' } });
   const output = h('div', { class: 'verdict', attrs: { 'aria-live': 'polite' } });
@@ -176,7 +219,9 @@ function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement 
           event.preventDefault();
           const provider = chosen();
           if (!provider) {
-            output.replaceChildren(h('p', { class: 'verdict-bad', text: 'Choose the sender first: no known signature header was found.' }));
+            output.replaceChildren(
+              h('p', { class: 'verdict-bad', text: 'Choose the sender first: no known signature header was found.' }),
+            );
             output.scrollIntoView({ block: 'nearest' });
             return;
           }
@@ -186,9 +231,18 @@ function fillPanel(request: CapturedRequest, section: HTMLElement): HTMLElement 
           verify.disabled = true;
           output.replaceChildren(h('p', { class: 'muted', text: 'Checking…' }));
           // The stored bytes, and "now" = when the request arrived, so a signed timestamp is judged as it was then.
-          void verifySignature(provider, { headers: request.headers, body: bodyBytes(request), truncated: request.truncated }, text, { nowMs: Date.parse(request.receivedAt) })
+          void verifySignature(
+            provider,
+            { headers: request.headers, body: bodyBytes(request), truncated: request.truncated },
+            text,
+            { nowMs: Date.parse(request.receivedAt) },
+          )
             .then((verdict) => output.replaceChildren(...renderVerdict(verdict)))
-            .catch(() => output.replaceChildren(h('p', { class: 'verdict-bad', text: 'The browser could not compute the signature.' })))
+            .catch(() =>
+              output.replaceChildren(
+                h('p', { class: 'verdict-bad', text: 'The browser could not compute the signature.' }),
+              ),
+            )
             .finally(() => {
               verify.disabled = false;
               // The verdict lands below the form, often below the visible area: bring it into view.

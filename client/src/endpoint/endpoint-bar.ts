@@ -25,7 +25,13 @@ export interface EndpointBarEvents {
 }
 
 /** The connection's state, in words apart from the endpoint's kind ("Live" names a kind of URL). */
-const STATE_LABELS: Record<ConnectionState, string> = { connecting: 'Connecting…', live: 'Connected', reconnecting: 'Reconnecting…', polling: 'No live connection', expired: 'Expired' };
+const STATE_LABELS: Record<ConnectionState, string> = {
+  connecting: 'Connecting…',
+  live: 'Connected',
+  reconnecting: 'Reconnecting…',
+  polling: 'No live connection',
+  expired: 'Expired',
+};
 
 export class EndpointBar {
   private readonly state = byId('state');
@@ -143,7 +149,11 @@ export class EndpointBar {
   /** What the next kept endpoint is made with; `withName`: the name typed, if any (a new tab's first endpoint takes none). */
   keptOptions(withName: boolean): KeptOptions {
     const name = this.nameField.value.trim();
-    return { ttlMs: this.chosenSpan(), ...(withName && name !== '' ? { name } : {}), ...(this.keepSecrets.checked ? { redact: false as const } : {}) };
+    return {
+      ttlMs: this.chosenSpan(),
+      ...(withName && name !== '' ? { name } : {}),
+      ...(this.keepSecrets.checked ? { redact: false as const } : {}),
+    };
   }
 
   /** The server's word on the name (none: the name is fine); the field is marked and focused. */
@@ -234,7 +244,8 @@ export class EndpointBar {
     this.retryIn.hidden = this.retryNow.hidden = !(reconnecting || polling);
     this.retryNow.disabled = reconnecting && at === undefined;
     let note = '';
-    if (reconnecting) note = at === undefined ? 'trying now…' : `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
+    if (reconnecting)
+      note = at === undefined ? 'trying now…' : `next try in ${Math.max(1, Math.ceil((at - Date.now()) / 1000))} s`;
     else if (polling) note = `checking every ${POLL_MS / 1000} s`;
     if (this.retryIn.textContent !== note) this.retryIn.textContent = note;
     // Short: on a phone it shares the brand's line.

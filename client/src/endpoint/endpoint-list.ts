@@ -39,11 +39,21 @@ function checked(value: unknown): ListedEndpoint | undefined {
   const entry = value as Record<string, unknown>;
   const { id, key, kind, url, expiresAt, requests, openedAt } = entry;
   if (typeof id !== 'string' || !ID.test(id) || typeof key !== 'string' || !KEY.test(key)) return undefined;
-  if ((kind !== 'live' && kind !== 'kept') || typeof url !== 'string' || url.length > 2048 || !/^https?:\/\//.test(url)) return undefined;
-  if (expiresAt !== undefined && (typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt)))) return undefined;
+  if ((kind !== 'live' && kind !== 'kept') || typeof url !== 'string' || url.length > 2048 || !/^https?:\/\//.test(url))
+    return undefined;
+  if (expiresAt !== undefined && (typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt))))
+    return undefined;
   const count = typeof requests === 'number' && Number.isSafeInteger(requests) && requests >= 0 ? requests : 0;
   const opened = typeof openedAt === 'number' && Number.isFinite(openedAt) ? openedAt : 0;
-  return { id, key, kind, url, ...(typeof expiresAt === 'string' ? { expiresAt } : {}), requests: count, openedAt: opened };
+  return {
+    id,
+    key,
+    kind,
+    url,
+    ...(typeof expiresAt === 'string' ? { expiresAt } : {}),
+    requests: count,
+    openedAt: opened,
+  };
 }
 
 /** The list, the most recently opened first; empty when none is stored or what is stored is not a list. */
@@ -83,7 +93,12 @@ function writeList(storage: ListStorage | undefined, entries: ListedEndpoint[]):
 }
 
 /** The endpoint this page watches now: first in the list, with what it is now (its request count kept unless given). */
-export function listOpened(storage: ListStorage | undefined, endpoint: Pick<EndpointInfo, 'id' | 'key' | 'kind' | 'url' | 'expiresAt'>, nowMs: number, requests?: number): void {
+export function listOpened(
+  storage: ListStorage | undefined,
+  endpoint: Pick<EndpointInfo, 'id' | 'key' | 'kind' | 'url' | 'expiresAt'>,
+  nowMs: number,
+  requests?: number,
+): void {
   const entries = readList(storage);
   const old = entries.find((entry) => entry.id === endpoint.id);
   const entry: ListedEndpoint = {
@@ -99,12 +114,20 @@ export function listOpened(storage: ListStorage | undefined, endpoint: Pick<Endp
 }
 
 /** What changed about a listed endpoint since (its request count, a new expiry); nothing when it is not listed. */
-export function listUpdate(storage: ListStorage | undefined, id: string, change: Partial<Pick<ListedEndpoint, 'requests' | 'expiresAt'>>): void {
+export function listUpdate(
+  storage: ListStorage | undefined,
+  id: string,
+  change: Partial<Pick<ListedEndpoint, 'requests' | 'expiresAt'>>,
+): void {
   const entries = readList(storage);
   const index = entries.findIndex((entry) => entry.id === id);
   const entry = entries[index];
   if (!entry) return;
-  if ((change.requests === undefined || change.requests === entry.requests) && (change.expiresAt === undefined || change.expiresAt === entry.expiresAt)) return;
+  if (
+    (change.requests === undefined || change.requests === entry.requests) &&
+    (change.expiresAt === undefined || change.expiresAt === entry.expiresAt)
+  )
+    return;
   entries[index] = { ...entry, ...change };
   writeList(storage, entries);
 }
@@ -112,7 +135,11 @@ export function listUpdate(storage: ListStorage | undefined, id: string, change:
 /** Takes an endpoint off the list (its key is forgotten with it). */
 export function listForget(storage: ListStorage | undefined, id: string): void {
   const entries = readList(storage);
-  if (entries.some((entry) => entry.id === id)) writeList(storage, entries.filter((entry) => entry.id !== id));
+  if (entries.some((entry) => entry.id === id))
+    writeList(
+      storage,
+      entries.filter((entry) => entry.id !== id),
+    );
 }
 
 /** Whether an entry is gone for sure: a kept endpoint past its expiry. A live one lives while watched, which only joining tells. */
@@ -126,7 +153,9 @@ export function listedExpired(entry: ListedEndpoint, nowMs: number): boolean {
  * watching it, and a new one costs nothing, while a kept one made on each visit piles up on disk.
  */
 export function lastAlive(entries: readonly ListedEndpoint[], nowMs: number): ListedEndpoint | undefined {
-  return entries.find((entry) => entry.kind === 'kept' && entry.expiresAt !== undefined && Date.parse(entry.expiresAt) > nowMs + 60_000);
+  return entries.find(
+    (entry) => entry.kind === 'kept' && entry.expiresAt !== undefined && Date.parse(entry.expiresAt) > nowMs + 60_000,
+  );
 }
 
 /** The part of its URL that names it: its id (a name for a named kept endpoint). */

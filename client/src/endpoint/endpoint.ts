@@ -46,6 +46,9 @@ export function credentialsFromLink(hash: string): Credentials | undefined {
 }
 
 /** The link that opens this log elsewhere; it holds the watch key. Without an endpoint, the page's own address. */
-export function shareLink(endpoint: EndpointInfo | undefined, here: Pick<Location, 'origin' | 'pathname' | 'href'>): string {
+export function shareLink(
+  endpoint: EndpointInfo | undefined,
+  here: Pick<Location, 'origin' | 'pathname' | 'href'>,
+): string {
   return endpoint ? `${here.origin}${here.pathname}#${endpoint.id}.${endpoint.key}` : here.href;
 }

@@ -36,14 +36,19 @@ export function showEndpointList(items: () => EndpointListItem[], actions: Endpo
     byId('endpoints-empty').hidden = shown.length > 0;
     list.replaceChildren(...shown.map((item) => row(item, actions, render)));
     // After a Forget or a Delete, focus stays in the list: on the row that took its place, else the close button.
-    if (focusIndex !== undefined) (list.children[Math.min(focusIndex, shown.length - 1)]?.querySelector<HTMLElement>('button') ?? byId('endpoints-close')).focus();
+    if (focusIndex !== undefined)
+      (
+        list.children[Math.min(focusIndex, shown.length - 1)]?.querySelector<HTMLElement>('button') ??
+        byId('endpoints-close')
+      ).focus();
   };
   render();
   if (!element.open) element.showModal();
 }
 
 function row(item: EndpointListItem, actions: EndpointListActions, render: (focusIndex?: number) => void): HTMLElement {
-  const index = () => [...byId('endpoints-list').children].findIndex((child) => child.getAttribute('data-id') === item.id);
+  const index = () =>
+    [...byId('endpoints-list').children].findIndex((child) => child.getAttribute('data-id') === item.id);
   const label = item.current ? `${item.name} (this tab)` : item.name;
   const buttons: HTMLElement[] = [];
   if (!item.expired) {
@@ -92,7 +97,12 @@ function row(item: EndpointListItem, actions: EndpointListActions, render: (focu
   return h(
     'li',
     { class: `endpoint-item${item.current ? ' current' : ''}`, attrs: { 'data-id': item.id } },
-    h('div', { class: 'endpoint-item-text' }, h('code', { class: 'endpoint-item-name', text: label }), h('span', { class: 'endpoint-item-summary muted', text: item.summary })),
+    h(
+      'div',
+      { class: 'endpoint-item-text' },
+      h('code', { class: 'endpoint-item-name', text: label }),
+      h('span', { class: 'endpoint-item-summary muted', text: item.summary }),
+    ),
     h('div', { class: 'endpoint-item-actions' }, ...buttons),
   );
 }

@@ -20,7 +20,8 @@ export async function fetchOwnEndpoints(): Promise<OwnEndpoint[]> {
 /** One as "Your endpoints" shows it. */
 export function ownListItem(endpoint: OwnEndpoint, currentId: string | undefined, nowMs: number): EndpointListItem {
   const left = endpoint.expiresAt === undefined ? Number.NaN : Date.parse(endpoint.expiresAt) - nowMs;
-  const lifetime = endpoint.kind === 'kept' ? (left > 0 ? `expires in ${formatSpan(left)}` : 'expired') : 'while a tab watches it';
+  const lifetime =
+    endpoint.kind === 'kept' ? (left > 0 ? `expires in ${formatSpan(left)}` : 'expired') : 'while a tab watches it';
   return {
     id: endpoint.id,
     name: endpoint.id,

@@ -6,7 +6,17 @@ import { h } from '../dom.js';
 
 /** Shows the form until the server accepts a token; resolves with the user it signs in. */
 export function signIn(): Promise<string> {
-  const input = h('input', { attrs: { id: 'sign-in-token', type: 'password', autocomplete: 'current-password', spellcheck: 'false', required: '', maxlength: '1024', 'aria-describedby': 'sign-in-note sign-in-error' } });
+  const input = h('input', {
+    attrs: {
+      id: 'sign-in-token',
+      type: 'password',
+      autocomplete: 'current-password',
+      spellcheck: 'false',
+      required: '',
+      maxlength: '1024',
+      'aria-describedby': 'sign-in-note sign-in-error',
+    },
+  });
   const error = h('p', { class: 'field-error', attrs: { id: 'sign-in-error', role: 'alert' } });
   const submit = h('button', { class: 'primary', text: 'Sign in', attrs: { type: 'submit' } });
   const form = h(

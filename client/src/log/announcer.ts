@@ -34,7 +34,10 @@ export class Announcer {
     this.pending.push(request);
     this.timer ??= window.setTimeout(() => {
       const [first] = this.pending;
-      this.region.textContent = this.pending.length === 1 && first ? `New request: ${first.method} ${shortPath(first)}` : `${this.pending.length} new requests`;
+      this.region.textContent =
+        this.pending.length === 1 && first
+          ? `New request: ${first.method} ${shortPath(first)}`
+          : `${this.pending.length} new requests`;
       this.pending = [];
       this.timer = undefined;
     }, ANNOUNCE_MS);

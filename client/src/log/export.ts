@@ -3,15 +3,56 @@ import type { CapturedRequest } from '../../../src/shared/schemas/captured-reque
 
 /** Reason phrases for the statuses an answer can have (RFC 9110 and friends). */
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 202: 'Accepted', 203: 'Non-Authoritative Information', 204: 'No Content', 205: 'Reset Content', 206: 'Partial Content',
-  207: 'Multi-Status', 208: 'Already Reported', 226: 'IM Used',
-  400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
-  407: 'Proxy Authentication Required', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 411: 'Length Required', 412: 'Precondition Failed',
-  413: 'Content Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 416: 'Range Not Satisfiable', 417: 'Expectation Failed', 418: "I'm a teapot",
-  421: 'Misdirected Request', 422: 'Unprocessable Content', 423: 'Locked', 424: 'Failed Dependency', 425: 'Too Early', 426: 'Upgrade Required',
-  428: 'Precondition Required', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 451: 'Unavailable For Legal Reasons',
-  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout', 505: 'HTTP Version Not Supported',
-  506: 'Variant Also Negotiates', 507: 'Insufficient Storage', 508: 'Loop Detected', 510: 'Not Extended', 511: 'Network Authentication Required',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  203: 'Non-Authoritative Information',
+  204: 'No Content',
+  205: 'Reset Content',
+  206: 'Partial Content',
+  207: 'Multi-Status',
+  208: 'Already Reported',
+  226: 'IM Used',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Range Not Satisfiable',
+  417: 'Expectation Failed',
+  418: "I'm a teapot",
+  421: 'Misdirected Request',
+  422: 'Unprocessable Content',
+  423: 'Locked',
+  424: 'Failed Dependency',
+  425: 'Too Early',
+  426: 'Upgrade Required',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  451: 'Unavailable For Legal Reasons',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  505: 'HTTP Version Not Supported',
+  506: 'Variant Also Negotiates',
+  507: 'Insufficient Storage',
+  508: 'Loop Detected',
+  510: 'Not Extended',
+  511: 'Network Authentication Required',
 };
 
 /** The stored body as text when its bytes are UTF-8 (a base64 body can be: control characters are stored so); else undefined. */
@@ -35,7 +76,12 @@ function postData(request: CapturedRequest): Record<string, string> | undefined 
   const mimeType = request.contentType ?? '';
   const text = bodyText(request);
   if (text !== undefined) return { mimeType, text };
-  return { mimeType, text: request.body, _encoding: 'base64', comment: 'Binary body (not UTF-8): text holds its bytes as base64.' };
+  return {
+    mimeType,
+    text: request.body,
+    _encoding: 'base64',
+    comment: 'Binary body (not UTF-8): text holds its bytes as base64.',
+  };
 }
 
 /**
@@ -45,7 +91,9 @@ function postData(request: CapturedRequest): Record<string, string> | undefined 
  */
 export function toHar(requests: readonly CapturedRequest[], receiverUrl: string): string {
   const entries = requests.map((request) => {
-    const queryString = Object.entries(request.query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => ({ name, value: v })));
+    const queryString = Object.entries(request.query).flatMap(([name, value]) =>
+      (Array.isArray(value) ? value : [value]).map((v) => ({ name, value: v })),
+    );
     const data = postData(request);
     const status = request.answer?.status ?? 0;
     const wait = request.answer?.delayMs ?? 0;
@@ -62,7 +110,9 @@ export function toHar(requests: readonly CapturedRequest[], receiverUrl: string)
         ...(data ? { postData: data } : {}),
         headersSize: -1,
         bodySize: request.size,
-        ...(request.truncated ? { comment: `Body truncated: ${request.storedSize} of ${request.size} bytes kept.` } : {}),
+        ...(request.truncated
+          ? { comment: `Body truncated: ${request.storedSize} of ${request.size} bytes kept.` }
+          : {}),
       },
       response: {
         status,
@@ -70,7 +120,11 @@ export function toHar(requests: readonly CapturedRequest[], receiverUrl: string)
         httpVersion: 'HTTP/1.1',
         cookies: [],
         headers: [],
-        content: { size: -1, mimeType: 'x-unknown', comment: 'Hookwatch records the status and delay of its answer, not its headers or body.' },
+        content: {
+          size: -1,
+          mimeType: 'x-unknown',
+          comment: 'Hookwatch records the status and delay of its answer, not its headers or body.',
+        },
         redirectURL: '',
         headersSize: -1,
         bodySize: -1,

@@ -21,7 +21,8 @@ function describeDuration(ms: number): string {
 
 /** `forwarded to http://localhost:3000/hook → 200 in 12 ms` */
 export function describeResult(result: ForwardedMessage): string {
-  if (result.status === undefined) return `forwarded to ${result.target} → failed after ${describeDuration(result.durationMs)}: ${result.error ?? 'no answer'}`;
+  if (result.status === undefined)
+    return `forwarded to ${result.target} → failed after ${describeDuration(result.durationMs)}: ${result.error ?? 'no answer'}`;
   return `forwarded to ${result.target} → ${result.status} in ${describeDuration(result.durationMs)}`;
 }
 
@@ -59,17 +60,43 @@ function describeBody(result: ForwardedMessage): { note: string; text: string } 
 }
 
 function renderAnswer(result: ForwardedMessage): HTMLElement {
-  const rows = result.headers.map(([name, value]) => h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { class: 'value', text: value })));
-  const headers = rows.length > 0 ? h('table', { class: 'pairs' }, h('caption', { class: 'offscreen', text: 'Answer headers' }), h('tbody', {}, ...rows)) : h('p', { class: 'muted', text: 'No headers.' });
+  const rows = result.headers.map(([name, value]) =>
+    h('tr', {}, h('th', { attrs: { scope: 'row' }, text: name }), h('td', { class: 'value', text: value })),
+  );
+  const headers =
+    rows.length > 0
+      ? h(
+          'table',
+          { class: 'pairs' },
+          h('caption', { class: 'offscreen', text: 'Answer headers' }),
+          h('tbody', {}, ...rows),
+        )
+      : h('p', { class: 'muted', text: 'No headers.' });
   const body = describeBody(result);
-  const bodyView = result.body === '' ? h('p', { class: 'muted', text: result.bodyTruncated ? 'Body not shown.' : 'No body.' }) : h('div', {}, h('p', { class: 'muted', text: body.note }), h('pre', { class: 'raw', text: body.text, attrs: { tabindex: '0' } }));
+  const bodyView =
+    result.body === ''
+      ? h('p', { class: 'muted', text: result.bodyTruncated ? 'Body not shown.' : 'No body.' })
+      : h(
+          'div',
+          {},
+          h('p', { class: 'muted', text: body.note }),
+          h('pre', { class: 'raw', text: body.text, attrs: { tabindex: '0' } }),
+        );
   const summary = `The answer: ${result.headers.length} header${result.headers.length === 1 ? '' : 's'}${result.body === '' ? ', no body' : ', body'}`;
   return h('details', { class: 'fwd-answer' }, h('summary', { text: summary }), headers, bodyView);
 }
 
 function renderResult(result: ForwardedMessage): HTMLElement {
-  const line = h('p', { class: 'fwd-line' }, 'forwarded to ', h('code', { text: result.target }), ' → ', h('strong', { class: `fwd-${toneOf(result)}`, text: describeOutcome(result) }));
-  if (result.status === undefined) line.append(` after ${describeDuration(result.durationMs)}: ${result.error ?? 'no answer'}`);
+  const line = h(
+    'p',
+    { class: 'fwd-line' },
+    'forwarded to ',
+    h('code', { text: result.target }),
+    ' → ',
+    h('strong', { class: `fwd-${toneOf(result)}`, text: describeOutcome(result) }),
+  );
+  if (result.status === undefined)
+    line.append(` after ${describeDuration(result.durationMs)}: ${result.error ?? 'no answer'}`);
   else line.append(` in ${describeDuration(result.durationMs)}`);
   return h('li', {}, line, result.status === undefined ? null : renderAnswer(result));
 }

@@ -150,7 +150,14 @@ export class LogList {
   private onKey(event: KeyboardEvent): void {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const page = Math.max(1, Math.floor(this.element.clientHeight / 44));
-    const steps: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page, Home: -Infinity, End: Infinity };
+    const steps: Record<string, number> = {
+      ArrowDown: 1,
+      ArrowUp: -1,
+      PageDown: page,
+      PageUp: -page,
+      Home: -Infinity,
+      End: Infinity,
+    };
     const step = steps[event.key];
     let target: number | undefined;
     if (step !== undefined) {
@@ -171,7 +178,11 @@ export class LogList {
   private anchor(): HTMLElement | undefined {
     const top = this.isOwnScroller() ? this.element.getBoundingClientRect().top : 0;
     let first = true;
-    for (let row = this.element.firstElementChild as HTMLElement | null; row; row = row.nextElementSibling as HTMLElement | null) {
+    for (
+      let row = this.element.firstElementChild as HTMLElement | null;
+      row;
+      row = row.nextElementSibling as HTMLElement | null
+    ) {
       if (row.getBoundingClientRect().bottom > top) return first ? undefined : row;
       first = false;
     }
@@ -192,11 +203,23 @@ export class LogList {
 function answerStatus(request: CapturedRequest): HTMLElement {
   const { status } = request.answer;
   const tone = status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'ok';
-  return h('span', { class: `answer-status answer-${tone}` }, h('span', { class: 'offscreen', text: 'answered ' }), String(status));
+  return h(
+    'span',
+    { class: `answer-status answer-${tone}` },
+    h('span', { class: 'offscreen', text: 'answered ' }),
+    String(status),
+  );
 }
 
 /** "by rule 2", "by local app": when a rule or the local app chose the answer, in words. */
 function answerMark(request: CapturedRequest): HTMLElement | null {
   const mark = markOf(request.answer);
-  return mark ? h('span', { class: 'answer-mark', title: mark.label }, h('span', { class: 'offscreen', text: 'answered by ' }), mark.text) : null;
+  return mark
+    ? h(
+        'span',
+        { class: 'answer-mark', title: mark.label },
+        h('span', { class: 'offscreen', text: 'answered by ' }),
+        mark.text,
+      )
+    : null;
 }

@@ -63,8 +63,22 @@ export class LogScreen {
     });
     this.detail = new DetailPane(
       this.log,
-      { endpoint: () => source.endpoint(), matches: (request) => this.view.matches(request), noMatch: () => this.view.noMatchMessage(), back: () => this.back(), rules: () => source.rules(), open: (seq) => this.openAttempt(seq), replays: source.replays },
-      { copyCurl: (request) => copyCurl(request, source.endpoint()), copyJson, downloadBody, copy: (text, what) => void copy(text, what), deleteRequest: (request) => source.deleteRequest(request.seq) },
+      {
+        endpoint: () => source.endpoint(),
+        matches: (request) => this.view.matches(request),
+        noMatch: () => this.view.noMatchMessage(),
+        back: () => this.back(),
+        rules: () => source.rules(),
+        open: (seq) => this.openAttempt(seq),
+        replays: source.replays,
+      },
+      {
+        copyCurl: (request) => copyCurl(request, source.endpoint()),
+        copyJson,
+        downloadBody,
+        copy: (text, what) => void copy(text, what),
+        deleteRequest: (request) => source.deleteRequest(request.seq),
+      },
     );
     source.replays.onResult = (seq) => this.view.list.refreshBadge(seq);
     narrowScreen.addEventListener('change', () => {
@@ -93,14 +107,21 @@ export class LogScreen {
   welcome(message: WelcomeMessage, resumed: boolean): void {
     this.view.showEndpoint(message.endpoint);
     // `gap` on a first join only means the endpoint dropped requests before this tab came: not news.
-    const clearedSelected = this.log.welcome({ backlog: message.backlog, clearedSeq: message.clearedSeq, lostWhileAway: resumed && message.gap });
+    const clearedSelected = this.log.welcome({
+      backlog: message.backlog,
+      clearedSeq: message.clearedSeq,
+      lostWhileAway: resumed && message.gap,
+    });
     if (clearedSelected) this.closeDetail(false);
   }
 
   arrived(request: CapturedRequest): void {
     const { added, live, lost } = this.log.add(request);
     if (!added) return;
-    if (lost > 0) toast(`${lost} request${lost === 1 ? ' was' : 's were'} dropped while away (the endpoint keeps the newest ${maxRequests(this.source.endpoint())})`);
+    if (lost > 0)
+      toast(
+        `${lost} request${lost === 1 ? ' was' : 's were'} dropped while away (the endpoint keeps the newest ${maxRequests(this.source.endpoint())})`,
+      );
     if (live) this.announcer.arrived(request);
     // The detail of a big arrival is built in a task of its own, after the list shows the row.
     this.render(true);

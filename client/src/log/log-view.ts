@@ -69,7 +69,9 @@ export class LogView {
       this.filter.focus();
     });
     this.clearButton.addEventListener('click', () => events.clear());
-    this.exportButton.addEventListener('click', () => events.exportLog(this.exportFormat.value === 'har' ? 'har' : 'json', this.visible().reverse()));
+    this.exportButton.addEventListener('click', () =>
+      events.exportLog(this.exportFormat.value === 'har' ? 'har' : 'json', this.visible().reverse()),
+    );
     this.jump.addEventListener('click', () => events.jumpToLatest());
   }
 
@@ -86,8 +88,13 @@ export class LogView {
   /** `No request matches “text” and the method PUT.` */
   noMatchMessage(): string {
     const text = this.filter.value.trim();
-    const what = [text && `“${text}”`, this.method.value && `the method ${this.method.value}`].filter(Boolean).join(' and ');
-    if (this.retried.checked) return what ? `No retried delivery matches ${what}.` : 'No delivery was retried: none has more than one attempt here.';
+    const what = [text && `“${text}”`, this.method.value && `the method ${this.method.value}`]
+      .filter(Boolean)
+      .join(' and ');
+    if (this.retried.checked)
+      return what
+        ? `No retried delivery matches ${what}.`
+        : 'No delivery was retried: none has more than one attempt here.';
     return `No request matches ${what}.`;
   }
 
@@ -119,13 +126,19 @@ export class LogView {
 
   /** The empty log's example, for this endpoint's URL; none (undefined) while joining another. */
   showEndpoint(endpoint: PageEndpoint | undefined): void {
-    this.emptyCurl.textContent = endpoint ? `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'` : '';
+    this.emptyCurl.textContent = endpoint
+      ? `curl -X POST '${endpoint.url}' -H 'Content-Type: application/json' -d '{"hello":"world"}'`
+      : '';
   }
 
   /** What the empty log says: waiting for the endpoint, for its first request (with an example), or that it expired. */
   private renderEmpty(expired: boolean): void {
     const example = !expired && this.emptyCurl.textContent !== '';
-    const text = expired ? 'This endpoint has expired: no more requests will arrive.' : example ? 'Waiting for the first request. Try:' : 'Waiting for the endpoint…';
+    const text = expired
+      ? 'This endpoint has expired: no more requests will arrive.'
+      : example
+        ? 'Waiting for the first request. Try:'
+        : 'Waiting for the endpoint…';
     if (this.emptyText.textContent !== text) this.emptyText.textContent = text;
     this.emptyCurl.hidden = !example;
   }
@@ -151,7 +164,10 @@ export class LogView {
     const filtering = this.filtering();
     const counts = `${this.log.received} received${this.log.dropped > 0 ? `, ${this.log.dropped} dropped` : ''}`;
     this.count.textContent = filtering ? `${visible.length} shown · ${counts}` : counts;
-    this.count.title = this.log.dropped > 0 ? `The endpoint keeps only the newest ${maxRequests(endpoint)} requests, within its stored-bytes budget.` : '';
+    this.count.title =
+      this.log.dropped > 0
+        ? `The endpoint keeps only the newest ${maxRequests(endpoint)} requests, within its stored-bytes budget.`
+        : '';
     this.empty.hidden = requests.length > 0;
     this.noMatch.hidden = requests.length === 0 || visible.length > 0;
     if (!this.noMatch.hidden) this.noMatchText.textContent = this.noMatchMessage();
@@ -171,7 +187,10 @@ export class LogView {
     const current = [...this.method.options].slice(1).map((option) => option.value);
     if (methods.join() === current.join()) return;
     const chosen = this.method.value;
-    this.method.replaceChildren(h('option', { attrs: { value: '' }, text: 'All methods' }), ...methods.map((method) => h('option', { attrs: { value: method }, text: method })));
+    this.method.replaceChildren(
+      h('option', { attrs: { value: '' }, text: 'All methods' }),
+      ...methods.map((method) => h('option', { attrs: { value: method }, text: method })),
+    );
     this.method.value = methods.includes(chosen) ? chosen : '';
   }
 }

@@ -85,7 +85,10 @@ export class RequestLog {
 
   /** The selected request: held, or pinned after it left the log. */
   get selectedRequest(): CapturedRequest | undefined {
-    return this.held.find((request) => request.seq === this.selected) ?? (this.pinnedRequest?.seq === this.selected ? this.pinnedRequest : undefined);
+    return (
+      this.held.find((request) => request.seq === this.selected) ??
+      (this.pinnedRequest?.seq === this.selected ? this.pinnedRequest : undefined)
+    );
   }
 
   /** The open request after it left the log (no longer stored on the server). */
@@ -129,7 +132,8 @@ export class RequestLog {
   add(request: CapturedRequest): Arrival {
     const live = this.backlogLeft === 0;
     if (!live) this.backlogLeft--;
-    if (request.seq <= this.clearedThrough || this.held.some((held) => held.seq === request.seq)) return { added: false, live, lost: 0 };
+    if (request.seq <= this.clearedThrough || this.held.some((held) => held.seq === request.seq))
+      return { added: false, live, lost: 0 };
     let lost = 0;
     if (this.lostAfter !== undefined) {
       lost = Math.max(0, request.seq - this.lostAfter - 1);
@@ -198,7 +202,8 @@ export class RequestLog {
 
   /** Request `seq`'s sender got its local app's answer (`answered`): its record says so now. The record, or undefined when it is not held. */
   answered(seq: number, answer: RecordedAnswer): CapturedRequest | undefined {
-    const request = this.held.find((held) => held.seq === seq) ?? (this.pinnedRequest?.seq === seq ? this.pinnedRequest : undefined);
+    const request =
+      this.held.find((held) => held.seq === seq) ?? (this.pinnedRequest?.seq === seq ? this.pinnedRequest : undefined);
     if (request) request.answer = answer;
     return request;
   }

@@ -1,4 +1,9 @@
-import { CloseCode, type ClientMessage, type ServerMessage, type WelcomeMessage } from '../../../src/shared/protocol.js';
+import {
+  CloseCode,
+  type ClientMessage,
+  type ServerMessage,
+  type WelcomeMessage,
+} from '../../../src/shared/protocol.js';
 import type { Credentials, EndpointKind, KeptOptions, PageEndpoint } from '../endpoint/endpoint.js';
 import { PollingTransport } from './polling-transport.js';
 import { rememberEndpoint } from '../endpoint/settings.js';
@@ -63,7 +68,14 @@ export class LiveConnection {
   /** Joins the given endpoint, or creates one of `kind` (a kept one with `keptOptions`) when none is given. */
   start(credentials: Credentials | undefined, kind: EndpointKind = 'live', keptOptions?: KeptOptions): void {
     this.stop();
-    this.session = { credentials, kind, ...(keptOptions ? { keptOptions } : {}), lastSeq: 0, clearedSeq: 0, welcomed: false };
+    this.session = {
+      credentials,
+      kind,
+      ...(keptOptions ? { keptOptions } : {}),
+      lastSeq: 0,
+      clearedSeq: 0,
+      welcomed: false,
+    };
     this.attempt = this.failedSockets = 0;
     if (this.socketsFail) {
       this.enter('connecting');

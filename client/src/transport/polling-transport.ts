@@ -1,6 +1,20 @@
 import { pageApi } from './access.js';
-import { clearRequests, createEndpoint, pollRequests, setResponse, type ApiRefusal, type EndpointRef } from '../../../src/shared/api-client.js';
-import { DEFAULT_MAX_REQUESTS, RECEIVER_PREFIXES, type ClearMessage, type ClientMessage, type ForwardedMessage, type SetResponseMessage } from '../../../src/shared/protocol.js';
+import {
+  clearRequests,
+  createEndpoint,
+  pollRequests,
+  setResponse,
+  type ApiRefusal,
+  type EndpointRef,
+} from '../../../src/shared/api-client.js';
+import {
+  DEFAULT_MAX_REQUESTS,
+  RECEIVER_PREFIXES,
+  type ClearMessage,
+  type ClientMessage,
+  type ForwardedMessage,
+  type SetResponseMessage,
+} from '../../../src/shared/protocol.js';
 import type { PollAnswer } from '../../../src/shared/schemas/endpoints-api.js';
 import { DEFAULT_RESPONSE } from '../../../src/shared/response-limits.js';
 import { createFields, type Credentials, type EndpointKind, type PageEndpoint } from '../endpoint/endpoint.js';
@@ -76,7 +90,10 @@ export class PollingTransport implements Transport {
   }
 
   private async create(): Promise<Outcome> {
-    const answer = await createEndpoint(pageApi(), { kind: this.session.kind, ...createFields(this.session.kind, this.session.keptOptions) });
+    const answer = await createEndpoint(pageApi(), {
+      kind: this.session.kind,
+      ...createFields(this.session.kind, this.session.keptOptions),
+    });
     if (this.closed) return 'failed';
     if (!answer.ok) {
       this.reportError(answer, 'create');
@@ -85,7 +102,15 @@ export class PollingTransport implements Transport {
     const endpoint = answer.value;
     this.expiresAt = endpoint.expiresAt;
     this.events.answered();
-    this.events.welcome({ type: 'welcome', endpoint, created: true, backlog: 0, clearedSeq: 0, lastSeq: 0, gap: false });
+    this.events.welcome({
+      type: 'welcome',
+      endpoint,
+      created: true,
+      backlog: 0,
+      clearedSeq: 0,
+      lastSeq: 0,
+      gap: false,
+    });
     return 'ok';
   }
 
@@ -103,12 +128,22 @@ export class PollingTransport implements Transport {
     this.events.answered();
     if (!this.session.welcomed) {
       const endpoint = endpointFor(credentials, log);
-      this.events.welcome({ type: 'welcome', endpoint, created: false, backlog: log.requests.length, clearedSeq: log.clearedSeq, lastSeq: log.lastSeq, gap: log.gap });
+      this.events.welcome({
+        type: 'welcome',
+        endpoint,
+        created: false,
+        backlog: log.requests.length,
+        clearedSeq: log.clearedSeq,
+        lastSeq: log.lastSeq,
+        gap: log.gap,
+      });
     } else {
-      if (log.clearedSeq > this.session.clearedSeq) this.events.message({ type: 'cleared', clearedSeq: log.clearedSeq });
+      if (log.clearedSeq > this.session.clearedSeq)
+        this.events.message({ type: 'cleared', clearedSeq: log.clearedSeq });
       if (log.gap) this.events.gap();
       // Extended meanwhile (here or in another tab): as the socket's `extended` message says it.
-      if (log.expiresAt && log.expiresAt !== this.expiresAt) this.events.message({ type: 'extended', expiresAt: log.expiresAt });
+      if (log.expiresAt && log.expiresAt !== this.expiresAt)
+        this.events.message({ type: 'extended', expiresAt: log.expiresAt });
     }
     if (log.expiresAt) this.expiresAt = log.expiresAt;
     // Each forward result right after its request, as a joining socket's backlog brings them
@@ -147,7 +182,12 @@ export class PollingTransport implements Transport {
   private reportError(answer: ApiRefusal, what: string): void {
     // No answer at all (status 0): the caller retries; there is nothing more to say.
     if (answer.error) this.events.message({ type: 'error', error: answer.error, for: what });
-    else if (answer.status !== 0) this.events.message({ type: 'error', error: { code: 'HTTP', message: `The server answered ${answer.status}` }, for: what });
+    else if (answer.status !== 0)
+      this.events.message({
+        type: 'error',
+        error: { code: 'HTTP', message: `The server answered ${answer.status}` },
+        for: what,
+      });
   }
 
   /** The endpoint polled; no key: the signed-in creator opening its own endpoint (own-endpoints.ts). */

@@ -1,7 +1,15 @@
 // The page's side of replays (docs/protocol.md, `replay`): it sends a tab's replay orders and
 // hands the forwarder's `replay-started` and `replay-result` (or the server's refusal) to the
 // panel that asked. Small and in the first bundle: the panel itself is loaded when first used.
-import { MAX_WS_MESSAGE_BYTES, type ClientMessage, type EditedRequest, type ReplayMessage, type ReplayResultMessage, type ReplayStartedMessage, type ServerMessage } from '../../../src/shared/protocol.js';
+import {
+  MAX_WS_MESSAGE_BYTES,
+  type ClientMessage,
+  type EditedRequest,
+  type ReplayMessage,
+  type ReplayResultMessage,
+  type ReplayStartedMessage,
+  type ServerMessage,
+} from '../../../src/shared/protocol.js';
 import { encodeBase64, encodeUtf8 } from '../../../src/shared/signatures/bytes.js';
 import { h } from '../dom.js';
 
@@ -27,11 +35,16 @@ export class Replays {
    * Sends an order; `listen` hears how it goes. 'offline' when the page has no live socket now,
    * 'too-large' when the edited copy does not fit in one socket message.
    */
-  order(seq: number, edited: EditedRequest | undefined, listen: (event: ReplayEvent) => void): 'sent' | 'offline' | 'too-large' {
+  order(
+    seq: number,
+    edited: EditedRequest | undefined,
+    listen: (event: ReplayEvent) => void,
+  ): 'sent' | 'offline' | 'too-large' {
     const id = `r${++this.nextId}`;
     const fitted = edited === undefined ? undefined : fitFrame(edited);
     if (fitted === 'too-large') return fitted;
-    const message: ReplayMessage = fitted === undefined ? { type: 'replay', id, seq } : { type: 'replay', id, seq, edited: fitted };
+    const message: ReplayMessage =
+      fitted === undefined ? { type: 'replay', id, seq } : { type: 'replay', id, seq, edited: fitted };
     if (!this.send(message)) return 'offline';
     this.listeners.set(id, listen);
     this.sentOrder.push(id);
@@ -107,7 +120,13 @@ export function replayBadge(result: ReplayResultMessage | undefined): HTMLElemen
   const tone = result.status === undefined || result.status >= 500 ? 'bad' : result.status >= 400 ? 'warn' : 'ok';
   return h(
     'span',
-    { class: `fwd-badge replay-badge fwd-${tone}`, title: result.status === undefined ? `replayed: ${result.error ?? 'not sent'}` : `replayed to ${result.target} → ${result.status}` },
+    {
+      class: `fwd-badge replay-badge fwd-${tone}`,
+      title:
+        result.status === undefined
+          ? `replayed: ${result.error ?? 'not sent'}`
+          : `replayed to ${result.target} → ${result.status}`,
+    },
     h('span', { class: 'offscreen', text: 'replayed ' }),
     `↻ ${outcome}`,
   );

@@ -1,5 +1,11 @@
 import { accessToken, signedOut } from './access.js';
-import { CloseCode, LIVE_PATH, SUBPROTOCOL, type ClientMessage, type ServerMessage } from '../../../src/shared/protocol.js';
+import {
+  CloseCode,
+  LIVE_PATH,
+  SUBPROTOCOL,
+  type ClientMessage,
+  type ServerMessage,
+} from '../../../src/shared/protocol.js';
 import { createFields } from '../endpoint/endpoint.js';
 import type { Session, Transport, TransportEvents } from './transport.js';
 
@@ -37,7 +43,13 @@ export class SocketTransport implements Transport {
       socket.send(
         JSON.stringify(
           credentials
-            ? { type: 'join', endpointId: credentials.endpointId, ...(credentials.key ? { key: credentials.key } : {}), afterSeq: session.lastSeq, ...signed }
+            ? {
+                type: 'join',
+                endpointId: credentials.endpointId,
+                ...(credentials.key ? { key: credentials.key } : {}),
+                afterSeq: session.lastSeq,
+                ...signed,
+              }
             : { type: 'create', kind: session.kind, ...createFields(session.kind, session.keptOptions), ...signed },
         ),
       );
@@ -49,7 +61,8 @@ export class SocketTransport implements Transport {
         welcomed = true;
         return events.welcome(message);
       }
-      if (message.type === 'expired' || (message.type === 'error' && message.error.code === 'ENDPOINT_NOT_FOUND')) events.expired();
+      if (message.type === 'expired' || (message.type === 'error' && message.error.code === 'ENDPOINT_NOT_FOUND'))
+        events.expired();
       events.message(message);
     };
     socket.onclose = (event) => {
@@ -57,10 +70,14 @@ export class SocketTransport implements Transport {
       this.closed = true;
       // The token was refused or withdrawn: retrying would be refused again.
       if (event.code === CloseCode.UNAUTHORIZED) return signedOut(true);
-      if (event.code === CloseCode.ENDPOINT_NOT_FOUND || event.code === CloseCode.PROTOCOL_ERROR) return events.expired();
+      if (event.code === CloseCode.ENDPOINT_NOT_FOUND || event.code === CloseCode.PROTOCOL_ERROR)
+        return events.expired();
       // A browser reports a refused or blocked upgrade as 1006 before `open`; a close code from a
       // server, even before `open`, means it answered.
-      events.closed(event.code, welcomed || (opened ? event.code !== ABNORMAL_CLOSURE : event.code >= APPLICATION_CODES));
+      events.closed(
+        event.code,
+        welcomed || (opened ? event.code !== ABNORMAL_CLOSURE : event.code >= APPLICATION_CODES),
+      );
     };
   }
 

@@ -11,7 +11,8 @@ export const count = (description: string) => z.int().min(0).describe(descriptio
 export const dateTime = (description: string) => z.string().meta({ format: 'date-time', description });
 
 /** The `[name, value]` pairs of a message's headers, each bounded, at most `max` of them. */
-export const headerPairs = (nameMax: number, valueMax: number, max: number) => z.array(z.tuple([z.string().max(nameMax), z.string().max(valueMax)])).max(max);
+export const headerPairs = (nameMax: number, valueMax: number, max: number) =>
+  z.array(z.tuple([z.string().max(nameMax), z.string().max(valueMax)])).max(max);
 
 /** A body carried in JSON: UTF-8 text, or base64 when the bytes are not valid UTF-8. */
 export const bodyEncoding = z.enum(['utf8', 'base64']).describe('How `body` holds the bytes.');

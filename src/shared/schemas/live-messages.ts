@@ -30,7 +30,13 @@ const seq = z.number().int().min(1);
 const reportedAnswer = {
   seq: seq.describe('The captured request it answers.'),
   target: z.string().max(512).describe('Where it went, as the forwarder names it (e.g. `http://localhost:3000/hook`).'),
-  status: z.number().int().min(100).max(599).describe("The target's status; absent when the forward failed (see `error`).").optional(),
+  status: z
+    .number()
+    .int()
+    .min(100)
+    .max(599)
+    .describe("The target's status; absent when the forward failed (see `error`).")
+    .optional(),
   error: z.string().max(500).describe('Why the forward failed.').optional(),
   durationMs: z
     .number()
@@ -38,7 +44,10 @@ const reportedAnswer = {
     .max(24 * 60 * 60 * 1000)
     .describe('How long it took.'),
   headers: headerPairs(256, 2048, 64).describe("The answer's headers, in order."),
-  body: z.string().max(8192).describe("The first 4 KiB of the answer's body: UTF-8 text, or base64 when not valid UTF-8."),
+  body: z
+    .string()
+    .max(8192)
+    .describe("The first 4 KiB of the answer's body: UTF-8 text, or base64 when not valid UTF-8."),
   bodyEncoding,
   bodyTruncated: z.boolean().describe('The body was cut.'),
 };
@@ -72,7 +81,10 @@ export const joinMessageSchema = z.strictObject({
 });
 export type JoinMessage = z.infer<typeof joinMessageSchema>;
 
-export const setResponseMessageSchema = z.strictObject({ type: z.literal('set-response'), response: responseConfigSchema });
+export const setResponseMessageSchema = z.strictObject({
+  type: z.literal('set-response'),
+  response: responseConfigSchema,
+});
 export type SetResponseMessage = z.infer<typeof setResponseMessageSchema>;
 
 export const clearMessageSchema = z.strictObject({ type: z.literal('clear') });
@@ -84,7 +96,9 @@ export type ClearMessage = z.infer<typeof clearMessageSchema>;
  */
 export const forwardedMessageSchema = z
   .strictObject({ type: z.literal('forwarded'), ...reportedAnswer })
-  .describe("What a forwarder (`hookwatch forward`) got from its target for one request, as the socket's `forwarded` message (redacted as the endpoint's requests are).");
+  .describe(
+    "What a forwarder (`hookwatch forward`) got from its target for one request, as the socket's `forwarded` message (redacted as the endpoint's requests are).",
+  );
 export type ForwardedMessage = z.infer<typeof forwardedMessageSchema>;
 
 /**
@@ -107,7 +121,10 @@ export const localAnswerMessageSchema = z.strictObject({
 export type LocalAnswerMessage = z.infer<typeof localAnswerMessageSchema>;
 
 /** `hookwatch forward`: this socket (joined with the key) sends page replays to its target. */
-export const announceForwarderMessageSchema = z.strictObject({ type: z.literal('announce-forwarder'), target: z.string().max(512) });
+export const announceForwarderMessageSchema = z.strictObject({
+  type: z.literal('announce-forwarder'),
+  target: z.string().max(512),
+});
 
 /** A request as the page edited it for *Edit and replay*: what goes out instead of the stored one. */
 export const editedRequestSchema = z.strictObject({
@@ -145,14 +162,23 @@ export type ReplayMessage = z.infer<typeof replayMessageSchema>;
  * A forwarder took replay `id` and is sending it to `target` (forwarder → server → the asking
  * tab). A forwarder sends it under the server's relay id, the server passes it on under the tab's.
  */
-export const replayStartedMessageSchema = z.strictObject({ type: z.literal('replay-started'), id: z.string().regex(RELAY_ID), seq, target: z.string().max(512) });
+export const replayStartedMessageSchema = z.strictObject({
+  type: z.literal('replay-started'),
+  id: z.string().regex(RELAY_ID),
+  seq,
+  target: z.string().max(512),
+});
 export type ReplayStartedMessage = z.infer<typeof replayStartedMessageSchema>;
 
 /**
  * How replay `id` went: the target's answer, in the `forwarded` message's shape and limits, or
  * `error` (not delivered, or no forwarder took it). Its id as for `replay-started`.
  */
-export const replayResultMessageSchema = z.strictObject({ type: z.literal('replay-result'), id: z.string().regex(RELAY_ID), ...reportedAnswer });
+export const replayResultMessageSchema = z.strictObject({
+  type: z.literal('replay-result'),
+  id: z.string().regex(RELAY_ID),
+  ...reportedAnswer,
+});
 export type ReplayResultMessage = z.infer<typeof replayResultMessageSchema>;
 
 /** Every message but `set-response`, whose configuration is read apart (see `clientFrameSchema`). */
@@ -176,7 +202,10 @@ export type ClientMessage = z.infer<typeof clientMessageSchema>;
  * A client's frame as the socket first reads it: a `set-response` configuration is checked
  * after, by parseResponseConfig, for an error naming each bad field.
  */
-export const clientFrameSchema = z.discriminatedUnion('type', [setResponseMessageSchema.extend({ response: z.unknown() }), ...otherClientMessages]);
+export const clientFrameSchema = z.discriminatedUnion('type', [
+  setResponseMessageSchema.extend({ response: z.unknown() }),
+  ...otherClientMessages,
+]);
 
 // ---- server -> client ----
 
@@ -199,7 +228,10 @@ export const welcomeMessageSchema = z.strictObject({
 export type WelcomeMessage = z.infer<typeof welcomeMessageSchema>;
 
 export const requestMessageSchema = z.strictObject({ type: z.literal('request'), request: capturedRequestSchema });
-export const responseChangedMessageSchema = z.strictObject({ type: z.literal('response'), response: responseConfigSchema });
+export const responseChangedMessageSchema = z.strictObject({
+  type: z.literal('response'),
+  response: responseConfigSchema,
+});
 export type ResponseChangedMessage = z.infer<typeof responseChangedMessageSchema>;
 export const clearedMessageSchema = z.strictObject({ type: z.literal('cleared'), clearedSeq: z.number().int().min(0) });
 
@@ -211,7 +243,10 @@ export const extendedMessageSchema = z.strictObject({ type: z.literal('extended'
 export type ExtendedMessage = z.infer<typeof extendedMessageSchema>;
 
 /** The endpoint is gone: its lifetime ended (`expired`), or its owner deleted it (`deleted`). */
-export const expiredMessageSchema = z.strictObject({ type: z.literal('expired'), reason: z.enum(['expired', 'deleted']) });
+export const expiredMessageSchema = z.strictObject({
+  type: z.literal('expired'),
+  reason: z.enum(['expired', 'deleted']),
+});
 export type ExpiredMessage = z.infer<typeof expiredMessageSchema>;
 
 /** How many sockets (tabs, CLIs) watch the endpoint now, on every instance; sent when it changes. */
@@ -230,7 +265,11 @@ export const evictedMessageSchema = z.strictObject({ type: z.literal('evicted'),
  * is no longer the one it was given has been replaced. `you`: only to the socket that claimed,
  * the id is its own.
  */
-export const responderMessageSchema = z.strictObject({ type: z.literal('responder'), id: z.string().nullable(), you: z.boolean().optional() });
+export const responderMessageSchema = z.strictObject({
+  type: z.literal('responder'),
+  id: z.string().nullable(),
+  you: z.boolean().optional(),
+});
 export type ResponderMessage = z.infer<typeof responderMessageSchema>;
 
 /** Request `seq`'s sender got its local app's answer: the record's `answer` is now this. */
@@ -240,7 +279,12 @@ export const answeredMessageSchema = z.strictObject({ type: z.literal('answered'
  * To forwarders only: send `request` (the stored record, or the page's edited copy of it) to
  * your target, as forward would, and answer with `replay-started` and `replay-result` under this `id`.
  */
-export const replayOrderMessageSchema = z.strictObject({ type: z.literal('replay'), id: z.string(), seq, request: capturedRequestSchema });
+export const replayOrderMessageSchema = z.strictObject({
+  type: z.literal('replay'),
+  id: z.string(),
+  seq,
+  request: capturedRequestSchema,
+});
 export type ReplayOrderMessage = z.infer<typeof replayOrderMessageSchema>;
 
 /** `for`: the `type` of the client message that caused it, when there was one. */

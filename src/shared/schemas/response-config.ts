@@ -21,7 +21,9 @@ const HEADER_VALUE = /^[\t\x20-\x7e]{0,1024}$/;
 
 export function isDeniedHeader(name: string): boolean {
   const lower = name.toLowerCase();
-  return DENIED_RESPONSE_HEADERS.some((denied) => (denied.endsWith('*') ? lower.startsWith(denied.slice(0, -1)) : lower === denied));
+  return DENIED_RESPONSE_HEADERS.some((denied) =>
+    denied.endsWith('*') ? lower.startsWith(denied.slice(0, -1)) : lower === denied,
+  );
 }
 
 // Checks a refinement makes are not in JSON Schema: each such schema says them again in its
@@ -30,7 +32,10 @@ export function isDeniedHeader(name: string): boolean {
 const status = z
   .number({ error: 'status must be a number' })
   .int('status must be an integer')
-  .refine((value) => (value >= 200 && value <= 299) || (value >= 400 && value <= 599), 'status must be in 200-299 or 400-599')
+  .refine(
+    (value) => (value >= 200 && value <= 299) || (value >= 400 && value <= 599),
+    'status must be in 200-299 or 400-599',
+  )
   .meta({
     description: 'The status the receiver URL answers with: 200-299 or 400-599 (never 1xx or 3xx).',
     anyOf: [
@@ -40,24 +45,41 @@ const status = z
   });
 
 export const responseHeaderSchema = z
-  .tuple([z.string().meta({ pattern: HEADER_NAME.source }), z.string().meta({ pattern: HEADER_VALUE.source })], { error: 'each header is a [name, value] pair of strings' })
-  .superRefine(([name, value], ctx) => {
-    if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', message: `header name ${JSON.stringify(name.slice(0, 64))} is not a valid HTTP token of at most 64 characters` });
-    else if (isDeniedHeader(name)) ctx.addIssue({ code: 'custom', message: `header ${name} may not be configured` });
-    if (!HEADER_VALUE.test(value)) ctx.addIssue({ code: 'custom', message: `header ${name} value must be at most 1024 visible ASCII characters` });
+  .tuple([z.string().meta({ pattern: HEADER_NAME.source }), z.string().meta({ pattern: HEADER_VALUE.source })], {
+    error: 'each header is a [name, value] pair of strings',
   })
-  .describe(`A [name, value] pair. Names are HTTP tokens; denied (case-insensitive, * a prefix): ${DENIED_RESPONSE_HEADERS.join(', ')}.`);
+  .superRefine(([name, value], ctx) => {
+    if (!HEADER_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        message: `header name ${JSON.stringify(name.slice(0, 64))} is not a valid HTTP token of at most 64 characters`,
+      });
+    else if (isDeniedHeader(name)) ctx.addIssue({ code: 'custom', message: `header ${name} may not be configured` });
+    if (!HEADER_VALUE.test(value))
+      ctx.addIssue({ code: 'custom', message: `header ${name} value must be at most 1024 visible ASCII characters` });
+  })
+  .describe(
+    `A [name, value] pair. Names are HTTP tokens; denied (case-insensitive, * a prefix): ${DENIED_RESPONSE_HEADERS.join(', ')}.`,
+  );
 
 const body = z
   .string({ error: 'body must be a string' })
-  .refine((value) => utf8Length(value) <= MAX_RESPONSE_BODY_BYTES, `body must be at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8`)
+  .refine(
+    (value) => utf8Length(value) <= MAX_RESPONSE_BODY_BYTES,
+    `body must be at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8`,
+  )
   // Stored and sent on as JSON, where a control character takes six bytes: bounded there too.
-  .refine((value) => JSON.stringify(value).length - 2 <= MAX_RESPONSE_BODY_ESCAPED_BYTES, `body must be at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} bytes once JSON-escaped (a control character counts 6)`)
+  .refine(
+    (value) => JSON.stringify(value).length - 2 <= MAX_RESPONSE_BODY_ESCAPED_BYTES,
+    `body must be at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} bytes once JSON-escaped (a control character counts 6)`,
+  )
   .meta({
     description: `The answer's body: at most ${MAX_RESPONSE_BODY_BYTES} bytes of UTF-8, and at most ${MAX_RESPONSE_BODY_ESCAPED_BYTES} once JSON-escaped (a control character counts 6). Never sent with 204.`,
     maxLength: MAX_RESPONSE_BODY_BYTES,
   });
-const contentType = z.enum(RESPONSE_CONTENT_TYPES, { error: `contentType must be one of ${RESPONSE_CONTENT_TYPES.join(', ')}` }).describe("The answer's Content-Type.");
+const contentType = z
+  .enum(RESPONSE_CONTENT_TYPES, { error: `contentType must be one of ${RESPONSE_CONTENT_TYPES.join(', ')}` })
+  .describe("The answer's Content-Type.");
 const headers = z
   .array(responseHeaderSchema)
   .max(MAX_RESPONSE_HEADERS, `at most ${MAX_RESPONSE_HEADERS} headers`)
@@ -73,7 +95,11 @@ const delayMs = z
 const withPlaceholders = (ctx: z.RefinementCtx, text: string, path: Array<string | number>) => {
   const template = parseTemplate(text);
   if ('unknown' in template) {
-    ctx.addIssue({ code: 'custom', path, message: `unknown placeholder ${template.unknown.slice(0, 64)}: use {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}} or {{seq}}` });
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `unknown placeholder ${template.unknown.slice(0, 64)}: use {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}} or {{seq}}`,
+    });
   }
 };
 
@@ -84,31 +110,54 @@ const conditions = (what: string, nameLabel: string) =>
         .string()
         .min(1, `${what} ${nameLabel} must not be empty`)
         .max(256, `${what} ${nameLabel} must be at most 256 characters`),
-      z.string({ error: `${what} values must be strings (compared as text; "*" = present)` }).max(1024, `${what} values must be at most 1024 characters`))
-    .refine((map) => Object.keys(map).length <= MAX_RULE_CONDITIONS, `at most ${MAX_RULE_CONDITIONS} ${what} conditions`)
+      z
+        .string({ error: `${what} values must be strings (compared as text; "*" = present)` })
+        .max(1024, `${what} values must be at most 1024 characters`),
+    )
+    .refine(
+      (map) => Object.keys(map).length <= MAX_RULE_CONDITIONS,
+      `at most ${MAX_RULE_CONDITIONS} ${what} conditions`,
+    )
     .meta({ maxProperties: MAX_RULE_CONDITIONS });
 
-const when = z.strictObject(
-  {
-    method: z.string({ error: 'method must be a string' }).regex(/^[A-Za-z]{1,32}$/, 'method must be a method name such as POST').describe('Case-insensitive.'),
-    path: z
-      .string({ error: 'path must be a string' })
-      .superRefine((glob, ctx) => {
-        const problem = globProblem(glob);
-        if (problem) ctx.addIssue({ code: 'custom', message: `path ${JSON.stringify(glob.slice(0, 64))} is not a glob: ${problem}` });
-      })
-      .describe('A glob on the sub-path: * within one segment, ** across segments, / alone the bare URL.'),
-    query: conditions('query', 'names').describe('Query parameters by name. Values are compared as text; "*" only asks that it be present.'),
-    headers: conditions('header', 'names').describe('Headers by name, case-insensitive. Values are compared as text; "*" only asks that it be present.'),
-    json: conditions('json', 'paths').describe('Dotted paths into the JSON body (items.0.id). Values are compared as text; "*" only asks that it be present.'),
-  },
-  { error: 'when may only hold method, path, query, headers and json' },
-)
+const when = z
+  .strictObject(
+    {
+      method: z
+        .string({ error: 'method must be a string' })
+        .regex(/^[A-Za-z]{1,32}$/, 'method must be a method name such as POST')
+        .describe('Case-insensitive.'),
+      path: z
+        .string({ error: 'path must be a string' })
+        .superRefine((glob, ctx) => {
+          const problem = globProblem(glob);
+          if (problem)
+            ctx.addIssue({
+              code: 'custom',
+              message: `path ${JSON.stringify(glob.slice(0, 64))} is not a glob: ${problem}`,
+            });
+        })
+        .describe('A glob on the sub-path: * within one segment, ** across segments, / alone the bare URL.'),
+      query: conditions('query', 'names').describe(
+        'Query parameters by name. Values are compared as text; "*" only asks that it be present.',
+      ),
+      headers: conditions('header', 'names').describe(
+        'Headers by name, case-insensitive. Values are compared as text; "*" only asks that it be present.',
+      ),
+      json: conditions('json', 'paths').describe(
+        'Dotted paths into the JSON body (items.0.id). Values are compared as text; "*" only asks that it be present.',
+      ),
+    },
+    { error: 'when may only hold method, path, query, headers and json' },
+  )
   .partial()
   .describe('All given must hold.');
 
 const ruleAnswer = z
-  .strictObject({ status, body, contentType, headers, delayMs }, { error: 'answer may only hold status, body, contentType, headers and delayMs' })
+  .strictObject(
+    { status, body, contentType, headers, delayMs },
+    { error: 'answer may only hold status, body, contentType, headers and delayMs' },
+  )
   .partial()
   .superRefine((answer, ctx) => {
     if (answer.body !== undefined) withPlaceholders(ctx, answer.body, ['body']);
@@ -130,7 +179,9 @@ export const answerRuleSchema = z
         .int('times must be a whole number')
         .min(1, 'times must be at least 1')
         .max(1_000_000_000, 'times must be at most 1000000000')
-        .describe('Answers only its first N matches (counted across instances; reset when the configuration is set), then is passed over.')
+        .describe(
+          'Answers only its first N matches (counted across instances; reset when the configuration is set), then is passed over.',
+        )
         .optional(),
       chance: z
         .number({ error: 'chance must be a number' })
@@ -142,7 +193,9 @@ export const answerRuleSchema = z
     },
     { error: 'a rule may only hold name, when, times, chance and answer' },
   )
-  .describe('One answer rule. Placeholders in `answer.body` and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}.');
+  .describe(
+    'One answer rule. Placeholders in `answer.body` and header values: {{json.<path>}}, {{query.<name>}}, {{header.<name>}}, {{method}}, {{path}}, {{seq}}.',
+  );
 export type AnswerRule = z.infer<typeof answerRuleSchema>;
 export type RuleWhen = z.infer<typeof when>;
 export type RuleAnswer = z.infer<typeof ruleAnswer>;
@@ -157,18 +210,24 @@ export const responseConfigSchema = z
     rules: z
       .array(answerRuleSchema, { error: 'rules must be a list' })
       .max(MAX_RULES, `at most ${MAX_RULES} rules`)
-      .describe('Answer rules (docs/protocol.md "Answer rules"): the first that matches a request and is not passed over answers it; else the fields above do.')
+      .describe(
+        'Answer rules (docs/protocol.md "Answer rules"): the first that matches a request and is not passed over answers it; else the fields above do.',
+      )
       .optional(),
   })
-  .refine((config) => JSON.stringify(config).length <= MAX_RESPONSE_CONFIG_JSON_BYTES, `the configuration with its rules must be at most ${MAX_RESPONSE_CONFIG_JSON_BYTES} bytes as JSON`)
+  .refine(
+    (config) => JSON.stringify(config).length <= MAX_RESPONSE_CONFIG_JSON_BYTES,
+    `the configuration with its rules must be at most ${MAX_RESPONSE_CONFIG_JSON_BYTES} bytes as JSON`,
+  )
   .describe('What a receiver URL answers senders with.');
 
 /** What a receiver URL answers senders with. */
 export type ResponseConfig = z.output<typeof responseConfigSchema>;
 
-
 /** Validates untrusted input; the error message names each bad field. */
-export function parseResponseConfig(input: unknown): { ok: true; value: ResponseConfig } | { ok: false; message: string } {
+export function parseResponseConfig(
+  input: unknown,
+): { ok: true; value: ResponseConfig } | { ok: false; message: string } {
   const proto = protoKeyProblem(input);
   if (proto !== undefined) return { ok: false, message: proto };
   const parsed = responseConfigSchema.safeParse(input);

@@ -9,7 +9,9 @@ export interface HeaderValue {
 /** Every value of a header, in arrival order; names match case-insensitively, values are trimmed. */
 export function findHeaderValues(headers: SignedRequest['headers'], name: string): HeaderValue[] {
   const wanted = name.toLowerCase();
-  return headers.filter(([key]) => key.toLowerCase() === wanted).map(([key, value]) => ({ name: key, value: value.trim() }));
+  return headers
+    .filter(([key]) => key.toLowerCase() === wanted)
+    .map(([key, value]) => ({ name: key, value: value.trim() }));
 }
 
 export function hasHeader(headers: SignedRequest['headers'], name: string): boolean {

@@ -5,7 +5,9 @@ export const HMAC_SHA256_BYTES = 32;
 export async function computeHmacSha256(key: Uint8Array, content: Uint8Array): Promise<Uint8Array> {
   const subtle = globalThis.crypto.subtle;
   // Copies pin the buffers to plain ArrayBuffers, which is what BufferSource accepts.
-  const cryptoKey = await subtle.importKey('raw', new Uint8Array(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const cryptoKey = await subtle.importKey('raw', new Uint8Array(key), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
   return new Uint8Array(await subtle.sign('HMAC', cryptoKey, new Uint8Array(content)));
 }
 

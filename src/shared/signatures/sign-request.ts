@@ -55,7 +55,12 @@ export async function signRequest(
 ): Promise<SigningResult> {
   const { scheme, sign } = SIGNING[provider];
   if (secret.trim() === '') {
-    return { ok: false, provider, reason: 'bad-secret', message: `No secret was given; paste the signing secret from ${scheme.label}'s webhook settings.` };
+    return {
+      ok: false,
+      provider,
+      reason: 'bad-secret',
+      message: `No secret was given; paste the signing secret from ${scheme.label}'s webhook settings.`,
+    };
   }
   const key = scheme.readKey(secret);
   if (!key.ok) return { ok: false, provider, reason: 'bad-secret', message: key.message };
@@ -84,7 +89,8 @@ function setHeader(headers: Array<[string, string]>, name: string, value: string
   }
   const [spelled, before] = headers[first] as [string, string];
   headers[first] = [spelled, value];
-  for (let i = headers.length - 1; i > first; i--) if ((headers[i] as [string, string])[0].toLowerCase() === wanted) headers.splice(i, 1);
+  for (let i = headers.length - 1; i > first; i--)
+    if ((headers[i] as [string, string])[0].toLowerCase() === wanted) headers.splice(i, 1);
   return { name: spelled, before, after: value };
 }
 

@@ -22,7 +22,12 @@ export function measureSkew(timestampSeconds: number, nowMs: number, toleranceSe
   return 0;
 }
 
-export function describeSkew(header: string, skewSeconds: number, toleranceSeconds: number, timestampSeconds: number): string {
+export function describeSkew(
+  header: string,
+  skewSeconds: number,
+  toleranceSeconds: number,
+  timestampSeconds: number,
+): string {
   const direction = skewSeconds > 0 ? 'older' : 'newer';
   const distance = Math.abs(skewSeconds) + toleranceSeconds;
   const first = `${header} is ${distance} s ${direction} than now, ${Math.abs(skewSeconds)} s past the ${toleranceSeconds} s tolerance.`;

@@ -22,7 +22,12 @@ const SCHEMES: Readonly<Record<Provider, ProviderScheme>> = {
  * Checks a stored request's signature and says why it failed. Checks run in a fixed order
  * (truncated → headers → secret → timestamp → compare) so the verdict names the first thing to fix.
  */
-export async function verifySignature(provider: Provider, request: SignedRequest, secret: string, options: VerificationOptions = {}): Promise<Verdict> {
+export async function verifySignature(
+  provider: Provider,
+  request: SignedRequest,
+  secret: string,
+  options: VerificationOptions = {},
+): Promise<Verdict> {
   const scheme = SCHEMES[provider];
   if (request.truncated) {
     return {
@@ -42,7 +47,13 @@ export async function verifySignature(provider: Provider, request: SignedRequest
   const signatureHeader = parts.signatureHeader;
 
   if (secret.trim() === '') {
-    return { provider, ok: false, reason: 'bad-secret', message: `No secret was given; paste the signing secret from ${scheme.label}'s webhook settings.`, signatureHeader };
+    return {
+      provider,
+      ok: false,
+      reason: 'bad-secret',
+      message: `No secret was given; paste the signing secret from ${scheme.label}'s webhook settings.`,
+      signatureHeader,
+    };
   }
   const key = scheme.readKey(secret);
   if (!key.ok) return { provider, ok: false, reason: 'bad-secret', message: key.message, signatureHeader };
@@ -68,7 +79,13 @@ export async function verifySignature(provider: Provider, request: SignedRequest
   // Every candidate is compared (no early exit), so timing does not reveal which one matched.
   const matched = parts.macs.map((candidate) => compareInConstantTime(candidate, mac)).includes(true);
   if (matched) {
-    return { provider, ok: true, reason: 'valid', message: describeMatch(scheme, parts, toleranceSeconds), signatureHeader };
+    return {
+      provider,
+      ok: true,
+      reason: 'valid',
+      message: describeMatch(scheme, parts, toleranceSeconds),
+      signatureHeader,
+    };
   }
   return {
     provider,
@@ -83,7 +100,9 @@ export async function verifySignature(provider: Provider, request: SignedRequest
 
 function describeMatch(scheme: ProviderScheme, parts: SignatureParts, toleranceSeconds: number): string {
   const signed = `The signature in ${parts.signatureHeader} matches: ${scheme.label} signed exactly these stored bytes with this secret`;
-  return parts.timestamp === undefined ? `${signed}.` : `${signed}, and the timestamp is within the ${toleranceSeconds} s tolerance.`;
+  return parts.timestamp === undefined
+    ? `${signed}.`
+    : `${signed}, and the timestamp is within the ${toleranceSeconds} s tolerance.`;
 }
 
 function describeMiss(parts: SignatureParts): string {

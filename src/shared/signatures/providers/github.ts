@@ -2,7 +2,13 @@
 // X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, raw body)>; the secret is used as its UTF-8 bytes.
 import { encodeHex, encodeUtf8 } from '../bytes.js';
 import { findHeaderValues, hasHeader } from '../header-values.js';
-import { decodeHexMac, decodeMacs, malformedHeader, type HeaderReading, type ProviderScheme } from '../provider-scheme.js';
+import {
+  decodeHexMac,
+  decodeMacs,
+  malformedHeader,
+  type HeaderReading,
+  type ProviderScheme,
+} from '../provider-scheme.js';
 
 const SIGNATURE_HEADER = 'X-Hub-Signature-256';
 const SIGNATURE_PATTERN = /^sha256=(.*)$/i;
@@ -19,7 +25,11 @@ function readGithubHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0]
   const received = found.map((header) => header.value);
   const macs = decodeMacs(received, (value) => decodeHexMac(SIGNATURE_PATTERN.exec(value)?.[1] ?? ''));
   if (macs.length === 0) {
-    return malformedHeader(`${first.name} should read "sha256=" and 64 hex digits, and it does not, so GitHub's signer did not write it as it arrived here.`, received, first.name);
+    return malformedHeader(
+      `${first.name} should read "sha256=" and 64 hex digits, and it does not, so GitHub's signer did not write it as it arrived here.`,
+      received,
+      first.name,
+    );
   }
   return { ok: true, parts: { signatureHeader: first.name, received, macs, signedPrefix: '' } };
 }

@@ -2,7 +2,15 @@
 // X-Slack-Signature: v0=<hex HMAC-SHA256(signing secret, "v0:" + X-Slack-Request-Timestamp + ":" + raw body)>.
 import { encodeHex } from '../bytes.js';
 import { findHeaderValues } from '../header-values.js';
-import { decodeHexMac, decodeMacs, malformedHeader, readTimestampHeader, utf8KeyUnless, type HeaderReading, type ProviderScheme } from '../provider-scheme.js';
+import {
+  decodeHexMac,
+  decodeMacs,
+  malformedHeader,
+  readTimestampHeader,
+  utf8KeyUnless,
+  type HeaderReading,
+  type ProviderScheme,
+} from '../provider-scheme.js';
 
 const SIGNATURE_HEADER = 'X-Slack-Signature';
 const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
@@ -15,7 +23,8 @@ function readSlackHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0])
     return {
       ok: false,
       reason: 'missing-header',
-      message: 'There is no X-Slack-Signature header. Slack signs every request it sends to an app, so this one did not come from Slack, or something on the way dropped the header.',
+      message:
+        'There is no X-Slack-Signature header. Slack signs every request it sends to an app, so this one did not come from Slack, or something on the way dropped the header.',
     };
   }
   const timestamp = readTimestampHeader(
@@ -27,11 +36,21 @@ function readSlackHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0])
   const received = found.map((header) => header.value);
   const macs = decodeMacs(received, (value) => decodeHexMac(SIGNATURE_PATTERN.exec(value)?.[1] ?? ''));
   if (macs.length === 0) {
-    return malformedHeader(`${first.name} should read "v0=" and 64 hex digits, and it does not, so Slack's signer did not write it as it arrived here.`, received, first.name);
+    return malformedHeader(
+      `${first.name} should read "v0=" and 64 hex digits, and it does not, so Slack's signer did not write it as it arrived here.`,
+      received,
+      first.name,
+    );
   }
   return {
     ok: true,
-    parts: { signatureHeader: first.name, received, macs, timestamp: timestamp.timestamp, signedPrefix: `v0:${timestamp.text}:` },
+    parts: {
+      signatureHeader: first.name,
+      received,
+      macs,
+      timestamp: timestamp.timestamp,
+      signedPrefix: `v0:${timestamp.text}:`,
+    },
   };
 }
 

@@ -34,14 +34,19 @@ function readStandardHeaders(headers: Parameters<ProviderScheme['readHeaders']>[
     return {
       ok: false,
       reason: 'missing-header',
-      message: 'There is no webhook-signature (or svix-signature) header, so this request was not signed the Standard Webhooks way, or something on the way dropped the header.',
+      message:
+        'There is no webhook-signature (or svix-signature) header, so this request was not signed the Standard Webhooks way, or something on the way dropped the header.',
     };
   }
   const name = first.name;
   const id = readSingleHeader(headers, `${prefix}id`);
   if (id.kind !== 'present') {
     return {
-      ...explainHeaderProblem(id, `${prefix}id`, `There is no ${prefix}id header, and the message id is part of what is signed, so the signature cannot be recomputed without it.`),
+      ...explainHeaderProblem(
+        id,
+        `${prefix}id`,
+        `There is no ${prefix}id header, and the message id is part of what is signed, so the signature cannot be recomputed without it.`,
+      ),
       signatureHeader: name,
     };
   }
@@ -62,26 +67,48 @@ function readStandardHeaders(headers: Parameters<ProviderScheme['readHeaders']>[
   }
   const macs = decodeMacs(received, (entry) => decodeBase64Mac(entry.slice(3)));
   if (macs.length === 0) {
-    return malformedHeader(`Each "v1," in ${name} should be followed by the base64 of a 32-byte digest (44 characters), and none is.`, received, name);
+    return malformedHeader(
+      `Each "v1," in ${name} should be followed by the base64 of a 32-byte digest (44 characters), and none is.`,
+      received,
+      name,
+    );
   }
   return {
     ok: true,
-    parts: { signatureHeader: name, received, macs, timestamp: timestamp.timestamp, signedPrefix: `${id.value}.${timestamp.text}.` },
+    parts: {
+      signatureHeader: name,
+      received,
+      macs,
+      timestamp: timestamp.timestamp,
+      signedPrefix: `${id.value}.${timestamp.text}.`,
+    },
   };
 }
 
 function readStandardKey(secret: string): KeyReading {
   if (secret.startsWith('whsk_') || secret.startsWith('whpk_')) {
-    return { ok: false, message: 'That is an asymmetric (ed25519) key; Hookwatch checks the shared-secret scheme, whose secrets start with whsec_.' };
+    return {
+      ok: false,
+      message:
+        'That is an asymmetric (ed25519) key; Hookwatch checks the shared-secret scheme, whose secrets start with whsec_.',
+    };
   }
   // The reference libraries also take the bare base64, but the spec always shows the prefix, and
   // asking for it catches a Stripe or GitHub secret pasted here before it turns into a puzzling mismatch.
   if (!secret.startsWith(SECRET_PREFIX)) {
-    return { ok: false, message: 'Standard Webhooks (and Svix) secrets start with whsec_ followed by base64; paste the whole secret as the sender shows it.' };
+    return {
+      ok: false,
+      message:
+        'Standard Webhooks (and Svix) secrets start with whsec_ followed by base64; paste the whole secret as the sender shows it.',
+    };
   }
   const key = decodeBase64(secret.slice(SECRET_PREFIX.length));
   if (key === undefined || key.length === 0) {
-    return { ok: false, message: 'The part after whsec_ is not valid base64, so it cannot be the key; check that the secret was copied whole and unchanged.' };
+    return {
+      ok: false,
+      message:
+        'The part after whsec_ is not valid base64, so it cannot be the key; check that the secret was copied whole and unchanged.',
+    };
   }
   return { ok: true, key };
 }

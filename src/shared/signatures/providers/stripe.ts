@@ -6,7 +6,15 @@
 // The whsec_… secret is the HMAC key as written, prefix included: unlike Standard Webhooks, nothing is base64-decoded.
 import { encodeHex } from '../bytes.js';
 import { findHeaderValues } from '../header-values.js';
-import { decodeHexMac, decodeMacs, malformedHeader, quoteValue, utf8KeyUnless, type HeaderReading, type ProviderScheme } from '../provider-scheme.js';
+import {
+  decodeHexMac,
+  decodeMacs,
+  malformedHeader,
+  quoteValue,
+  utf8KeyUnless,
+  type HeaderReading,
+  type ProviderScheme,
+} from '../provider-scheme.js';
 import { parseUnixSeconds } from '../timestamp.js';
 
 const SIGNATURE_HEADER = 'Stripe-Signature';
@@ -40,7 +48,8 @@ function readStripeHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0]
     return {
       ok: false,
       reason: 'missing-header',
-      message: 'There is no Stripe-Signature header. Stripe signs every event it sends to a webhook endpoint, so this request did not come from Stripe, or something on the way dropped the header.',
+      message:
+        'There is no Stripe-Signature header. Stripe signs every event it sends to a webhook endpoint, so this request did not come from Stripe, or something on the way dropped the header.',
     };
   }
   const name = first.name;
@@ -50,14 +59,26 @@ function readStripeHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0]
   const distinctTimestamps = [...new Set(elements.timestamps)];
   const timestampText = distinctTimestamps[0];
   if (timestampText === undefined) {
-    return malformedHeader(`${name} has no "t=" timestamp, and Stripe signs the timestamp with the body.`, received, name);
+    return malformedHeader(
+      `${name} has no "t=" timestamp, and Stripe signs the timestamp with the body.`,
+      received,
+      name,
+    );
   }
   if (distinctTimestamps.length > 1) {
-    return malformedHeader(`${name} carries ${distinctTimestamps.length} different "t=" timestamps, so there is no telling which one was signed.`, received, name);
+    return malformedHeader(
+      `${name} carries ${distinctTimestamps.length} different "t=" timestamps, so there is no telling which one was signed.`,
+      received,
+      name,
+    );
   }
   const seconds = parseUnixSeconds(timestampText);
   if (seconds === undefined) {
-    return malformedHeader(`The "t=" in ${name} should be whole Unix seconds, but it is ${quoteValue(timestampText)}.`, received, name);
+    return malformedHeader(
+      `The "t=" in ${name} should be whole Unix seconds, but it is ${quoteValue(timestampText)}.`,
+      received,
+      name,
+    );
   }
   if (elements.v1.length === 0) {
     const message = elements.hasV0
@@ -71,7 +92,13 @@ function readStripeHeaders(headers: Parameters<ProviderScheme['readHeaders']>[0]
   }
   return {
     ok: true,
-    parts: { signatureHeader: name, received, macs, timestamp: { header: `The "t=" in ${name}`, seconds }, signedPrefix: `${timestampText}.` },
+    parts: {
+      signatureHeader: name,
+      received,
+      macs,
+      timestamp: { header: `The "t=" in ${name}`, seconds },
+      signedPrefix: `${timestampText}.`,
+    },
   };
 }
 

@@ -10,7 +10,9 @@ import type { Signer } from './signer.js';
 
 export const signStandardWebhooks: Signer = async ({ headers, body, key, nowSeconds, newMessageId }) => {
   // One prefix throughout, the one the request already uses (as the verifier reads it).
-  const svix = !hasHeader(headers, 'webhook-signature') && (hasHeader(headers, 'svix-signature') || hasHeader(headers, 'svix-id') || hasHeader(headers, 'svix-timestamp'));
+  const svix =
+    !hasHeader(headers, 'webhook-signature') &&
+    (hasHeader(headers, 'svix-signature') || hasHeader(headers, 'svix-id') || hasHeader(headers, 'svix-timestamp'));
   const prefix = svix ? 'svix-' : 'webhook-';
   const id = readSingleHeader(headers, `${prefix}id`);
   const messageId = id.kind === 'present' ? id.value : newMessageId();
