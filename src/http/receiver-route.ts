@@ -4,7 +4,6 @@ import type { WaitingSenders } from '../answers/waiting-senders.js';
 import { createAdmission } from '../capture/admission.js';
 import { createCapture } from '../capture/pipeline.js';
 import type { ReadingBudget } from '../capture/read-body.js';
-import { createTake } from '../capture/take.js';
 import { endpointIdOf, receiverTarget } from '../capture/target.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
@@ -40,8 +39,7 @@ export function addReceiverRoutes(app: FastifyInstance, options: ReceiverRouteOp
   // Skip building the per-capture log object when nobody would see it (the hot path).
   const debug = ['debug', 'trace'].includes(app.log.level);
   const admission = createAdmission(app, config);
-  const take = createTake({ config, store, metrics, readingBudget, admission, debug });
-  const capture = createCapture({ store, take, waitingSenders, closing });
+  const capture = createCapture({ config, store, metrics, readingBudget, admission, waitingSenders, closing, debug });
 
   // Fastify gives every request a child logger bound to its reqId. That binding only ties
   // together the per-request lines, which this route writes at debug and trace; above those a
