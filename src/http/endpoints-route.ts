@@ -109,7 +109,7 @@ export async function endpointsRoute(app: FastifyInstance, options: EndpointsRou
     return valueOf(await service.authorize(id, match?.[1], user));
   }
 
-  /** Counts an answer until its reader takes it; refused past either cap (unsent-answers.ts). */
+  /** Counts a reply until its reader takes it; refused past either cap (unsent-replies.ts). */
   function holdUnsent(request: FastifyRequest, reply: FastifyReply, bytes: number): void {
     const held = unsentReplies.hold(reply.raw, addressKey(request.ip), bytes);
     if (held === 'address') {

@@ -20,6 +20,7 @@ import {
   watchersMessage,
 } from '../shared/server-messages.js';
 import { createResponderClaims } from './responder-claims.js';
+import { createGroupCommit } from './group-commit.js';
 import { createSizedCache } from './sized-cache.js';
 import { diskReserve, type SqliteDatabase } from './sqlite-database.js';
 import {
@@ -340,35 +341,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     );
   };
 
-  /**
-   * Group commit: captures wait in `queued` for the end of the event loop's turn (setImmediate
-   * runs once the turn's I/O callbacks, and the captures they started, have run), then up to
-   * MAX_CAPTURES_PER_COMMIT of them commit in one transaction, and the rest in the next turn.
-   * A lone capture waits only for the rest of its turn. If the transaction fails, nothing of
-   * it is stored and every capture in it gets the error (a sender is never answered for a
-   * request that was not committed).
-   */
-  let queued: QueuedCapture[] = [];
-  let commitScheduled = false;
-  const scheduleCommit = () => {
-    if (commitScheduled) return;
-    commitScheduled = true;
-    setImmediate(commitQueued);
-  };
-  const commitQueued = () => {
-    commitScheduled = false;
-    const batch = queued.length <= MAX_CAPTURES_PER_COMMIT ? queued : queued.slice(0, MAX_CAPTURES_PER_COMMIT);
-    queued = batch === queued ? [] : queued.slice(MAX_CAPTURES_PER_COMMIT);
-    if (queued.length > 0) scheduleCommit();
-    let outcomes: CaptureOutcome[];
-    try {
-      outcomes = inTransaction(() => storeCaptures(batch));
-    } catch (error) {
-      for (const capture of batch) capture.reject(error);
-      return;
-    }
-    batch.forEach((capture, at) => announce(capture, outcomes[at]));
-  };
+  /** Captures of one turn commit together (group-commit.ts), each caller answered once its request is committed and announced. */
+  const enqueueCapture = createGroupCommit<QueuedCapture, CaptureOutcome>({
+    maxBatch: MAX_CAPTURES_PER_COMMIT,
+    commit: (batch) => inTransaction(() => storeCaptures(batch)),
+    settle: announce,
+    fail: (capture, error) => capture.reject(error),
+  });
 
   return {
     async createEndpoint(endpoint, { maxEndpoints, deadlineMs }) {
@@ -521,8 +500,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
      */
     appendRequest(id, kind, recordFor, capturedAtMs) {
       return new Promise<Appended | undefined>((resolve, reject) => {
-        queued.push({ id, kind, recordFor, capturedAtMs, resolve, reject });
-        scheduleCommit();
+        enqueueCapture({ id, kind, recordFor, capturedAtMs, resolve, reject });
       });
     },
 
