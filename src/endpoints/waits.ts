@@ -4,8 +4,10 @@ import type { Bus } from '../bus/bus.js';
 export interface EndpointListener {
   /** A request was captured. */
   request?(): void;
-  /** A responder sent its local app's answer for request `seq`'s sender. */
-  answer?(seq: number, data: Buffer | string): void;
+  /** The request whose sender this listener is: it hears that request's local answer (`answer`), and no other. */
+  answerFor?: number;
+  /** A responder sent its local app's answer for request `answerFor`'s sender. */
+  answer?(data: Buffer | string): void;
   /** The responder let go: nobody answers for the local app now. */
   noResponder?(): void;
   /** The endpoint ended (deleted, expired). */
@@ -91,9 +93,8 @@ export function createWaits(events: EndpointEvents, bus: Pick<Bus, 'recentAnswer
         signal,
         undefined,
         (settle) => ({
-          answer: (answered, data) => {
-            if (answered === seq) settle(data);
-          },
+          answerFor: seq,
+          answer: (data) => settle(data),
           noResponder: () => settle(undefined),
           gone: () => settle(undefined),
         }),

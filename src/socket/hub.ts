@@ -30,6 +30,8 @@ interface Channel {
   filling: Framed[] | undefined;
   /** Whoever else listens to the endpoint's events: long polls and senders waiting (endpoints/waits.ts). */
   listeners: Set<EndpointListener>;
+  /** The senders among them, by the request they wait on: a local answer goes to its own, not past every listener. */
+  answerListeners: Map<number, EndpointListener>;
 }
 
 export type AttachResult = 'attached' | 'full' | 'gone' | 'failed';
@@ -76,7 +78,7 @@ export function createHub(options: HubOptions): Hub {
     // Gone (deleted on any instance): tell the watchers why and close their sockets now.
     if (message.ends) return expireLocal(endpointId, message.data);
     if (message.answerFor !== undefined) {
-      for (const listener of [...channel.listeners]) listener.answer?.(message.answerFor, message.data);
+      channel.answerListeners.get(message.answerFor)?.answer?.(message.data);
       return;
     }
     if (message.toForwarders) return deliverToForwarders(channel, message.data);
@@ -98,6 +100,7 @@ export function createHub(options: HubOptions): Hub {
       lastSeq: undefined,
       filling: undefined,
       listeners: new Set(),
+      answerListeners: new Map(),
     };
     channel.ready = Promise.all([
       bus.subscribe(endpointId),
@@ -269,6 +272,8 @@ export function createHub(options: HubOptions): Hub {
     listen(endpointId, listener) {
       const channel = channels.get(endpointId) ?? openChannel(endpointId);
       channel.listeners.add(listener);
+      const { answerFor } = listener;
+      if (answerFor !== undefined) channel.answerListeners.set(answerFor, listener);
       const ready = channel.ready.then(
         () => 'ready' as const,
         (error: unknown) => (error instanceof EndpointGoneError ? ('gone' as const) : ('failed' as const)),
@@ -277,6 +282,8 @@ export function createHub(options: HubOptions): Hub {
         ready,
         stop() {
           channel.listeners.delete(listener);
+          if (answerFor !== undefined && channel.answerListeners.get(answerFor) === listener)
+            channel.answerListeners.delete(answerFor);
           closeWhenUnused(endpointId, channel);
         },
       };
