@@ -31,7 +31,7 @@ import { createHub, type Hub } from './socket/hub.js';
 import { socketRoute } from './socket/socket-route.js';
 import { liveUpgrades } from './socket/upgrades.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL } from './shared/protocol.js';
+import { CloseCode, MAX_WS_MESSAGE_BYTES, SUBPROTOCOL, SUBPROTOCOL_V1 } from './shared/protocol.js';
 import { createWaitingSenders } from './answers/waiting-senders.js';
 import { createWaits } from './endpoints/waits.js';
 import type { Store } from './store/store.js';
@@ -293,7 +293,8 @@ async function registerSocket(
         // otherwise have thousands handled in one go while /healthz and captures wait. Clients
         // send few messages (set-response, clear, reports), so this costs the hot path nothing.
         allowSynchronousEvents: false,
-        handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+        handleProtocols: (protocols) =>
+          protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : protocols.has(SUBPROTOCOL_V1) ? SUBPROTOCOL_V1 : false,
       },
       preClose(done) {
         // Tell every watcher why (1001), so pages reconnect to another instance or retry later.

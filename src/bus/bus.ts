@@ -5,8 +5,10 @@
 export interface BusMessage {
   /** Sequence number of the captured request it carries; absent for other events. */
   seq?: number;
-  /** The protocol message (JSON), sent as is to each watcher. */
-  data: Buffer | string;
+  /** A captured request (with `seq`): its answer and record as stored, sent without copying (socket/frame.ts). */
+  request?: { answer: string; record: Buffer };
+  /** Any other event: the protocol message (JSON), sent as is to each watcher. */
+  data?: Buffer | string;
   /** Capture time (ms since epoch) of the request it carries, for the delivery-lag metric. */
   capturedAtMs?: number;
   /** Redis only: the request's age in its partition (redis/scripts.ts), which tells the store when Redis has lost writes. */

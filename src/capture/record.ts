@@ -10,7 +10,7 @@ import type { EndpointKind, EntryBuilder, NewEntry } from '../store/store.js';
 import { isMultipartFormData, parseMultipart } from './multipart.js';
 import type { ReadBody } from './read-body.js';
 import { maxRecordBytes } from './record-bounds.js';
-import { toRecordJson } from './to-record-json.js';
+import { toRecordBytes } from './to-record.js';
 import { createUtcTimeFormatter } from './utc-time.js';
 
 /** The record's answer for a body past the read limit: Hookwatch's own 413. */
@@ -30,7 +30,7 @@ export interface Prepared {
 
 /**
  * Builds the record of a request whose body has been read: its multipart parts first, then, for
- * the configuration in force when the store stores it, the record's JSON, the answer choices and
+ * the configuration in force when the store stores it, the record's bytes, the answer choices and
  * the answer each gives.
  */
 export function createRecordBuilder(config: Pick<Config, 'requestLimits' | 'endpoints'>) {
@@ -61,7 +61,7 @@ export function createRecordBuilder(config: Pick<Config, 'requestLimits' | 'endp
     // shape and slows every later property read (docs/performance.md).
     const recordFor = (response: ResponseConfig, redact: boolean): NewEntry => {
       choices = body.overLimit ? ONLY_DEFAULT : choicesFor(response, inputOf);
-      const json = toRecordJson(
+      const record = toRecordBytes(
         {
           method: request.method,
           url: request.raw.url ?? '',
@@ -80,7 +80,7 @@ export function createRecordBuilder(config: Pick<Config, 'requestLimits' | 'endp
         captureOptions,
         maxRecordOf[kind],
       );
-      return { json, choices, answers: body.overLimit ? TOO_LARGE_ANSWERS : recordedAnswers(response, choices) };
+      return { record, choices, answers: body.overLimit ? TOO_LARGE_ANSWERS : recordedAnswers(response, choices) };
     };
     return { recordFor, choices: () => choices, inputOf };
   };

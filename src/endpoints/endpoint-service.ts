@@ -25,6 +25,7 @@ import {
 import { createEndpoint, keyMatches, type CreateOptions } from './endpoint-records.js';
 import { toRelayed } from './relayed-answer.js';
 import { redactForwarded } from './redact-forwarded.js';
+import { capturedRequestOf } from '../store/stored-request.js';
 
 /** What an action gives: its value, or the error (from the errors table) a transport turns into a status or a close code. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: FastifyError };
@@ -273,9 +274,7 @@ export function createEndpointService(options: {
 
     async readRequest(endpointId, seq) {
       const stored = (await store.readLog(endpointId, seq - 1))?.requests.find((request) => request.seq === seq);
-      return stored === undefined
-        ? undefined
-        : (JSON.parse(stored.message.toString('utf8')) as { request: CapturedRequest }).request;
+      return stored === undefined ? undefined : capturedRequestOf(stored);
     },
 
     orderReplay: (endpointId, order) => bus.publish(endpointId, { data: JSON.stringify(order), toForwarders: true }),

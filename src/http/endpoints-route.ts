@@ -10,7 +10,8 @@ import type { EndpointService, LogSince, Outcome } from '../endpoints/endpoint-s
 import { errors } from '../errors.js';
 import { deadline } from '../shared/deadline.js';
 import { closedSignal } from '../request/closed-signal.js';
-import { recordOf, type EndpointRecord, type Store } from '../store/store.js';
+import type { EndpointRecord, Store } from '../store/store.js';
+import { recordJsonOf } from '../store/stored-request.js';
 import { addressKey } from '../request/address-key.js';
 import type { Waits } from '../endpoints/waits.js';
 import type { CreateLimit } from '../request/rate-limit.js';
@@ -230,7 +231,7 @@ function toPollAnswer({ log, gap }: LogSince, expiresAt: string | undefined): Bu
   const records: Buffer[] = [];
   let bytes = 0;
   for (const stored of log.requests) {
-    const record = recordOf(stored.message);
+    const record = Buffer.from(recordJsonOf(stored));
     if (records.length > 0 && bytes + record.length > PAGE_BYTES) break;
     records.push(record);
     bytes += record.length + 1;

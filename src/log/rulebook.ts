@@ -19,12 +19,14 @@ export { chooseAnswer } from '../shared/answer-rules.js';
 export const STORED_REQUEST_OVERHEAD_BYTES = 160;
 
 /**
- * What a stored request counts against every byte budget, on every backend: its message, its
- * latest forward result (as UTF-8, which is at least what memory holds of it), and the overhead.
- * The Lua (src/redis/lua: prelude.lua's forgetRequest, forwarded.lua) counts the same.
+ * What a stored request counts against every byte budget, on every backend: its bytes (the
+ * answer and the record, as one element holds them: store/stored-request.ts, `elementLength`),
+ * its latest forward result (as UTF-8, which is at least what memory holds of it), and the
+ * overhead. The Lua (src/redis/lua: append.lua, prelude.lua's forgetRequest, forwarded.lua)
+ * counts the same.
  */
-export function storedCost(message: Buffer, forwarded: string | undefined): number {
-  return message.length + (forwarded === undefined ? 0 : Buffer.byteLength(forwarded)) + STORED_REQUEST_OVERHEAD_BYTES;
+export function storedCost(elementBytes: number, forwarded: string | undefined): number {
+  return elementBytes + (forwarded === undefined ? 0 : Buffer.byteLength(forwarded)) + STORED_REQUEST_OVERHEAD_BYTES;
 }
 
 /** What a response configuration costs beyond its JSON, held in memory (objects around it). */

@@ -22,13 +22,12 @@ import type { ResponseConfig } from '../shared/schemas/response-config.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
-  toRequestMessage,
-  withAnswer,
   type EndpointRecord,
   type Store,
   type StoreLimits,
   type StoredRequest,
 } from '../store/store.js';
+import { elementLength } from '../store/stored-request.js';
 
 interface Entry {
   endpoint: EndpointRecord;
@@ -67,7 +66,7 @@ export interface MemoryStoreOptions extends StoreLimits {
   now?: () => number;
 }
 
-const costOf = (request: StoredRequest) => storedCost(request.message, request.forwarded);
+const costOf = (request: StoredRequest) => storedCost(elementLength(request.answer, request.record), request.forwarded);
 
 /** Live endpoints (and, with DATA_DIR=none, kept ones): everything in this process's memory, gone on restart. */
 export function createMemoryStore(options: MemoryStoreOptions): Store {
@@ -301,7 +300,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       const choice = chooseAnswer(newEntry.choices, entry.ruleCounts);
       const request: Held = {
         seq,
-        message: toRequestMessage(newEntry.json, newEntry.answers[choice] as string, seq),
+        answer: newEntry.answers[choice] as string,
+        record: newEntry.record,
         entry,
         older: undefined,
         newer: undefined,
@@ -311,7 +311,7 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       totalBytes += costOf(request);
       link(request);
       // Announced before any trim, so watchers see the request, then what left.
-      await options.bus.publish(id, { seq, data: request.message, capturedAtMs });
+      await options.bus.publish(id, { seq, request, capturedAtMs });
 
       keepBudgets(entry);
       return { seq, response, choice, responder: responders.holder(id) !== undefined };
@@ -319,10 +319,10 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
 
     async setAnswer(id, seq, answerJson) {
       const held = alive(id)?.requests.find((request) => request.seq === seq);
-      const message = held && withAnswer(held.message, answerJson);
-      if (!held || !message) return false;
-      const growth = message.length - held.message.length;
-      held.message = message;
+      if (!held) return false;
+      const before = costOf(held);
+      held.answer = answerJson;
+      const growth = costOf(held) - before;
       held.entry.bytes += growth;
       totalBytes += growth;
       await options.bus.publish(id, { data: answeredMessage(seq, answerJson) });
@@ -342,8 +342,8 @@ export function createMemoryStore(options: MemoryStoreOptions): Store {
       // Copies without the links: a reader holding its answer pins no other request.
       const requests = entry.requests
         .filter((held) => held.seq > afterSeq)
-        .map(({ seq, message, forwarded }): StoredRequest =>
-          forwarded === undefined ? { seq, message } : { seq, message, forwarded },
+        .map(({ seq, answer, record, forwarded }): StoredRequest =>
+          forwarded === undefined ? { seq, answer, record } : { seq, answer, record, forwarded },
         );
       return { requests, lastSeq: entry.lastSeq, clearedSeq: entry.clearedSeq };
     },

@@ -27,8 +27,6 @@ import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
   StoreUnavailableError,
-  toRequestMessage,
-  withAnswer,
   type Appended,
   type EndpointKind,
   type EndpointRecord,
@@ -37,6 +35,7 @@ import {
   type StoreLimits,
   type StoredRequest,
 } from '../store/store.js';
+import { fromElement, toElement } from '../store/stored-request.js';
 
 export interface SqliteStoreOptions extends StoreLimits {
   /** An open, migrated database (sqlite-database.ts) that main.ts owns. */
@@ -110,7 +109,8 @@ interface BatchEndpoint {
 /** A capture as its commit stored it, announced once the commit is done. */
 interface StoredCapture {
   seq: number;
-  message: Buffer;
+  answer: string;
+  record: Buffer;
   response: ResponseConfig;
   choice: number;
   evictedThrough: Array<[string, number]>;
@@ -307,13 +307,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const seq = nextSeq(endpoint.lastSeq);
     const choice = chooseAnswer(entry.choices, counts);
     if (entry.choices[choice]?.times) endpoint.counted = true;
-    const message = toRequestMessage(entry.json, entry.answers[choice] as string, seq);
-    const cost = storedCost(message, undefined);
-    sql.insertRequest.run(capture.id, seq, cost, message);
+    const answer = entry.answers[choice] as string;
+    const element = toElement(answer, entry.record);
+    const cost = storedCost(element.length, undefined);
+    sql.insertRequest.run(capture.id, seq, cost, element);
     endpoint.lastSeq = seq;
     endpoint.grew = true;
     account(capture.id, 1, cost);
-    return { seq, message, response, choice, evictedThrough: keepBudgets(capture.id) };
+    return { seq, answer, record: entry.record, response, choice, evictedThrough: keepBudgets(capture.id) };
   };
 
   /** The captures of one commit, in arrival order (so their seqs follow it), and each endpoint's counters written once. */
@@ -331,8 +332,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const announce = (capture: QueuedCapture, outcome: CaptureOutcome) => {
     if (outcome === undefined) return capture.resolve(undefined);
     if ('failed' in outcome) return capture.reject(outcome.failed);
-    const { seq, message, response, choice, evictedThrough } = outcome;
-    const published = bus.publish(capture.id, { seq, data: message, capturedAtMs: capture.capturedAtMs });
+    const { seq, answer, record, response, choice, evictedThrough } = outcome;
+    const published = bus.publish(capture.id, { seq, request: { answer, record }, capturedAtMs: capture.capturedAtMs });
     for (const [endpointId, throughSeq] of evictedThrough)
       void bus.publish(endpointId, { data: evictedMessage(throughSeq) });
     published.then(
@@ -508,10 +509,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       const changed = inTransaction(() => {
         if (!aliveRow(id)) return false;
         const row = sql.request.get(id, seq) as { message: Buffer; cost: number } | undefined;
-        const message = row && withAnswer(row.message, answerJson);
-        if (!row || !message) return false;
-        const growth = message.length - row.message.length;
-        sql.setMessage.run(message, row.cost + growth, id, seq);
+        if (!row) return false;
+        const element = toElement(answerJson, fromElement(seq, row.message).record);
+        const growth = element.length - row.message.length;
+        sql.setMessage.run(element, row.cost + growth, id, seq);
         account(id, 0, growth);
         return true;
       });
@@ -536,7 +537,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           forwarded: string | null;
         }>;
         const requests = rows.map(({ seq, message, forwarded }): StoredRequest =>
-          forwarded === null ? { seq, message } : { seq, message, forwarded },
+          fromElement(seq, message, forwarded ?? undefined),
         );
         return { requests, lastSeq: row.last_seq, clearedSeq: row.cleared_seq };
       });
@@ -549,7 +550,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           { message: Buffer; forwarded: string | null; cost: number } | undefined;
         if (!row) return undefined;
         // Counted with its request: a grown request counts against both budgets like a new one.
-        const growth = storedCost(row.message, message) - storedCost(row.message, row.forwarded ?? undefined);
+        const growth =
+          storedCost(row.message.length, message) - storedCost(row.message.length, row.forwarded ?? undefined);
         sql.setForwarded.run(message, row.cost + growth, id, seq);
         account(id, 0, growth);
         return keepBudgets(id);

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { partitionPrefixes } from './partitions.js';
 import type { Bus, BusHandler, BusMessage } from '../bus/bus.js';
+import { fromElement, toElement } from '../store/stored-request.js';
 
 export interface RedisBusOptions {
   /** Publishes (any connection main.ts owns; the store's will do). */
@@ -18,7 +19,8 @@ export interface RedisBusOptions {
 const NEWLINE = 0x0a;
 
 /**
- * `R <seq> <capturedAtMs>[ <age>]\n<message>` for a captured request, `X\n<message>` for the last
+ * `R <seq> <capturedAtMs>[ <age>]\n<element>` for a captured request (its answer and record as
+ * stored: store/stored-request.ts), `X\n<message>` for the last
  * message of an endpoint that is gone, `A <seq>\n<message>` for a local app's answer to
  * request seq's sender, `F\n<message>` for forwarders only, `W <watcher id>\n<message>` for one
  * watcher, `E\n<message>` for any other event: what the hub needs
@@ -38,7 +40,8 @@ export function encodeBusMessage(message: BusMessage): Buffer | string {
             : message.ends
               ? 'X\n'
               : 'E\n';
-  return typeof message.data === 'string' ? head + message.data : Buffer.concat([Buffer.from(head), message.data]);
+  const data = message.request ? toElement(message.request.answer, message.request.record) : (message.data ?? '');
+  return typeof data === 'string' ? head + data : Buffer.concat([Buffer.from(head), data]);
 }
 
 export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
@@ -51,7 +54,14 @@ export function decodeBusMessage(payload: Buffer): BusMessage | undefined {
   if (payload[0] === 0x57 /* W */) return { data, toWatcher: payload.toString('latin1', 2, newline) };
   if (payload[0] !== 0x52 /* R */) return { data };
   const [, seq, capturedAtMs, age] = payload.toString('latin1', 0, newline).split(' ');
-  const message: BusMessage = { seq: Number(seq), capturedAtMs: Number(capturedAtMs), data };
+  let request;
+  try {
+    request = fromElement(Number(seq), data);
+  } catch {
+    return undefined;
+  }
+  const { answer, record } = request;
+  const message: BusMessage = { seq: Number(seq), capturedAtMs: Number(capturedAtMs), request: { answer, record } };
   if (age !== undefined) message.age = Number(age);
   return message;
 }
@@ -129,7 +139,7 @@ export function createRedisBus(options: RedisBusOptions): Bus {
       const failed = (
         await publisher
           .multi()
-          .set(answerKey(endpointId, message.answerFor), message.data, 'PX', RECENT_ANSWER_MS)
+          .set(answerKey(endpointId, message.answerFor), message.data ?? '', 'PX', RECENT_ANSWER_MS)
           .spublish(channel(endpointId), encodeBusMessage(message))
           .exec()
       )?.find(([error]) => error);

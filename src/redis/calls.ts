@@ -17,11 +17,11 @@ export function connectionFailed(error: unknown): boolean {
 }
 
 export type ScriptName = keyof typeof scripts | 'READ_LOGBuffer';
-type Command = (...args: Array<string | number>) => Promise<unknown>;
+type Command = (...args: Array<string | number | Buffer>) => Promise<unknown>;
 
 export interface RedisCalls {
   /** Runs script `name` with `keys` declared and `args` after them (ARGV): bounded, and StoreUnavailableError on any failure. */
-  script(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown>;
+  script(name: ScriptName, keys: string[], args: Array<string | number | Buffer>): Promise<unknown>;
   /** A plain command, bounded like a script. */
   bounded<T>(command: Promise<T>): Promise<T>;
 }

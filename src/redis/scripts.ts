@@ -60,7 +60,7 @@
 import { readFileSync } from 'node:fs';
 import { MAX_RESPONDER_CLAIMS } from '../one-process/responder-claims.js';
 import { MAX_RULES } from '../shared/answer-rules.js';
-import { EVICTED_MESSAGE_HEAD, REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
+import { EVICTED_MESSAGE_HEAD } from '../shared/protocol.js';
 import { CLEARED_MESSAGE_HEAD, EXPIRED_MESSAGE, REMOVED_MESSAGE_HEAD } from '../shared/server-messages.js';
 
 /** Keys every script may touch in its partition, after the prefix and hash tag: declared on every call. */
@@ -101,7 +101,6 @@ const CONSTANTS: Record<string, string> = {
   MAX_RESPONDER_CLAIMS: String(MAX_RESPONDER_CLAIMS),
   NO_SETTINGS: lua(NO_SETTINGS),
   ANSWER_FIELD: lua(',"answer":{'),
-  REQUEST_MESSAGE_HEAD: lua(REQUEST_MESSAGE_HEAD),
   EVICTED_MESSAGE_HEAD: lua(EVICTED_MESSAGE_HEAD),
   CLEARED_MESSAGE_HEAD: lua(CLEARED_MESSAGE_HEAD),
   REMOVED_MESSAGE_HEAD: lua(REMOVED_MESSAGE_HEAD),

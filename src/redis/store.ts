@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import type { EndpointRecord, Store, StoreLimits, StoredRequest } from '../store/store.js';
+import { fromElement } from '../store/stored-request.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
@@ -101,7 +102,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     name: ScriptName,
     partition: string,
     ids: readonly string[],
-    ...args: Array<string | number>
+    ...args: Array<string | number | Buffer>
   ): Promise<unknown> => {
     const keys = (keysByPartition.get(partition) as ReturnType<typeof keysIn>)(
       ids,
@@ -114,7 +115,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     name: ScriptName,
     partition: string,
     ids: readonly string[],
-    ...args: Array<string | number>
+    ...args: Array<string | number | Buffer>
   ): Promise<unknown> => {
     try {
       return await runOnce(name, partition, ids, ...args);
@@ -125,7 +126,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return runOnce(name, partition, ids, ...args);
     }
   };
-  const onEndpoint = (name: ScriptName, id: string, ...args: Array<string | number>) =>
+  const onEndpoint = (name: ScriptName, id: string, ...args: Array<string | number | Buffer>) =>
     run(name, partitionOf(id), [id], id, ...args);
   /**
    * A creator's endpoint ids, newest last by creation time: a sorted set of its own, outside the
@@ -134,7 +135,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    */
   const creatorKey = (creator: string) =>
     `${prefix}creator:${createHash('sha256').update(creator).digest('hex').slice(0, 32)}`;
-  const onEveryPartition = (name: ScriptName, ...args: Array<string | number>) =>
+  const onEveryPartition = (name: ScriptName, ...args: Array<string | number | Buffer>) =>
     Promise.all(partitions.map((partition) => run(name, partition, [], ...args)));
 
   /** Redis's clock minus this instance's, as last measured (half a round trip of error). */
@@ -224,7 +225,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
    * capture that did run is recognised, never stored twice) while `retryUntil` allows; one that
    * timed out (Redis may be stalled, not gone) or that Redis refused is not tried again.
    */
-  const append = async (args: Array<string | number>, id: string, retryUntil: number): Promise<unknown> => {
+  const append = async (args: Array<string | number | Buffer>, id: string, retryUntil: number): Promise<unknown> => {
     for (;;) {
       try {
         return await onEndpoint('APPEND', id, ...args);
@@ -424,7 +425,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         const choices = entry.choices.flatMap((choice, at) => [choice.rule, choice.times, entry.answers[at] as string]);
         return append(
           [
-            entry.json,
+            entry.record,
             capturedAtMs,
             kind,
             version,
@@ -474,9 +475,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const requests: StoredRequest[] = [];
       for (let i = 2; i + 2 < reply.length; i += 3) {
         const forwarded = reply[i + 2];
-        const stored: StoredRequest = { seq: Number(reply[i]), message: reply[i + 1] as Buffer };
-        if (Buffer.isBuffer(forwarded)) stored.forwarded = forwarded.toString();
-        requests.push(stored);
+        requests.push(
+          fromElement(Number(reply[i]), reply[i + 1] as Buffer, Buffer.isBuffer(forwarded) ? forwarded.toString() : undefined),
+        );
       }
       return { lastSeq: Number(reply[0]), clearedSeq: Number(reply[1]), requests };
     },

@@ -1,11 +1,17 @@
 /**
- * The live protocol, version 1 (docs/protocol.md). JSON text frames with a `type` field over a
- * WebSocket at `/api/live`, negotiated with the subprotocol `hookwatch.v1`. Its constants are
+ * The live protocol (docs/protocol.md): JSON text frames with a `type` field over a WebSocket at
+ * `/api/live`, negotiated with the subprotocol `hookwatch.v2`, whose `request` message is one
+ * binary frame instead (request-frame.ts). `hookwatch.v1`, all text, stays for one release. Its constants are
  * here; its messages are declared once, in zod, in schemas/live-messages.ts, whose types this
  * module passes on. The page imports it: nothing here depends on Node or, at run time, on zod.
  */
 
-export const SUBPROTOCOL = 'hookwatch.v1';
+/** The protocol the page and the CLI speak. */
+export const SUBPROTOCOL = 'hookwatch.v2';
+/** Version 1 (`request` as JSON text, its body escaped or base64): still served, going in the next release. */
+export const SUBPROTOCOL_V1 = 'hookwatch.v1';
+/** A socket's protocol version. */
+export type ProtocolVersion = 1 | 2;
 export const LIVE_PATH = '/api/live';
 /** Receiver URL paths, `<prefix><id>`: live endpoints and kept ones (docs/glossary.md). */
 export const RECEIVER_PREFIXES = { live: '/api/webhook-tester/', kept: '/api/webhook-endpoint/' } as const;
@@ -26,7 +32,7 @@ export const MAX_LOCAL_ANSWER_BODY_BYTES = 1024 * 1024;
 export const CloseCode = {
   /** Server shutting down: reconnect to another instance or later. */
   GOING_AWAY: 1001,
-  /** Subprotocol missing or not `hookwatch.v1`. */
+  /** Subprotocol missing, or neither `hookwatch.v2` nor `hookwatch.v1`. */
   PROTOCOL_ERROR: 1002,
   /** The store is unreachable: reconnect with backoff (RFC 6455 section 7.4.1 "try again later"). */
   TRY_AGAIN_LATER: 1013,
@@ -69,13 +75,8 @@ export type {
   WatchersMessage,
   WelcomeMessage,
 } from './schemas/live-messages.js';
-// ---- messages the stores write around stored bytes ----
+// ---- messages the Redis scripts write ----
 
-/**
- * Every `request` message starts with this, then its seq, then the rest of its record: the
- * stores build it around a stored record without parsing it (store.ts, and the Redis scripts).
- */
-export const REQUEST_MESSAGE_HEAD = '{"type":"request","request":{"seq":';
 /** The `evicted` message up to its number, for the Redis scripts; elsewhere `evictedMessage`. */
 export const EVICTED_MESSAGE_HEAD = '{"type":"evicted","throughSeq":';
 export const evictedMessage = (throughSeq: number): string => `${EVICTED_MESSAGE_HEAD}${throughSeq}}`;

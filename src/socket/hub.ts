@@ -3,7 +3,7 @@ import type { Bus } from '../bus/bus.js';
 import type { Store } from '../store/store.js';
 import { createCorking } from './corking.js';
 import { EXPIRED_MESSAGE, responderMessage } from '../shared/server-messages.js';
-import { toFramed, type Framed, type Watcher } from './watcher.js';
+import { requestFramed, toFramed, type Framed, type Watcher } from './watcher.js';
 import type { EndpointEvents, EndpointListener } from '../endpoints/waits.js';
 
 export interface HubOptions {
@@ -75,22 +75,27 @@ export function createHub(options: HubOptions): Hub {
   bus.onMessage((endpointId, message) => {
     const channel = channels.get(endpointId);
     if (!channel) return;
-    // Gone (deleted on any instance): tell the watchers why and close their sockets now.
-    if (message.ends) return expireLocal(endpointId, message.data);
-    if (message.answerFor !== undefined) {
-      channel.answerListeners.get(message.answerFor)?.answer?.(message.data);
+    const { request, data = '' } = message;
+    if (request !== undefined && message.seq !== undefined) {
+      for (const listener of [...channel.listeners]) listener.request?.();
+      // Framed once per protocol version for every watcher (ws would otherwise do it once per socket).
+      deliver(endpointId, channel, requestFramed({ seq: message.seq, answer: request.answer, record: request.record }));
+      corking.counted();
+      if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
       return;
     }
-    if (message.toForwarders) return deliverToForwarders(channel, message.data);
-    if (message.toWatcher !== undefined) return deliverToWatcher(channel, message.toWatcher, message.data);
-    if (channel.listeners.size > 0) {
-      if (message.seq !== undefined) for (const listener of [...channel.listeners]) listener.request?.();
-      else if (isNoResponder(message.data)) for (const listener of [...channel.listeners]) listener.noResponder?.();
+    // Gone (deleted on any instance): tell the watchers why and close their sockets now.
+    if (message.ends) return expireLocal(endpointId, data);
+    if (message.answerFor !== undefined) {
+      channel.answerListeners.get(message.answerFor)?.answer?.(data);
+      return;
     }
-    // Encode and frame once for every watcher (ws would otherwise do both once per socket).
-    deliver(endpointId, channel, toFramed(message.data, message.seq));
+    if (message.toForwarders) return deliverToForwarders(channel, data);
+    if (message.toWatcher !== undefined) return deliverToWatcher(channel, message.toWatcher, data);
+    if (channel.listeners.size > 0 && isNoResponder(data))
+      for (const listener of [...channel.listeners]) listener.noResponder?.();
+    deliver(endpointId, channel, toFramed(data));
     corking.counted();
-    if (message.capturedAtMs !== undefined) options.onDelivered?.(message.capturedAtMs);
   });
 
   function openChannel(endpointId: string): Channel {
@@ -185,7 +190,7 @@ export function createHub(options: HubOptions): Hub {
       if (log === undefined) return expireLocal(endpointId);
       const waiting = channel.filling ?? [];
       channel.filling = undefined;
-      for (const stored of log.requests) deliver(endpointId, channel, toFramed(stored.message, stored.seq));
+      for (const stored of log.requests) deliver(endpointId, channel, requestFramed(stored));
       // What the store no longer has (trimmed or evicted) is not a hole to fill again.
       channel.lastSeq = Math.max(channel.lastSeq ?? 0, (waiting[0]?.seq ?? after + 1) - 1, log.clearedSeq);
       for (const framed of waiting) deliver(endpointId, channel, framed);

@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import type { Hub } from './hub.js';
 import { SocketSession, type SessionContext } from './socket-session.js';
-import { CloseCode, LIVE_PATH, SUBPROTOCOL } from '../shared/protocol.js';
+import { CloseCode, LIVE_PATH, SUBPROTOCOL, SUBPROTOCOL_V1 } from '../shared/protocol.js';
 
 export interface LiveRouteOptions {
   config: SessionContext['config'] & Pick<Config, 'server' | 'clientLimits'>;
@@ -131,7 +131,7 @@ export async function socketRoute(app: FastifyInstance, options: LiveRouteOption
     // collected while the socket lives on (about 3 KiB per watcher).
     const tcp = request.raw.socket as Socket & { _httpMessage?: ServerResponse | null };
     tcp._httpMessage?.detachSocket(tcp);
-    if (socket.protocol !== SUBPROTOCOL) {
+    if (socket.protocol !== SUBPROTOCOL && socket.protocol !== SUBPROTOCOL_V1) {
       socket.close(CloseCode.PROTOCOL_ERROR, `use the WebSocket subprotocol ${SUBPROTOCOL}`);
       return;
     }

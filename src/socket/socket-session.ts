@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.js';
 import {
   CloseCode,
   MAX_WS_MESSAGE_BYTES,
+  SUBPROTOCOL_V1,
   type ClientMessage,
   type CreateMessage,
   type ReplayMessage,
@@ -22,7 +23,8 @@ import { parseClientMessage } from './client-messages.js';
 import type { Hub } from './hub.js';
 import { MessageBudget } from './message-budget.js';
 import { relayReplayProgress, ReplayRelay } from './replay-relay.js';
-import { toFramed, Watcher, writeBounded } from './watcher.js';
+import { requestFramed, toFramed, Watcher, writeBounded } from './watcher.js';
+import { textFrame } from './frame.js';
 
 /** What every session shares: built once per app, not once per socket. */
 export interface SessionContext {
@@ -240,7 +242,7 @@ export class SocketSession {
   /** Every reply goes through here: bounded like request delivery, so no reply can grow memory. */
   private send(data: string): void {
     if (this.state.name === 'watching') return this.state.watcher.send(data);
-    writeBounded(this.socket, toFramed(data).frame, this.context.config.socketLimits.maxSocketBufferBytes, () =>
+    writeBounded(this.socket, textFrame(data), this.context.config.socketLimits.maxSocketBufferBytes, () =>
       this.socket.terminate(),
     );
   }
@@ -427,6 +429,7 @@ export class SocketSession {
     const candidate = new Watcher(
       this.socket,
       endpointId,
+      this.socket.protocol === SUBPROTOCOL_V1 ? 1 : 2,
       config.socketLimits.maxSocketBufferBytes,
       this.context.onSlowWatcher,
     );
@@ -485,8 +488,8 @@ export class SocketSession {
     // (set-response, clear) should not wait for it.
     const backlog = log.requests.flatMap((stored) =>
       stored.forwarded === undefined
-        ? [toFramed(stored.message, stored.seq)]
-        : [toFramed(stored.message, stored.seq), toFramed(stored.forwarded)],
+        ? [requestFramed(stored)]
+        : [requestFramed(stored), toFramed(stored.forwarded)],
     );
     candidate.replay(backlog).catch((error: unknown) => this.failed(error));
   }

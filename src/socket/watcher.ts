@@ -1,15 +1,38 @@
 import { nanoid } from 'nanoid';
 import type { WebSocket } from 'ws';
-import { tcpSocketOf, textFrame, type TextFrame } from './frame.js';
+import type { ProtocolVersion } from '../shared/protocol.js';
+import { v1RequestMessage, type StoredRequest } from '../store/stored-request.js';
+import { requestFrame, tcpSocketOf, textFrame, type Frame } from './frame.js';
 
-/** A message on its way to watchers: framed once, then the same bytes written to every socket. */
+/**
+ * A message on its way to watchers: framed once per protocol version that asks for it, then the
+ * same bytes written to every socket of that version.
+ */
 export interface Framed {
   seq?: number;
-  frame: TextFrame;
+  frameFor(version: ProtocolVersion): Frame;
 }
 
-export function toFramed(data: Buffer | string, seq?: number): Framed {
-  return seq === undefined ? { frame: textFrame(data) } : { seq, frame: textFrame(data) };
+/** Any message but `request`: the same text frame for both versions. */
+export function toFramed(data: Buffer | string): Framed {
+  const frame = textFrame(data);
+  return { frameFor: () => frame };
+}
+
+/**
+ * A `request`: the stored bytes in one binary frame for v2, and the JSON text of v1 built from
+ * them only when a v1 socket asks, once.
+ */
+export function requestFramed(stored: Pick<StoredRequest, 'seq' | 'answer' | 'record'>): Framed {
+  let v2: Frame | undefined;
+  let v1: Frame | undefined;
+  return {
+    seq: stored.seq,
+    frameFor: (version) =>
+      version === 2
+        ? (v2 ??= requestFrame(stored.seq, stored.answer, stored.record))
+        : (v1 ??= textFrame(v1RequestMessage(stored))),
+  };
 }
 
 /**
@@ -35,6 +58,7 @@ export class Watcher {
   constructor(
     readonly socket: WebSocket,
     readonly endpointId: string,
+    readonly version: ProtocolVersion,
     private readonly maxBufferBytes: number,
     /** Shared by every watcher (one function, not a closure per socket). */
     private readonly onSlow: (watcher: Watcher) => void,
@@ -43,7 +67,7 @@ export class Watcher {
   /** Called by the hub for every message on the endpoint. */
   deliver(message: Framed): void {
     if (this.held) {
-      this.heldBytes += message.frame.length;
+      this.heldBytes += message.frameFor(this.version).length;
       if (this.heldBytes > this.maxBufferBytes) return this.dropSlow();
       this.held.push(message);
       return;
@@ -87,7 +111,7 @@ export class Watcher {
       if (message.seq <= this.lastSeq) return;
       this.lastSeq = message.seq;
     }
-    writeBounded(this.socket, message.frame, this.maxBufferBytes, () => this.dropSlow());
+    writeBounded(this.socket, message.frameFor(this.version), this.maxBufferBytes, () => this.dropSlow());
   }
 
   private drained(): Promise<void> {
@@ -109,7 +133,7 @@ export class Watcher {
  * The frame's bytes go straight to the TCP socket: ws writes each frame whole and, without
  * compression, never queues its own, so this is what `ws.send` would do minus framing again.
  */
-export function writeBounded(socket: WebSocket, frame: TextFrame, maxBufferBytes: number, onSlow: () => void): void {
+export function writeBounded(socket: WebSocket, frame: Frame, maxBufferBytes: number, onSlow: () => void): void {
   if (socket.readyState !== socket.OPEN) return;
   // Judge by what is still unsent, not by this message. bufferedAmount counts bytes written to
   // the TCP socket too.
@@ -118,7 +142,8 @@ export function writeBounded(socket: WebSocket, frame: TextFrame, maxBufferBytes
   if (tcp) {
     for (const chunk of frame.chunks) tcp.write(chunk);
   } else {
-    socket.send(Buffer.concat(frame.chunks).subarray(headerLength(frame.chunks[0] as Buffer)), { binary: false });
+    const head = frame.chunks[0] as Buffer;
+    socket.send(Buffer.concat(frame.chunks).subarray(headerLength(head)), { binary: head[0] === 0x82 });
   }
 }
 

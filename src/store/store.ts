@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { AnswerChoice } from '../shared/answer-rules.js';
-import { REQUEST_MESSAGE_HEAD } from '../shared/protocol.js';
+import type { StoredRequest } from './stored-request.js';
 import type { ResponseConfig } from '../shared/schemas/response-config.js';
 
 // What a stored byte costs is a rule of the request log, written once there; the Redis store reads it here.
@@ -26,17 +26,7 @@ export interface EndpointRecord {
   responder?: string;
 }
 
-/**
- * A captured request as stored: its sequence number and its `request` protocol message
- * (`{"type":"request","request":{…}}`) as UTF-8 bytes, built once and sent as is to every
- * watcher. `recordOf` gives the record inside it.
- */
-export interface StoredRequest {
-  seq: number;
-  message: Buffer;
-  /** The latest `forwarded` message a forwarder reported for it, when there is one (readLog only). */
-  forwarded?: string;
-}
+export type { StoredRequest } from './stored-request.js';
 
 /** An endpoint's stored requests after some seq, with the numbers a client needs to resume. */
 export interface RequestLog {
@@ -187,8 +177,8 @@ export type EntryBuilder = (response: ResponseConfig, redact: boolean) => NewEnt
 
 /** A captured request before the store numbers it and picks its answer. */
 export interface NewEntry {
-  /** The record's JSON without `seq` and `answer`. */
-  json: string;
+  /** The record's bytes (shared/request-frame.ts): header JSON and raw body, without `seq` and `answer`. */
+  record: Buffer;
   /** Who may answer it, in order (answer-rules.ts). */
   choices: readonly AnswerChoice[];
   /** For each choice, the record's `answer` JSON it gives. */
@@ -250,33 +240,6 @@ export function storeLimits(config: Pick<Config, 'endpointLimits' | 'processLimi
     maxStoredBytesPerEndpoint: config.endpointLimits.maxStoredBytesPerEndpoint,
     maxResponseConfigBytes: config.processLimits.maxResponseConfigBytes,
   };
-}
-
-/**
- * `{"a":1}`, answer `{"status":200,…}` and seq 7 -> the `request` message
- * `{"type":"request","request":{"seq":7,"a":1,"answer":{"status":200,…}}}`, as bytes. Shared by
- * every backend. Built from the draft's string in one encoding pass: a large record costs one
- * buffer of its size, not a copy per step.
- */
-export function toRequestMessage(draftJson: string, answerJson: string, seq: number): Buffer {
-  return Buffer.from(
-    `${REQUEST_MESSAGE_HEAD}${seq},${draftJson.length > 2 ? `${draftJson.slice(1, -1)},` : ''}"answer":${answerJson}}}`,
-  );
-}
-
-/** Where a stored message's `answer` starts (it is the record's last field; a JSON string cannot hold the unescaped quotes searched for). */
-const ANSWER_FIELD = ',"answer":{';
-
-/** The stored message with its record's answer replaced (`setAnswer`); undefined when it has none. */
-export function withAnswer(message: Buffer, answerJson: string): Buffer | undefined {
-  const at = message.lastIndexOf(ANSWER_FIELD);
-  if (at === -1) return undefined;
-  return Buffer.concat([message.subarray(0, at), Buffer.from(`,"answer":${answerJson}}}`)]);
-}
-
-/** The record (`{"seq":…}`) inside a stored `request` message, without copying it. */
-export function recordOf(message: Buffer): Buffer {
-  return message.subarray(REQUEST_MESSAGE_HEAD.length - '{"seq":'.length, message.length - 1);
 }
 
 /**

@@ -5,6 +5,8 @@ import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/redis/bus.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/sentinel-and-cluster.js';
+import { encodeRecord } from '../../src/store/stored-request.js';
+import { splitRecord } from '../../src/shared/request-frame.js';
 
 /** What every Bus backend must do, written once: in memory and on a real Redis (a prefix per bus). */
 const clients: Redis[] = [];
@@ -52,18 +54,23 @@ function collect(bus: Bus) {
   return seen;
 }
 
+/** A request message whose record's header says `url`. */
+const requestOf = (url: string) => ({ answer: '{}', record: encodeRecord(JSON.stringify({ url }), new Uint8Array()) });
+
 describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
   it('delivers each message of a subscribed endpoint once, in publish order, and nothing else', async () => {
     const { bus } = makeBus();
     const seen = collect(bus);
     await bus.subscribe('e1');
-    for (let seq = 1; seq <= 3; seq++) await bus.publish('e1', { seq, data: `m${seq}`, capturedAtMs: 1000 + seq });
+    for (let seq = 1; seq <= 3; seq++)
+      await bus.publish('e1', { seq, request: requestOf(`m${seq}`), capturedAtMs: 1000 + seq });
     await bus.publish('e2', { data: 'not subscribed' });
     await bus.publish('e1', { data: 'event' });
     await expect.poll(() => seen.length).toBe(4);
     expect(
       seen.map(
-        ([endpointId, message]) => `${endpointId}:${String(message.data)}:${message.seq}:${message.capturedAtMs}`,
+        ([endpointId, message]) =>
+          `${endpointId}:${message.request ? splitRecord(message.request.record).header.url : String(message.data)}:${message.seq}:${message.capturedAtMs}`,
       ),
     ).toEqual(['e1:m1:1:1001', 'e1:m2:2:1002', 'e1:m3:3:1003', 'e1:event:undefined:undefined']);
   });
@@ -93,20 +100,21 @@ describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
     await bus.subscribe('e1');
     subscriber.disconnect(true);
     await expect.poll(() => reconnected, { timeout: 5000 }).toBe(1);
-    await bus.publish('e1', { seq: 9, data: 'back' });
+    await bus.publish('e1', { seq: 9, request: requestOf('back') });
     await expect.poll(() => seen.length).toBe(1);
     expect(seen[0]?.[1].seq).toBe(9);
   });
 });
 
 describe('the Redis bus wire form', () => {
-  it('carries seq and capture time ahead of the message bytes, which pass unchanged', () => {
-    const data = Buffer.from('{"type":"request","request":{"seq":5,"body":"\\n R 1 2"}}');
-    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, data })))).toEqual({
+  it('carries seq and capture time ahead of the stored bytes, which pass unchanged', () => {
+    const request = { answer: '{"status":200}', record: encodeRecord('{"url":"\\n R 1 2"}', Buffer.from('\n R 3 4\n')) };
+    expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, request })))).toEqual({
       seq: 5,
       capturedAtMs: 123,
-      data,
+      request,
     });
+    expect(decodeBusMessage(Buffer.from('R 5 123\n\x00\x00'))).toBeUndefined();
     expect(String(decodeBusMessage(Buffer.from(encodeBusMessage({ data: '{"type":"cleared"}' })))?.data)).toBe(
       '{"type":"cleared"}',
     );

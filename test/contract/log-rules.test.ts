@@ -21,12 +21,12 @@ import { createRedisStore } from '../../src/redis/store.js';
 import { openDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import {
-  toRequestMessage,
   type NewEntry,
   type EndpointKind,
   type Store,
   type StoreLimits,
 } from '../../src/store/store.js';
+import { elementLength, encodeRecord } from '../../src/store/stored-request.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { logRulesCases, type EndpointName, type LogRulesCase } from './log-rules.cases.js';
 
@@ -35,9 +35,9 @@ const ENDPOINTS: readonly EndpointName[] = ['a', 'b'];
 
 /** A draft whose request, numbered `seq`, costs `bytes` against the budgets. */
 function entryCosting(bytes: number, seq: number): NewEntry {
-  const pad = bytes - STORED_REQUEST_OVERHEAD_BYTES - toRequestMessage('{"pad":""}', ANSWER, seq).length;
-  if (pad < 0) throw new Error(`a request cannot cost as little as ${bytes} bytes`);
-  return { json: `{"pad":"${'x'.repeat(pad)}"}`, choices: ONLY_DEFAULT, answers: [ANSWER] };
+  const pad = bytes - STORED_REQUEST_OVERHEAD_BYTES - elementLength(ANSWER, encodeRecord('{}', new Uint8Array()));
+  if (pad < 0) throw new Error(`a request cannot cost as little as ${bytes} bytes (seq ${seq})`);
+  return { record: encodeRecord('{}', Buffer.alloc(pad, 'x')), choices: ONLY_DEFAULT, answers: [ANSWER] };
 }
 
 /** A `forwarded` message for request `seq` of exactly `bytes` bytes. */
@@ -77,7 +77,7 @@ function expectedOf(rules: LogRulesCase, evictedInOrder: boolean): Outcome {
 function simulate(rules: LogRulesCase): Outcome {
   interface Held extends HeldAnywhere {
     endpointId: EndpointName;
-    message: Buffer;
+    length: number;
   }
   const logs = new Map(ENDPOINTS.map((id) => [id, { lastSeq: 0, clearedSeq: 0, held: [] as Held[] }]));
   const logOf = (id: EndpointName) => logs.get(id) as { lastSeq: number; clearedSeq: number; held: Held[] };
@@ -105,15 +105,15 @@ function simulate(rules: LogRulesCase): Outcome {
       const log = logOf(step.append);
       const seq = nextSeq(log.lastSeq);
       log.lastSeq = seq;
-      const message = toRequestMessage(entryCosting(step.bytes, seq).json, ANSWER, seq);
-      const request: Held = { endpointId: step.append, seq, message, costBytes: storedCost(message, undefined) };
+      const length = elementLength(ANSWER, entryCosting(step.bytes, seq).record);
+      const request: Held = { endpointId: step.append, seq, length, costBytes: storedCost(length, undefined) };
       log.held.push(request);
       aged.push(request);
       keepBudgets(step.append);
     } else if ('forward' in step) {
       const request = logOf(step.forward).held.find((held) => held.seq === step.seq);
       if (!request) continue;
-      request.costBytes = storedCost(request.message, forwardedOf(step.bytes, step.seq));
+      request.costBytes = storedCost(request.length, forwardedOf(step.bytes, step.seq));
       keepBudgets(step.forward);
     } else if ('delete' in step) {
       const request = logOf(step.delete).held.find((held) => held.seq === step.seq);

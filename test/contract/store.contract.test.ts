@@ -14,7 +14,6 @@ import { createStoreByKind } from '../../src/one-process/store-by-kind.js';
 import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import {
-  recordOf,
   STORED_REQUEST_OVERHEAD_BYTES,
   type NewEntry,
   type EndpointKind,
@@ -22,6 +21,8 @@ import {
   type Store,
   type StoreLimits,
 } from '../../src/store/store.js';
+import { elementLength, encodeRecord, v1RequestMessage, type StoredRequest } from '../../src/store/stored-request.js';
+import { splitRecord } from '../../src/shared/request-frame.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/sentinel-and-cluster.js';
 
@@ -172,12 +173,19 @@ const append = async (store: Store, id: string, json: string, capturedAtMs: numb
   (await store.appendRequest(id, kind, () => entryOf(json), capturedAtMs))?.seq;
 /** A draft answered by the default answer alone (`answer` its record JSON). */
 const entryOf = (json: string, answer = '{"status":200,"delayMs":0,"by":"default"}'): NewEntry => ({
-  json,
+  record: encodeRecord(json, new Uint8Array()),
   choices: ONLY_DEFAULT,
   answers: [answer],
 });
-const record = (message: Buffer | undefined) =>
-  message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined;
+/** A stored request's seq, header fields and answer (the body left out: these records have none). */
+const record = (stored: StoredRequest | undefined) =>
+  stored
+    ? ({
+        seq: stored.seq,
+        ...splitRecord(stored.record).header,
+        answer: JSON.parse(stored.answer) as unknown,
+      } as Record<string, unknown>)
+    : undefined;
 
 describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
   // With many partitions, the cases that need their endpoints in one partition are left to the backends above.
@@ -230,15 +238,24 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await append(store, 'a', '{"method":"POST"}', 1000)).toBe(1);
     expect(await append(store, 'a', '{}', 2000)).toBe(2);
     const log = await store.readLog('a', 0);
-    expect(log?.requests[0]?.message.toString()).toBe(
-      '{"type":"request","request":{"seq":1,"method":"POST","answer":{"status":200,"delayMs":0,"by":"default"}}}',
+    expect(v1RequestMessage(log?.requests[0] as StoredRequest)).toBe(
+      '{"type":"request","request":{"seq":1,"method":"POST","body":"","bodyEncoding":"utf8","answer":{"status":200,"delayMs":0,"by":"default"}}}',
     );
-    expect(record(log?.requests[1]?.message)).toEqual({ seq: 2, answer: { status: 200, delayMs: 0, by: 'default' } });
+    expect(record(log?.requests[1])).toEqual({ seq: 2, answer: { status: 200, delayMs: 0, by: 'default' } });
     await expect.poll(() => heard.length).toBe(2);
-    expect(heard.map(([id, message]) => [id, message.seq, String(message.data), message.capturedAtMs])).toEqual([
-      ['a', 1, log?.requests[0]?.message.toString(), 1000],
-      ['a', 2, log?.requests[1]?.message.toString(), 2000],
+    const announced = heard.map(([id, message]) => [
+      id,
+      message.seq,
+      message.request?.answer,
+      message.request?.record.toString('hex'),
+      message.capturedAtMs,
     ]);
+    expect(announced).toEqual(
+      [1000, 2000].map((capturedAtMs, at) => {
+        const stored = log?.requests[at] as StoredRequest;
+        return ['a', stored.seq, stored.answer, stored.record.toString('hex'), capturedAtMs];
+      }),
+    );
     expect(await append(store, 'missing', '{}', 0)).toBeUndefined();
   });
 
@@ -280,7 +297,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     expect(await store.deleteRequest('missing', 1)).toBeUndefined();
     expect((await store.stats()).storedBytes).toBe(bytes - bytes / 3);
     const log = await store.readLog('a', 0);
-    expect(log?.requests.map((r) => [r.seq, record(r.message)?.i])).toEqual([
+    expect(log?.requests.map((r) => [r.seq, record(r)?.i])).toEqual([
       [1, 1],
       [3, 3],
     ]);
@@ -490,7 +507,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       .toEqual([['a', { type: 'evicted', throughSeq: 2 }]]);
     const [held] = (await store.readLog('a', 0))?.requests ?? [];
     expect((await store.stats()).storedBytes).toBe(
-      (held?.message.length ?? 0) + report('w'.repeat(40 * 1024)).length + STORED_REQUEST_OVERHEAD_BYTES,
+      (held ? elementLength(held.answer, held.record) : 0) + report('w'.repeat(40 * 1024)).length + STORED_REQUEST_OVERHEAD_BYTES,
     );
     // Past the store's budget, the oldest requests anywhere go.
     for (let i = 0; i < 4; i++) await append(store, 'b', body, 0);
@@ -601,7 +618,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       choice: 0,
       responder: false,
     });
-    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
+    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored)?.answer)).toEqual([200, 409]);
     // The wrong kind is no endpoint: nothing stored.
     expect(await store.appendRequest('a', 'kept', draftFor, 0)).toBeUndefined();
     expect((await store.readLog('a', 0))?.lastSeq).toBe(2);
@@ -619,11 +636,11 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       { rule: 2, times: 1 },
       { rule: -1, times: 0 },
     ];
-    const draft: NewEntry = { json: '{}', choices, answers: ['"r0"', '"r2"', '"default"'] };
+    const draft: NewEntry = { record: encodeRecord('{}', new Uint8Array()), choices, answers: ['"r0"', '"r2"', '"default"'] };
     const taken: number[] = [];
     for (let i = 0; i < 4; i++) taken.push((await store.appendRequest('a', 'kept', () => draft, 0))?.choice ?? -9);
     expect(taken).toEqual([0, 0, 1, 2]);
-    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([
+    expect((await store.readLog('a', 0))?.requests.map((stored) => record(stored)?.answer)).toEqual([
       'r0',
       'r0',
       'r2',
@@ -631,7 +648,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     ]);
     // A rule without `times` always answers when it is reached.
     const unlimited: NewEntry = {
-      json: '{}',
+      record: encodeRecord('{}', new Uint8Array()),
       choices: [
         { rule: 0, times: 2 },
         { rule: 1, times: 0 },
@@ -651,7 +668,7 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
     await append(store, 'a', '{"method":"POST"}', 0);
     const forwarder = '{"status":202,"delayMs":15,"by":"forwarder","droppedHeaders":["set-cookie"]}';
     expect(await store.setAnswer('a', 1, forwarder)).toBe(true);
-    expect(record((await store.readLog('a', 0))?.requests[0]?.message)).toEqual({
+    expect(record((await store.readLog('a', 0))?.requests[0])).toEqual({
       seq: 1,
       method: 'POST',
       answer: JSON.parse(forwarder) as unknown,
@@ -729,7 +746,7 @@ describe('Redis store: instances on one prefix', () => {
     const [a, c] = two();
     await a.createEndpoint(endpoint('e'), { maxEndpoints: 10, deadlineMs: Date.now() + HOUR });
     const draft: NewEntry = {
-      json: '{}',
+      record: encodeRecord('{}', new Uint8Array()),
       choices: [
         { rule: 0, times: 3 },
         { rule: -1, times: 0 },
@@ -740,7 +757,7 @@ describe('Redis store: instances on one prefix', () => {
       Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? a : c).appendRequest('e', 'live', () => draft, 0)),
     );
     expect(taken.filter((appended) => appended?.choice === 0)).toHaveLength(3);
-    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([
+    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored)?.answer)).toEqual([
       503, 503, 503, 200, 200, 200, 200, 200,
     ]);
   });
@@ -758,7 +775,7 @@ describe('Redis store: instances on one prefix', () => {
     expect((await c.appendRequest('e', 'live', draftFor, 0))?.response.status).toBe(409);
     // C built its second draft for the 200 it knew, Redis refused it, and C built it for 409.
     expect(drafts).toEqual([200, 200, 409]);
-    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored.message)?.answer)).toEqual([200, 409]);
+    expect((await a.readLog('e', 0))?.requests.map((stored) => record(stored)?.answer)).toEqual([200, 409]);
   });
 
   it('gives back the bytes of an endpoint whose keys expired before any sweep, and keeps storing', async () => {
@@ -793,7 +810,7 @@ describe('Redis store: instances on one prefix', () => {
     // Evicted in a step of its own, just after the capture that passed the budget.
     const counted = async () => {
       const held = (await store.readLog('new', 0))?.requests ?? [];
-      const bytes = held.reduce((sum, stored) => sum + stored.message.length + STORED_REQUEST_OVERHEAD_BYTES, 0);
+      const bytes = held.reduce((sum, stored) => sum + elementLength(stored.answer, stored.record) + STORED_REQUEST_OVERHEAD_BYTES, 0);
       return { fewer: held.length < 6, matches: (await store.stats()).storedBytes === bytes, within: bytes <= 2000 };
     };
     await expect.poll(counted).toEqual({ fewer: true, matches: true, within: true });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
 import { createRedisStore } from '../../src/redis/store.js';
-import { recordOf, type NewEntry } from '../../src/store/store.js';
+import type { NewEntry } from '../../src/store/store.js';
+import { capturedRequestOf, encodeRecord } from '../../src/store/stored-request.js';
 import { send } from '../helpers/http.js';
 import { SocketClient } from '../helpers/socket-client.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
@@ -21,7 +22,7 @@ describe('the request log on Redis', () => {
     return { client, welcome };
   }
   const entryOf = (json: string): NewEntry => ({
-    json,
+    record: encodeRecord(json, new Uint8Array()),
     choices: ONLY_DEFAULT,
     answers: ['{"status":200,"delayMs":0,"by":"default"}'],
   });
@@ -46,7 +47,7 @@ describe('the request log on Redis', () => {
     const log = await s.store.readLog(id, 1);
     const stored = (log?.requests ?? []).map((request) => [
       request.seq,
-      (JSON.parse(recordOf(request.message).toString()) as { n: number }).n,
+      (capturedRequestOf(request) as unknown as { n: number }).n,
     ]);
     const numbers = stored.map(([, n]) => n);
     expect(new Set(numbers).size).toBe(numbers.length);
@@ -98,7 +99,7 @@ describe('the request log on Redis', () => {
     expect(appends()).toBeLessThanOrEqual(2);
     const log = await s.store.readLog(id, 0);
     expect(
-      log?.requests.map((request) => (JSON.parse(recordOf(request.message).toString()) as { n: unknown }).n),
+      log?.requests.map((request) => (capturedRequestOf(request) as unknown as { n: unknown }).n),
     ).toEqual([-1, 'after']);
   });
 
@@ -123,7 +124,7 @@ describe('the request log on Redis', () => {
     const answered = await client.next('answered', 5000);
     expect(answered).toEqual({ type: 'answered', seq: 2, answer: { status: 503, delayMs: 0, by: 'error' } });
     const stored = (await direct.store.readLog(id, 1))?.requests.map(
-      (request) => JSON.parse(recordOf(request.message).toString()) as { seq: number; answer: unknown },
+      (request) => capturedRequestOf(request) as { seq: number; answer: unknown },
     );
     expect(stored?.map((record) => [record.seq, record.answer])).toEqual([
       [2, { status: 503, delayMs: 0, by: 'error' }],

@@ -11,7 +11,6 @@ import { responseConfigCost } from '../../src/log/rulebook.js';
 import { openDatabase, type SqliteDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore, MAX_CAPTURES_PER_COMMIT } from '../../src/one-process/sqlite-store.js';
 import {
-  recordOf,
   StoreUnavailableError,
   type Appended,
   type NewEntry,
@@ -19,6 +18,7 @@ import {
   type Store,
   type StoreLimits,
 } from '../../src/store/store.js';
+import { capturedRequestOf, encodeRecord, type StoredRequest } from '../../src/store/stored-request.js';
 import { send } from '../helpers/http.js';
 import { startInstance, type Instance } from '../helpers/instances.js';
 
@@ -31,18 +31,18 @@ const LIMITS: StoreLimits = {
   maxResponseConfigBytes: 64 * MIB,
 };
 const DEFAULT_ANSWER = '{"status":200,"delayMs":0,"by":"default"}';
-const entryOf = (json: string): NewEntry => ({ json, choices: ONLY_DEFAULT, answers: [DEFAULT_ANSWER] });
+const entryOf = (json: string): NewEntry => ({ record: encodeRecord(json, new Uint8Array()), choices: ONLY_DEFAULT, answers: [DEFAULT_ANSWER] });
 /** Rule 0 answers once per configuration, then the default. */
 const onceThenDefault: NewEntry = {
-  json: '{}',
+  record: encodeRecord('{}', new Uint8Array()),
   choices: [
     { rule: 0, times: 1 },
     { rule: -1, times: 0 },
   ],
   answers: ['"rule"', '"default"'],
 };
-const record = (message: Buffer | undefined) =>
-  message ? (JSON.parse(recordOf(message).toString()) as Record<string, unknown>) : undefined;
+const record = (stored: StoredRequest | undefined) =>
+  stored ? (capturedRequestOf(stored) as unknown as Record<string, unknown>) : undefined;
 
 /**
  * The SQLite store's group commit (issue 33, item 3) on a real database file: the captures of
@@ -107,7 +107,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
     appended: Appended | undefined;
     insertedThen: number;
     inTransactionThen: boolean;
-    storedThen: Promise<Buffer | undefined>;
+    storedThen: Promise<StoredRequest | undefined>;
   }
   /** Starts a capture and notes, the moment it is answered, what the database holds. */
   const capture = (opened: ReturnType<typeof open>, id: string, recordFor: EntryBuilder): Promise<Answered> =>
@@ -119,9 +119,9 @@ describe('the SQLite store commits the captures of one turn together', () => {
       storedThen: appended ? readSeq(opened.store, id, appended.seq) : Promise.resolve(undefined),
     }));
   const readSeq = async (store: Store, id: string, seq: number) =>
-    (await store.readLog(id, seq - 1))?.requests.find((stored) => stored.seq === seq)?.message;
+    (await store.readLog(id, seq - 1))?.requests.find((stored) => stored.seq === seq);
   const loggedNs = async (store: Store, id: string) =>
-    (await store.readLog(id, 0))?.requests.map((stored) => [stored.seq, record(stored.message)?.n]);
+    (await store.readLog(id, 0))?.requests.map((stored) => [stored.seq, record(stored)?.n]);
 
   it('stores a burst to one endpoint and to several each once, numbered in arrival order, in one transaction, each caller answered after it committed', async () => {
     const opened = open();

@@ -4,18 +4,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { defaultConfig } from '../../src/config.js';
 import { createHub, type Hub } from '../../src/socket/hub.js';
-import { toFramed, Watcher } from '../../src/socket/watcher.js';
+import { requestFramed, Watcher } from '../../src/socket/watcher.js';
+import { encodeRecord } from '../../src/store/stored-request.js';
 import { DELETED_MESSAGE } from '../../src/shared/server-messages.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits } from '../../src/store/store.js';
 import { FakeSocket } from '../helpers/fake-socket.js';
 
-const request = (seq: number) => toFramed(JSON.stringify({ type: 'request', request: { seq } }), seq);
+const request = (seq: number) => requestFramed({ seq, answer: '{}', record: encodeRecord('{}', new Uint8Array()) });
 const seqsOf = (socket: FakeSocket) => socket.of('request').map((message) => message.request.seq);
 
 describe('Watcher', () => {
   const watcherOn = (socket: FakeSocket, maxBufferBytes = 1024 * 1024, onSlow: () => void = () => undefined) =>
-    new Watcher(socket as unknown as WebSocket, 'e', maxBufferBytes, onSlow);
+    new Watcher(socket as unknown as WebSocket, 'e', 1, maxBufferBytes, onSlow);
 
   it('delivers each request at most once, in seq order, and drops what it already sent', async () => {
     const socket = new FakeSocket();
@@ -83,7 +84,7 @@ describe('Hub', () => {
     };
     const watcher = async (id: string) => {
       const socket = new FakeSocket();
-      const watching = new Watcher(socket as unknown as WebSocket, id, 1024 * 1024, () => undefined);
+      const watching = new Watcher(socket as unknown as WebSocket, id, 1, 1024 * 1024, () => undefined);
       const attached = await (hub as Hub).attach(id, watching);
       if (attached === 'attached') await watching.replay([]);
       return { socket, watching, attached };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toRequestDraft, type RawCapture } from '../../src/capture/to-record-json.js';
+import { toRequestDraft, type RawCapture } from '../../src/capture/to-record.js';
 import { replayUrl, toCurl } from '../../src/shared/to-curl.js';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
 
@@ -14,7 +14,6 @@ const kept: RawCapture = {
   truncated: false,
   remoteAddress: '127.0.0.1',
   receivedAtMs: 0,
-  answer: { status: 200, delayMs: 0, by: 'default' },
   redact: new Set(),
 };
 const keptWith = (raw: Partial<RawCapture>) => toRequestDraft({ ...kept, ...raw }, options);

@@ -1,4 +1,4 @@
--- ARGV: id, draftJson, capturedAtMs, kind, rv, instance, captureNo, validUntil, floorSeq,
+-- ARGV: id, record (the capture's bytes: store/stored-request.ts), capturedAtMs, kind, rv, instance, captureNo, validUntil, floorSeq,
 -- knownAge, then per answer choice (answer-rules.ts) its rule, times and answer JSON.
 --   -> [seq, the choice taken (from 0), 1 when a responder holds the endpoint, agecounter,
 --      1 when the partition is now over its budget (the caller evicts: EVICT)];
@@ -14,7 +14,7 @@
 -- highest age it has seen in the partition (its captures' replies, the requests its watchers
 -- got). Either above what Redis holds means Redis lost writes: the seq moves past what was
 -- handed out (lostWrites), so no seq is given to two requests.
-local id, draft, capturedAt, kind, version = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local id, record, capturedAt, kind, version = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local instance, captureNo, validUntil, floorSeq, knownAge = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 -- Then the answer choices, three arguments each from ARGV[13]: rule, times, answer JSON.
 local CHOICES_FROM = 13
@@ -58,15 +58,11 @@ if jump ~= tonumber(current[6] or '-1') then redis.call('HSET', ep, 'rbj', jump)
 if floor > tonumber(current[5]) then redis.call('HSET', ep, 'seq', floor) end
 local seq = redis.call('HINCRBY', ep, 'seq', 1)
 remember(ik, captureNo, captureNo .. ':' .. seq .. ':' .. choice)
-local message
-if #draft > 2 then
-  message = {{REQUEST_MESSAGE_HEAD}} .. seq .. ',' .. string.sub(draft, 2, -2) .. ',"answer":' .. answer .. '}}'
-else
-  message = {{REQUEST_MESSAGE_HEAD}} .. seq .. ',"answer":' .. answer .. '}}'
-end
+-- The stored element: the answer's length and JSON, then the record as the capture encoded it.
+local element = struct.pack('>I4', #answer) .. answer .. record
 local overhead = cfg.overhead
-local cost = #message + overhead
-redis.call('RPUSH', rq, message)
+local cost = #element + overhead
+redis.call('RPUSH', rq, element)
 local count = redis.call('RPUSH', P .. 'sq:' .. id, seq)
 -- New lists get the backstop expiry their endpoint's other keys got.
 if count == 1 then
@@ -77,7 +73,7 @@ local bytes = redis.call('HINCRBY', P .. 'sizes', id, cost)
 local total = redis.call('INCRBY', P .. 'total', cost)
 redis.call('ZADD', P .. 'aged', age, id .. ' ' .. seq)
 -- Announced before any trim, so watchers see the request, then what left.
-publish(id, 'R ' .. seq .. ' ' .. capturedAt .. ' ' .. age .. '\n' .. message)
+publish(id, 'R ' .. seq .. ' ' .. capturedAt .. ' ' .. age .. '\n' .. element)
 
 while count > cfg.count do
   local freed = dropOldest(id, overhead)

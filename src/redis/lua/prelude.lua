@@ -52,7 +52,7 @@ local function placeOf(id, seq)
   return redis.call('LPOS', P .. 'sq:' .. id, seq)
 end
 -- Takes a stored request's forward result and its place in the eviction order away, and
--- counts what it cost (message bytes 'length', store.ts, storedCost) off the budgets.
+-- counts what it cost (element bytes 'length', log/rulebook.ts, storedCost) off the budgets.
 local function forgetRequest(id, seq, length, overhead)
   local cost = length + overhead
   local fw = P .. 'fw:' .. id

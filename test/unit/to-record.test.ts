@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
-import {
-  escapingIsCheap,
-  nestingDepth,
-  toDraftJson,
-  toRecordJson,
-  toRequestDraft as capture,
-  type RawCapture,
-} from '../../src/capture/to-record-json.js';
+import { nestingDepth, toRecordBytes, toRequestDraft as capture, type RawCapture } from '../../src/capture/to-record.js';
+import { escapingIsCheap } from '../../src/store/json-body.js';
+import { recordJsonOf } from '../../src/store/stored-request.js';
+import { requestFrame } from '../../src/socket/frame.js';
+import { decodeRequestFrame, splitRecord } from '../../src/shared/request-frame.js';
+import { bodyBytesOf } from '../../src/shared/body-text.js';
 import { parseParams, subPathOf } from '../../src/shared/request-target.js';
 import type { CapturedRequest } from '../../src/shared/schemas/captured-request.js';
 import { FORM_PARSE_MAX_BYTES, maxRecordBytes } from '../../src/capture/record-bounds.js';
@@ -25,8 +23,11 @@ const base: RawCapture = {
   truncated: false,
   remoteAddress: '127.0.0.1',
   receivedAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
-  answer: { status: 200, delayMs: 0, by: 'default' },
 };
+const ANSWER = '{"status":200,"delayMs":0,"by":"default"}';
+/** The v1 JSON record of what toRecordBytes encodes within `maxBytes`, numbered 1. */
+const v1Record = (raw: RawCapture, maxBytes: number, options = { maxJsonDepth: 64, formatTime }) =>
+  recordJsonOf({ seq: 1, answer: ANSWER, record: toRecordBytes(raw, options, maxBytes) });
 
 describe('toRequestDraft', () => {
   it('turns raw headers into ordered pairs and finds the content type', () => {
@@ -99,9 +100,7 @@ describe('nestingDepth', () => {
 describe('bounded encodings', () => {
   const MIB = 1024 * 1024;
   const recordBytes = (raw: RawCapture) =>
-    Buffer.byteLength(
-      toDraftJson(toCapturedRequest(raw), maxRecordBytes({ maxBodyBytes: MIB, maxHeaderBytes: 16 * 1024 })),
-    );
+    Buffer.byteLength(v1Record(raw, maxRecordBytes({ maxBodyBytes: MIB, maxHeaderBytes: 16 * 1024 })));
 
   it('stores text as text when escaping adds little, and as base64 when it would add more than a third', () => {
     expect(toCapturedRequest({ ...base, body: Buffer.from('{"a":"b","c":[1,2,3]}') }).bodyEncoding).toBe('utf8');
@@ -156,9 +155,8 @@ describe('bounded encodings', () => {
   });
 
   it('drops the derived views when a record would pass the bound', () => {
-    const draft = toCapturedRequest(base);
-    const full = toDraftJson(draft, 1_000_000);
-    const lean = JSON.parse(toDraftJson(draft, full.length - 1)) as { omitted: string[]; query: unknown };
+    const full = v1Record(base, 1_000_000);
+    const lean = JSON.parse(v1Record(base, full.length - 1)) as { omitted: string[]; query: unknown };
     expect(lean.omitted).toEqual(['query', 'form', 'parts']);
     expect(lean.query).toEqual({});
   });
@@ -180,7 +178,7 @@ describe('subPathOf', () => {
   });
 });
 
-describe('toRecordJson', () => {
+describe('toRecordBytes', () => {
   const KIB = 1024;
   const options = { maxJsonDepth: 64, formatTime };
   const text = (value: string): Pick<RawCapture, 'body' | 'size'> => ({
@@ -250,7 +248,6 @@ describe('toRecordJson', () => {
       'a body just under the escape-first bound that escaping makes too large',
       { ...base, body: Buffer.alloc(64 * KIB, 0x0a), size: 64 * KIB },
     ],
-    ['a 413 answer', { ...base, answer: { status: 413, delayMs: 0, by: 'default' } }],
     [
       "a kept endpoint's request, its secrets redacted",
       {
@@ -269,32 +266,43 @@ describe('toRecordJson', () => {
     ],
   ];
 
-  it.each(cases)('writes %s exactly as JSON.stringify of the draft', (_name, raw) => {
-    const expected = toDraftJson(capture(raw, options), 1_000_000_000);
-    expect(toRecordJson(raw, options, 1_000_000_000)).toBe(expected);
-    expect(() => JSON.parse(expected) as unknown).not.toThrow();
+  it.each(cases)('encodes %s once: v1 JSON and the v2 frame both give the draft, the body byte for byte', (_name, raw) => {
+    const draft = capture(raw, options);
+    const record = toRecordBytes(raw, options, 1_000_000_000);
+    const v1 = JSON.parse(recordJsonOf({ seq: 7, answer: ANSWER, record })) as CapturedRequest;
+    expect(v1).toEqual({ seq: 7, ...draft, answer: JSON.parse(ANSWER) as unknown });
+    const frame = requestFrame(7, ANSWER, record);
+    const payload = Buffer.concat(frame.chunks).subarray(frame.length - (record.length + 13 + ANSWER.length));
+    const { request: v2 } = decodeRequestFrame(payload);
+    const { body: _v1Body, bodyEncoding: _v1Encoding, ...v1Fields } = v1;
+    const { body: _v2Body, bodyEncoding: _v2Encoding, ...v2Fields } = v2;
+    expect(v2Fields).toEqual(v1Fields);
+    expect(Buffer.from(bodyBytesOf(v2)).equals(Buffer.from(bodyBytesOf(v1)))).toBe(true);
+    expect(Buffer.from(splitRecord(record).body).equals(Buffer.from(bodyBytesOf(draft)))).toBe(true);
   });
 
   it('redacts before the record is written: names and order stay, values are [redacted], the names listed', () => {
-    const record = JSON.parse(
-      toRecordJson(
-        { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Plain', 'b'], redact: new Set() },
-        options,
-        1_000_000,
-      ),
-    ) as CapturedRequest;
-    expect(record.headers).toEqual([
+    const record = toRecordBytes(
+      { ...base, rawHeaders: ['Authorization', 'Bearer s3cret', 'X-Plain', 'b'], redact: new Set() },
+      options,
+      1_000_000,
+    );
+    expect(record.includes('s3cret')).toBe(false);
+    const { header } = splitRecord(record);
+    expect(header.headers).toEqual([
       ['Authorization', '[redacted]'],
       ['X-Plain', 'b'],
     ]);
-    expect(record.redacted).toEqual(['Authorization']);
+    expect(header.redacted).toEqual(['Authorization']);
   });
 
-  it('leaves out the derived views past the bound, as toDraftJson does', () => {
+  it('leaves out the derived views past the bound, and only then', () => {
     for (const [name, raw] of cases) {
-      const full = toDraftJson(capture(raw, options), 1_000_000_000);
-      const bound = Buffer.byteLength(full) - 1;
-      expect(toRecordJson(raw, options, bound), name).toBe(toDraftJson(capture(raw, options), bound));
+      const full = v1Record(raw, 1_000_000_000, options);
+      expect((JSON.parse(full) as CapturedRequest).omitted, name).not.toContain('query');
+      const lean = JSON.parse(v1Record(raw, Buffer.byteLength(full) - 1, options)) as CapturedRequest;
+      expect(lean.omitted, name).toEqual(['query', 'form', 'parts']);
+      expect(Buffer.from(bodyBytesOf(lean)).equals(Buffer.from(bodyBytesOf(JSON.parse(full) as CapturedRequest))), name).toBe(true);
     }
   });
 });

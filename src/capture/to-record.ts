@@ -1,0 +1,194 @@
+import { isUtf8 } from 'node:buffer';
+import { FORM_PARSE_MAX_BYTES } from './record-bounds.js';
+import type { MultipartPart, RecordedAnswer, RequestDraft } from '../shared/schemas/captured-request.js';
+import type { RecordHeader } from '../shared/request-frame.js';
+import { redactHeaders, redactTarget } from '../shared/redact.js';
+import { parseParams, subPathOf } from '../shared/request-target.js';
+import { jsonBodyOf } from '../store/json-body.js';
+import { encodeRecord } from '../store/stored-request.js';
+
+export interface RawCapture {
+  method: string;
+  /** The raw request target: origin-form (`/api/…?q`) or absolute-form (`http://host/api/…`). */
+  url: string;
+  /** Path prefix up to and including the endpoint id; what follows it is `subPath`. */
+  endpointPath: string;
+  rawHeaders: string[];
+  /** The kept bytes (at most the stored cap). */
+  body: Buffer;
+  size: number;
+  truncated: boolean;
+  remoteAddress: string;
+  receivedAtMs: number;
+  /** Parsed multipart parts, when the body is multipart (parsed beforehand: it is async). */
+  parts?: MultipartPart[] | null;
+  /**
+   * Kept endpoints: redact secret header values, these names (lower case) included, secret query
+   * values and the user-info of an absolute-form target (redact.ts).
+   */
+  redact?: ReadonlySet<string>;
+}
+
+export interface CaptureOptions {
+  /** Deepest nesting for which a body is flagged `isJson` (the page renders it as a tree). */
+  maxJsonDepth: number;
+  /** Epoch ms -> ISO 8601 UTC with milliseconds (see utc-time.ts). */
+  formatTime: (ms: number) => string;
+}
+
+/**
+ * The record as the capture encodes it, once (shared/request-frame.ts): a u32 header length, the
+ * header's JSON, then the body's bytes raw. Its size as v1 JSON (body escaped or base64) is kept
+ * within `maxBytes`: past it the derived views are left out and listed in `omitted`, so no
+ * request makes a record larger than `maxRecordBytes` (record-bounds.ts). The capture's hot path.
+ */
+export function toRecordBytes(raw: RawCapture, options: CaptureOptions, maxBytes: number): Buffer {
+  const { header, body } = headerOf(raw, options);
+  let json = headerJson(header, false);
+  // A UTF-16 unit is at most 3 bytes of UTF-8; the body as v1 JSON is at most 4/3 of its bytes plus slack.
+  const bodyAsJson = Math.ceil(body.length / 3) * 4 + 64 + 64;
+  if (json.length * 3 + bodyAsJson > maxBytes && Buffer.byteLength(json) + bodyAsJson > maxBytes) {
+    json = headerJson(header, true);
+  }
+  return encodeRecord(json, body);
+}
+
+/** The record as the v1 JSON record holds it, without `seq` (tests and the redaction check). Pure. */
+export function toRequestDraft(raw: RawCapture & { answer?: RecordedAnswer }, options: CaptureOptions): RequestDraft {
+  const { header, body } = headerOf(raw, options);
+  const { encoding, quoted } = jsonBodyOf(body);
+  const draft = { ...header, body: JSON.parse(quoted) as string, bodyEncoding: encoding } as RequestDraft;
+  if (raw.answer) draft.answer = raw.answer;
+  return draft;
+}
+
+/** Writes the header as JSON.stringify would. `lean` leaves out the derived views. */
+function headerJson(header: RecordHeader, lean: boolean): string {
+  return (
+    `{"method":${JSON.stringify(header.method)},"url":${JSON.stringify(header.url)},"subPath":${JSON.stringify(header.subPath)},` +
+    `"query":${lean ? '{}' : JSON.stringify(header.query)},"headers":${JSON.stringify(header.headers)},"contentType":${JSON.stringify(header.contentType)},` +
+    `"isJson":${header.isJson},"form":${lean ? 'null' : JSON.stringify(header.form)},` +
+    `"parts":${lean ? 'null' : JSON.stringify(header.parts)},"omitted":${lean ? '["query","form","parts"]' : JSON.stringify(header.omitted)},` +
+    `"size":${header.size},"storedSize":${header.storedSize},"truncated":${header.truncated},"remoteAddress":${JSON.stringify(header.remoteAddress)},` +
+    `"receivedAt":${JSON.stringify(header.receivedAt)}` +
+    `${header.redacted === undefined ? '' : `,"redacted":${JSON.stringify(header.redacted)}`}` +
+    `${header.redactedQuery === undefined ? '' : `,"redactedQuery":${JSON.stringify(header.redactedQuery)}`}}`
+  );
+}
+
+function headerOf(raw: RawCapture, options: CaptureOptions): { header: RecordHeader; body: Buffer } {
+  const headers: Array<[string, string]> = [];
+  let contentType: string | null = null;
+  for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
+    const name = raw.rawHeaders[i] as string;
+    const value = raw.rawHeaders[i + 1] as string;
+    headers.push([name, value]);
+    if (contentType === null && name.length === 12 && name.toLowerCase() === 'content-type') contentType = value;
+  }
+
+  const body = storedBody(raw.body, raw.truncated);
+  const text = isUtf8(body) ? body.toString('utf8') : undefined;
+  // Kept endpoints: the target's secrets go before anything is derived from it.
+  const target = raw.redact ? redactTarget(raw.url) : undefined;
+  const url = target?.url ?? raw.url;
+  const queryStart = url.indexOf('?');
+  const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  const isForm = text !== undefined && mediaType === 'application/x-www-form-urlencoded';
+  const formTooLarge = isForm && body.length > FORM_PARSE_MAX_BYTES;
+
+  const header: RecordHeader = {
+    method: raw.method,
+    url,
+    subPath: subPathOf(url, raw.endpointPath),
+    query: queryStart === -1 ? {} : parseParams(url.slice(queryStart + 1)),
+    headers,
+    contentType,
+    isJson: text !== undefined && !raw.truncated && isJsonWithin(text, options.maxJsonDepth),
+    form: isForm && !formTooLarge ? parseParams(text ?? '') : null,
+    parts: raw.parts ?? null,
+    omitted: formTooLarge ? ['form'] : [],
+    size: raw.size,
+    storedSize: body.length,
+    truncated: raw.truncated,
+    remoteAddress: raw.remoteAddress,
+    receivedAt: options.formatTime(raw.receivedAtMs),
+  };
+  if (raw.redact) header.redacted = redactHeaders(headers, raw.redact);
+  if (target) header.redactedQuery = target.queryNames;
+  return { header, body };
+}
+
+/**
+ * The bytes to store. A cut at the stored cap may split a multi-byte character: when the
+ * complete characters before it are UTF-8, only they are stored, so a truncated text body still
+ * reads as text.
+ */
+function storedBody(bytes: Buffer, truncated: boolean): Buffer {
+  if (!truncated) return bytes;
+  const complete = bytes.subarray(0, completeUtf8Length(bytes));
+  return complete.length < bytes.length && isUtf8(complete) ? complete : bytes;
+}
+
+/** Length of `bytes` without a trailing incomplete UTF-8 sequence (at most 3 bytes dropped). */
+function completeUtf8Length(bytes: Buffer): number {
+  const end = bytes.length;
+  for (let back = 1; back <= Math.min(3, end); back++) {
+    const byte = bytes[end - back] as number;
+    if ((byte & 0xc0) !== 0x80) {
+      // Lead byte found: how long should its sequence be?
+      const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+      return need > back ? end - back : end;
+    }
+  }
+  return end;
+}
+
+function isJsonWithin(text: string, maxDepth: number): boolean {
+  // Cheap first-character gate so plain text and form bodies skip JSON.parse entirely.
+  const first = text.trimStart().charCodeAt(0);
+  const plausible =
+    first === 0x7b /* { */ ||
+    first === 0x5b /* [ */ ||
+    first === 0x22 /* " */ ||
+    first === 0x2d /* - */ ||
+    (first >= 0x30 && first <= 0x39) ||
+    first === 0x74 /* t */ ||
+    first === 0x66 /* f */ ||
+    first === 0x6e; /* n */
+  if (!plausible || nestingDepth(text) > maxDepth) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON.
+ * String contents are skipped with indexOf (native), so a body that is mostly strings costs
+ * little, which is most webhook bodies.
+ */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22 /* " */) {
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) break; // unterminated string: nothing after it counts
+      i = end;
+    } else if (code === 0x7b || code === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === 0x7d || code === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/** True when an odd run of backslashes precedes `at`. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
+  return backslashes % 2 === 1;
+}
