@@ -11,8 +11,11 @@ const latencies = [];
 let received = 0;
 let endpoint;
 
-// Hookwatch carries the body as a JSON string, so its quotes arrive escaped.
-const marker = Buffer.from(target === 'hookwatch' ? '\\"t\\":' : '"t":');
+// Hookwatch v1 carries the body as a JSON string, so its quotes arrive escaped; v2 (a binary
+// frame) and the relays carry it raw. A build from before v2 answers the offer with v1.
+const RAW_MARKER = Buffer.from('"t":');
+const ESCAPED_MARKER = Buffer.from('\\"t\\":');
+let marker = RAW_MARKER;
 
 /**
  * Finds the send time in the raw frame without decoding or parsing the whole message, so the
@@ -30,8 +33,9 @@ function record(data, measure) {
 /** Opens one socket: creates an endpoint, or joins `joining`. Resolves to the socket and its endpoint. */
 async function open(index, joining) {
   const url = target === 'hookwatch' ? `ws://127.0.0.1:${port}/api/live` : `ws://127.0.0.1:${port}/ws`;
-  const socket = new WebSocket(url, target === 'hookwatch' ? ['hookwatch.v1'] : []);
+  const socket = new WebSocket(url, target === 'hookwatch' ? ['hookwatch.v2', 'hookwatch.v1'] : []);
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  if (socket.protocol === 'hookwatch.v1') marker = ESCAPED_MARKER;
   if (target === 'hookwatch') {
     const welcome = new Promise((resolve) => socket.once('message', (data) => resolve(JSON.parse(data.toString()))));
     socket.send(

@@ -21,7 +21,7 @@ const FIXED_BYTES = 4 * 1024;
  * The body is at most 4/3 of its bytes (text is chosen only when escaping adds no more than
  * base64 would); headers, URL, sub-path and parsed query all come from the request head, each
  * at most a few times its size; forms and multipart fields are parsed only up to a bound.
- * `toRecordJson` enforces this bound, dropping the derived views when a record would pass it.
+ * `toRecordBytes` enforces this bound (on the record as v1 JSON), dropping the derived views when a record would pass it.
  */
 export function maxRecordBytes(limits: { maxBodyBytes: number; maxHeaderBytes: number }): number {
   // Text is kept when escaping adds at most a third plus 64 bytes; base64 is 4 per 3.

@@ -10,6 +10,7 @@ import {
   type ServerMessage,
   type WelcomeMessage,
 } from '../shared/protocol.js';
+import { decodeServerMessage } from '../shared/request-frame.js';
 import { backoffDelay, formatSeconds, sleep } from './backoff.js';
 import { describeError } from './send-request.js';
 import type { ShareLink } from './share-link.js';
@@ -187,12 +188,11 @@ export class LiveFollower {
       socket.on('error', (error) => (problem = describeError(error)));
       socket.on('message', (data, isBinary) => {
         answered = true;
-        if (isBinary) return;
         let message: ServerMessage;
         try {
-          message = JSON.parse(data.toString()) as ServerMessage;
+          message = decodeServerMessage(isBinary ? (data as Buffer) : data.toString());
         } catch {
-          return this.options.handlers.onStatus('ignored a message from the server that is not JSON');
+          return this.options.handlers.onStatus('ignored a message from the server that it could not read');
         }
         if (message.type === 'welcome') {
           joined = true;

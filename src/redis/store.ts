@@ -476,7 +476,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       for (let i = 2; i + 2 < reply.length; i += 3) {
         const forwarded = reply[i + 2];
         requests.push(
-          fromElement(Number(reply[i]), reply[i + 1] as Buffer, Buffer.isBuffer(forwarded) ? forwarded.toString() : undefined),
+          fromElement(
+            Number(reply[i]),
+            reply[i + 1] as Buffer,
+            Buffer.isBuffer(forwarded) ? forwarded.toString() : undefined,
+          ),
         );
       }
       return { lastSeq: Number(reply[0]), clearedSeq: Number(reply[1]), requests };

@@ -14,6 +14,7 @@
  * `decodeRequestFrame`; this module runs in both (no Buffer).
  */
 import type { CapturedRequest, RecordedAnswer } from './schemas/captured-request.js';
+import type { ServerMessage } from './schemas/live-messages.js';
 
 /** The first byte of a binary frame that carries a `request`. */
 export const REQUEST_FRAME_KIND = 1;
@@ -81,4 +82,10 @@ function toBase64(bytes: Uint8Array): string {
     binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
   }
   return btoa(binary);
+}
+
+/** A server message as a socket delivers it: JSON text, or (v2) a binary `request` frame. */
+export function decodeServerMessage(data: string | ArrayBuffer | Uint8Array): ServerMessage {
+  if (typeof data === 'string') return JSON.parse(data) as ServerMessage;
+  return decodeRequestFrame(data instanceof Uint8Array ? data : new Uint8Array(data));
 }

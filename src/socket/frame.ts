@@ -23,30 +23,35 @@ const COPY_BELOW_BYTES = 16 * 1024;
 
 export function textFrame(text: string | Buffer): Frame {
   const payload = typeof text === 'string' ? Buffer.from(text) : text;
-  return frameOf(0x81, Buffer.alloc(0), payload);
+  const { head, at } = frameHead(0x81, 0, payload.length);
+  return withPayload(head, at, payload);
 }
 
 /**
- * A v2 `request` message (shared/request-frame.ts) as a binary frame: kind, seq and answer in
- * front of the record, which is written from the store's own bytes, not encoded again.
+ * A v2 `request` message (shared/request-frame.ts) as a binary frame: kind, seq and answer
+ * written behind the frame's header, then the record, from the store's own bytes, not encoded
+ * again.
  */
 export function requestFrame(seq: number, answer: string, record: Buffer): Frame {
   const answerBytes = Buffer.byteLength(answer);
-  const lead = Buffer.allocUnsafe(REQUEST_FRAME_SEQ_BYTES + 4 + answerBytes);
-  lead[0] = REQUEST_FRAME_KIND;
-  lead.writeUInt32BE(Math.floor(seq / 2 ** 32), 1);
-  lead.writeUInt32BE(seq % 2 ** 32, 5);
-  lead.writeUInt32BE(answerBytes, REQUEST_FRAME_SEQ_BYTES);
-  lead.write(answer, REQUEST_FRAME_SEQ_BYTES + 4, 'utf8');
-  return frameOf(0x82, lead, record);
+  const leadLength = REQUEST_FRAME_SEQ_BYTES + 4 + answerBytes;
+  const { head, at } = frameHead(0x82, leadLength, record.length);
+  head[at] = REQUEST_FRAME_KIND;
+  head.writeUInt32BE(Math.floor(seq / 2 ** 32), at + 1);
+  head.writeUInt32BE(seq % 2 ** 32, at + 5);
+  head.writeUInt32BE(answerBytes, at + REQUEST_FRAME_SEQ_BYTES);
+  head.write(answer, at + REQUEST_FRAME_SEQ_BYTES + 4, 'utf8');
+  return withPayload(head, at + leadLength, record);
 }
 
-/** One unmasked final frame of `opcode` whose payload is `lead` then `payload`. */
-function frameOf(opcode: number, lead: Buffer, payload: Buffer): Frame {
-  const length = lead.length + payload.length;
+/**
+ * The buffer that starts an unmasked final frame of `opcode` whose payload is `leadLength` bytes
+ * the caller writes at `at`, then `payloadLength` more: room for those too when they are copied.
+ */
+function frameHead(opcode: number, leadLength: number, payloadLength: number): { head: Buffer; at: number } {
+  const length = leadLength + payloadLength;
   const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
-  const copy = length < COPY_BELOW_BYTES;
-  const head = Buffer.allocUnsafe(headerLength + (copy ? length : lead.length));
+  const head = Buffer.allocUnsafe(headerLength + (length < COPY_BELOW_BYTES ? length : leadLength));
   head[0] = opcode;
   if (length < 126) {
     head[1] = length;
@@ -57,12 +62,16 @@ function frameOf(opcode: number, lead: Buffer, payload: Buffer): Frame {
     head[1] = 127;
     head.writeBigUInt64BE(BigInt(length), 2);
   }
-  lead.copy(head, headerLength);
-  if (copy) {
-    payload.copy(head, headerLength + lead.length);
+  return { head, at: headerLength };
+}
+
+/** The frame: `payload` copied into `head` at `at` when there is room for it there, else written after it as is. */
+function withPayload(head: Buffer, at: number, payload: Buffer): Frame {
+  if (head.length === at + payload.length) {
+    payload.copy(head, at);
     return { chunks: [head], length: head.length };
   }
-  return { chunks: [head, payload], length: headerLength + length };
+  return { chunks: [head, payload], length: head.length + payload.length };
 }
 
 /**

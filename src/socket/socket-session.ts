@@ -487,9 +487,7 @@ export class SocketSession {
     // Not awaited: the backlog is paced by the socket's drain, and the socket's next messages
     // (set-response, clear) should not wait for it.
     const backlog = log.requests.flatMap((stored) =>
-      stored.forwarded === undefined
-        ? [requestFramed(stored)]
-        : [requestFramed(stored), toFramed(stored.forwarded)],
+      stored.forwarded === undefined ? [requestFramed(stored)] : [requestFramed(stored), toFramed(stored.forwarded)],
     );
     candidate.replay(backlog).catch((error: unknown) => this.failed(error));
   }

@@ -40,8 +40,7 @@ export function toElement(answer: string, record: Buffer): Buffer {
 }
 
 /** Bytes of `toElement(answer, record)`, without building it. */
-export const elementLength = (answer: string, record: Buffer): number =>
-  4 + Buffer.byteLength(answer) + record.length;
+export const elementLength = (answer: string, record: Buffer): number => 4 + Buffer.byteLength(answer) + record.length;
 
 /**
  * The request held in a stored value: an element, or a whole v1 `request` message as stores

@@ -108,7 +108,10 @@ describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
 
 describe('the Redis bus wire form', () => {
   it('carries seq and capture time ahead of the stored bytes, which pass unchanged', () => {
-    const request = { answer: '{"status":200}', record: encodeRecord('{"url":"\\n R 1 2"}', Buffer.from('\n R 3 4\n')) };
+    const request = {
+      answer: '{"status":200}',
+      record: encodeRecord('{"url":"\\n R 1 2"}', Buffer.from('\n R 3 4\n')),
+    };
     expect(decodeBusMessage(Buffer.from(encodeBusMessage({ seq: 5, capturedAtMs: 123, request })))).toEqual({
       seq: 5,
       capturedAtMs: 123,

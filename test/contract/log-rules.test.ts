@@ -20,12 +20,7 @@ import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { createRedisStore } from '../../src/redis/store.js';
 import { openDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
-import {
-  type NewEntry,
-  type EndpointKind,
-  type Store,
-  type StoreLimits,
-} from '../../src/store/store.js';
+import { type NewEntry, type EndpointKind, type Store, type StoreLimits } from '../../src/store/store.js';
 import { elementLength, encodeRecord } from '../../src/store/stored-request.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { logRulesCases, type EndpointName, type LogRulesCase } from './log-rules.cases.js';

@@ -507,7 +507,9 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       .toEqual([['a', { type: 'evicted', throughSeq: 2 }]]);
     const [held] = (await store.readLog('a', 0))?.requests ?? [];
     expect((await store.stats()).storedBytes).toBe(
-      (held ? elementLength(held.answer, held.record) : 0) + report('w'.repeat(40 * 1024)).length + STORED_REQUEST_OVERHEAD_BYTES,
+      (held ? elementLength(held.answer, held.record) : 0) +
+        report('w'.repeat(40 * 1024)).length +
+        STORED_REQUEST_OVERHEAD_BYTES,
     );
     // Past the store's budget, the oldest requests anywhere go.
     for (let i = 0; i < 4; i++) await append(store, 'b', body, 0);
@@ -636,7 +638,11 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       { rule: 2, times: 1 },
       { rule: -1, times: 0 },
     ];
-    const draft: NewEntry = { record: encodeRecord('{}', new Uint8Array()), choices, answers: ['"r0"', '"r2"', '"default"'] };
+    const draft: NewEntry = {
+      record: encodeRecord('{}', new Uint8Array()),
+      choices,
+      answers: ['"r0"', '"r2"', '"default"'],
+    };
     const taken: number[] = [];
     for (let i = 0; i < 4; i++) taken.push((await store.appendRequest('a', 'kept', () => draft, 0))?.choice ?? -9);
     expect(taken).toEqual([0, 0, 1, 2]);
@@ -810,7 +816,10 @@ describe('Redis store: instances on one prefix', () => {
     // Evicted in a step of its own, just after the capture that passed the budget.
     const counted = async () => {
       const held = (await store.readLog('new', 0))?.requests ?? [];
-      const bytes = held.reduce((sum, stored) => sum + elementLength(stored.answer, stored.record) + STORED_REQUEST_OVERHEAD_BYTES, 0);
+      const bytes = held.reduce(
+        (sum, stored) => sum + elementLength(stored.answer, stored.record) + STORED_REQUEST_OVERHEAD_BYTES,
+        0,
+      );
       return { fewer: held.length < 6, matches: (await store.stats()).storedBytes === bytes, within: bytes <= 2000 };
     };
     await expect.poll(counted).toEqual({ fewer: true, matches: true, within: true });

@@ -8,6 +8,7 @@ import { createHub, type Hub } from '../../src/socket/hub.js';
 import { SocketSession, type SessionContext } from '../../src/socket/socket-session.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { ServerMessage } from '../../src/shared/protocol.js';
+import { decodeServerMessage } from '../../src/shared/request-frame.js';
 import { createMemoryStore } from '../../src/one-process/memory-store.js';
 import { storeLimits, type Store } from '../../src/store/store.js';
 
@@ -23,8 +24,8 @@ export class FakeSocket extends EventEmitter {
   readonly sent: ServerMessage[] = [];
   closeCode: number | undefined;
 
-  send(data: Buffer | string): void {
-    this.sent.push(JSON.parse(data.toString()) as ServerMessage);
+  send(data: Buffer | string, options?: { binary?: boolean }): void {
+    this.sent.push(decodeServerMessage(options?.binary ? (data as Buffer) : data.toString()));
   }
 
   ping(_data: unknown, _mask: unknown, done?: () => void): void {

@@ -7,6 +7,7 @@ import {
   type ServerMessage,
   type WelcomeMessage,
 } from '../../src/shared/protocol.js';
+import { decodeServerMessage } from '../../src/shared/request-frame.js';
 
 type Of<T extends ServerMessage['type']> = Extract<ServerMessage, { type: T }>;
 
@@ -18,8 +19,8 @@ export class SocketClient {
   closed: Promise<number>;
 
   private constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => {
-      this.messages.push(JSON.parse(data.toString()) as ServerMessage);
+    socket.on('message', (data, isBinary) => {
+      this.messages.push(decodeServerMessage(isBinary ? (data as Buffer) : data.toString()));
       this.wake();
     });
     this.closed = new Promise((resolve) =>

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL, type ServerMessage } from '../../src/shared/protocol.js';
+import { decodeServerMessage } from '../../src/shared/request-frame.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /** A throwaway self-signed certificate for 127.0.0.1, made by openssl for this run. */
@@ -64,7 +65,9 @@ describe('HTTPS served directly', () => {
         };
         check();
       });
-    socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as ServerMessage));
+    socket.on('message', (data, isBinary) =>
+      messages.push(decodeServerMessage(isBinary ? (data as Buffer) : data.toString())),
+    );
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     socket.send(JSON.stringify({ type: 'create' }));
     const welcome = await next('welcome');

@@ -98,9 +98,10 @@ describe('the request log on Redis', () => {
     // Only the captures tried after Redis came back reached it: none of the 20 was sent again by the client.
     expect(appends()).toBeLessThanOrEqual(2);
     const log = await s.store.readLog(id, 0);
-    expect(
-      log?.requests.map((request) => (capturedRequestOf(request) as unknown as { n: unknown }).n),
-    ).toEqual([-1, 'after']);
+    expect(log?.requests.map((request) => (capturedRequestOf(request) as unknown as { n: unknown }).n)).toEqual([
+      -1,
+      'after',
+    ]);
   });
 
   it('2: a capture whose reply comes after its caller gave up is settled: the record says the 503 its sender got, announced', async () => {

@@ -31,7 +31,11 @@ const LIMITS: StoreLimits = {
   maxResponseConfigBytes: 64 * MIB,
 };
 const DEFAULT_ANSWER = '{"status":200,"delayMs":0,"by":"default"}';
-const entryOf = (json: string): NewEntry => ({ record: encodeRecord(json, new Uint8Array()), choices: ONLY_DEFAULT, answers: [DEFAULT_ANSWER] });
+const entryOf = (json: string): NewEntry => ({
+  record: encodeRecord(json, new Uint8Array()),
+  choices: ONLY_DEFAULT,
+  answers: [DEFAULT_ANSWER],
+});
 /** Rule 0 answers once per configuration, then the default. */
 const onceThenDefault: NewEntry = {
   record: encodeRecord('{}', new Uint8Array()),
@@ -182,7 +186,7 @@ describe('the SQLite store commits the captures of one turn together', () => {
     // rolls back, each of its callers is told the store is unavailable, and nothing is announced.
     await opened.bus.subscribe('a');
     opened.db.exec(
-      "CREATE TEMP TRIGGER test_refuse BEFORE INSERT ON requests WHEN CAST(NEW.message AS TEXT) LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+      "CREATE TEMP TRIGGER test_refuse BEFORE INSERT ON requests WHEN instr(NEW.message, CAST('poison' AS BLOB)) > 0 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
     );
     const failed = await Promise.allSettled(
       Array.from({ length: 20 }, (_, n) =>

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInstance, type Instance } from '../helpers/instances.js';
 import { SocketClient } from '../helpers/socket-client.js';
+import { decodeServerMessage } from '../../src/shared/request-frame.js';
 
 /**
  * Findings 4, 5 and 6 of the hardening issue, against a server process: waits (long polls, a
@@ -34,8 +35,8 @@ describe('waiting senders and polls', () => {
     responder.send({ type: 'claim-responder' });
     await responder.next('responder');
     if (answerWith) {
-      responder.socket.on('message', (data) => {
-        const message = JSON.parse(data.toString()) as { type: string; request?: { seq: number } };
+      responder.socket.on('message', (data, isBinary) => {
+        const message = decodeServerMessage(isBinary ? (data as Buffer) : data.toString());
         if (message.type !== 'request' || !message.request) return;
         const { status, body } = answerWith(message.request.seq);
         responder.send({

@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
+import { decodeServerMessage } from '../../src/shared/request-frame.js';
 
 /**
  * The attacks of issue #12, scaled down to run in CI, against the built server in its own
@@ -91,8 +92,8 @@ async function openLive(
       .once('error', reject),
   );
   const welcome = new Promise<WelcomeMessage>((resolve) =>
-    socket.on('message', (data) => {
-      const message = JSON.parse(data.toString()) as ServerMessage;
+    socket.on('message', (data, isBinary) => {
+      const message = decodeServerMessage(isBinary ? (data as Buffer) : data.toString());
       messages.push(message);
       if (message.type === 'welcome') resolve(message);
     }),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIVE_PATH, SUBPROTOCOL, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
 import { ensureCliBuilt, root } from '../helpers/cli.js';
 import { freePort } from '../helpers/instances.js';
+import { decodeServerMessage } from '../../src/shared/request-frame.js';
 
 /**
  * Findings 2, 3, 5, 7 and 17 of the hardening issue, scaled down, against the built server in a
@@ -81,8 +82,8 @@ async function openLive(
   socket.on('error', () => undefined);
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
   const welcome = new Promise<WelcomeMessage>((resolve) =>
-    socket.on('message', (data) => {
-      const message = JSON.parse(data.toString()) as ServerMessage;
+    socket.on('message', (data, isBinary) => {
+      const message = decodeServerMessage(isBinary ? (data as Buffer) : data.toString());
       messages.push(message);
       if (message.type === 'welcome') resolve(message);
     }),

@@ -140,7 +140,7 @@ describe('the page: its connection', () => {
     const { connection, states, welcomes, messages, socket } = connect();
     connection.start(undefined, 'kept');
     expect(states).toEqual(['connecting']);
-    expect(socket().protocol).toBe('hookwatch.v1');
+    expect(socket().protocol).toBe('hookwatch.v2');
     socket().open();
     expect(socket().sent).toEqual([{ type: 'create', kind: 'kept' }]);
     socket().receive(welcome());

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
-import { nestingDepth, toRecordBytes, toRequestDraft as capture, type RawCapture } from '../../src/capture/to-record.js';
+import {
+  nestingDepth,
+  toRecordBytes,
+  toRequestDraft as capture,
+  type RawCapture,
+} from '../../src/capture/to-record.js';
 import { escapingIsCheap } from '../../src/store/json-body.js';
 import { recordJsonOf } from '../../src/store/stored-request.js';
 import { requestFrame } from '../../src/socket/frame.js';
@@ -266,20 +271,23 @@ describe('toRecordBytes', () => {
     ],
   ];
 
-  it.each(cases)('encodes %s once: v1 JSON and the v2 frame both give the draft, the body byte for byte', (_name, raw) => {
-    const draft = capture(raw, options);
-    const record = toRecordBytes(raw, options, 1_000_000_000);
-    const v1 = JSON.parse(recordJsonOf({ seq: 7, answer: ANSWER, record })) as CapturedRequest;
-    expect(v1).toEqual({ seq: 7, ...draft, answer: JSON.parse(ANSWER) as unknown });
-    const frame = requestFrame(7, ANSWER, record);
-    const payload = Buffer.concat(frame.chunks).subarray(frame.length - (record.length + 13 + ANSWER.length));
-    const { request: v2 } = decodeRequestFrame(payload);
-    const { body: _v1Body, bodyEncoding: _v1Encoding, ...v1Fields } = v1;
-    const { body: _v2Body, bodyEncoding: _v2Encoding, ...v2Fields } = v2;
-    expect(v2Fields).toEqual(v1Fields);
-    expect(Buffer.from(bodyBytesOf(v2)).equals(Buffer.from(bodyBytesOf(v1)))).toBe(true);
-    expect(Buffer.from(splitRecord(record).body).equals(Buffer.from(bodyBytesOf(draft)))).toBe(true);
-  });
+  it.each(cases)(
+    'encodes %s once: v1 JSON and the v2 frame both give the draft, the body byte for byte',
+    (_name, raw) => {
+      const draft = capture(raw, options);
+      const record = toRecordBytes(raw, options, 1_000_000_000);
+      const v1 = JSON.parse(recordJsonOf({ seq: 7, answer: ANSWER, record })) as CapturedRequest;
+      expect(v1).toEqual({ seq: 7, ...draft, answer: JSON.parse(ANSWER) as unknown });
+      const frame = requestFrame(7, ANSWER, record);
+      const payload = Buffer.concat(frame.chunks).subarray(frame.length - (record.length + 13 + ANSWER.length));
+      const { request: v2 } = decodeRequestFrame(payload);
+      const { body: _v1Body, bodyEncoding: _v1Encoding, ...v1Fields } = v1;
+      const { body: _v2Body, bodyEncoding: _v2Encoding, ...v2Fields } = v2;
+      expect(v2Fields).toEqual(v1Fields);
+      expect(Buffer.from(bodyBytesOf(v2)).equals(Buffer.from(bodyBytesOf(v1)))).toBe(true);
+      expect(Buffer.from(splitRecord(record).body).equals(Buffer.from(bodyBytesOf(draft)))).toBe(true);
+    },
+  );
 
   it('redacts before the record is written: names and order stay, values are [redacted], the names listed', () => {
     const record = toRecordBytes(
@@ -302,7 +310,10 @@ describe('toRecordBytes', () => {
       expect((JSON.parse(full) as CapturedRequest).omitted, name).not.toContain('query');
       const lean = JSON.parse(v1Record(raw, Buffer.byteLength(full) - 1, options)) as CapturedRequest;
       expect(lean.omitted, name).toEqual(['query', 'form', 'parts']);
-      expect(Buffer.from(bodyBytesOf(lean)).equals(Buffer.from(bodyBytesOf(JSON.parse(full) as CapturedRequest))), name).toBe(true);
+      expect(
+        Buffer.from(bodyBytesOf(lean)).equals(Buffer.from(bodyBytesOf(JSON.parse(full) as CapturedRequest))),
+        name,
+      ).toBe(true);
     }
   });
 });

@@ -1,11 +1,6 @@
 import { accessToken, signedOut } from './access.js';
-import {
-  CloseCode,
-  LIVE_PATH,
-  SUBPROTOCOL,
-  type ClientMessage,
-  type ServerMessage,
-} from '../../../src/shared/protocol.js';
+import { CloseCode, LIVE_PATH, SUBPROTOCOL, type ClientMessage } from '../../../src/shared/protocol.js';
+import { decodeServerMessage } from '../../../src/shared/request-frame.js';
 import { createFields } from '../endpoint/endpoint.js';
 import type { Session, Transport, TransportEvents } from './transport.js';
 
@@ -30,6 +25,8 @@ export class SocketTransport implements Transport {
   constructor(session: Readonly<Session>, events: SocketEvents) {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     const socket = new WebSocket(`${scheme}://${location.host}${LIVE_PATH}`, SUBPROTOCOL);
+    // v2 sends each captured request as one binary frame (shared/request-frame.ts).
+    socket.binaryType = 'arraybuffer';
     this.socket = socket;
     let opened = false;
     let welcomed = false;
@@ -56,7 +53,7 @@ export class SocketTransport implements Transport {
     };
     socket.onmessage = (event) => {
       if (this.closed) return;
-      const message = JSON.parse(String(event.data)) as ServerMessage;
+      const message = decodeServerMessage(event.data as string | ArrayBuffer);
       if (message.type === 'welcome') {
         welcomed = true;
         return events.welcome(message);

@@ -1,6 +1,6 @@
 /**
  * The captured-request record: what the receiver stores and every watcher, the page and the CLI
- * read (docs/protocol.md). Built by capture/to-record-json.ts, never parsed back with these
+ * read (docs/protocol.md). Encoded by capture/to-record.ts (header JSON and raw body), never parsed back with these
  * schemas: they give its types and its OpenAPI description.
  */
 import { z } from 'zod';
