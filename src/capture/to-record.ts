@@ -6,6 +6,7 @@ import { redactHeaders, redactTarget } from '../shared/redact.js';
 import { parseParams, subPathOf } from '../shared/request-target.js';
 import { jsonBodyOf } from '../store/json-body.js';
 import { encodeRecord } from '../store/stored-request.js';
+import { isJsonBytes } from './json-syntax.js';
 
 export interface RawCapture {
   method: string;
@@ -87,13 +88,13 @@ function headerOf(raw: RawCapture, options: CaptureOptions): { header: RecordHea
   }
 
   const body = storedBody(raw.body, raw.truncated);
-  const text = isUtf8(body) ? body.toString('utf8') : undefined;
+  const utf8 = isUtf8(body);
   // Kept endpoints: the target's secrets go before anything is derived from it.
   const target = raw.redact ? redactTarget(raw.url) : undefined;
   const url = target?.url ?? raw.url;
   const queryStart = url.indexOf('?');
   const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  const isForm = text !== undefined && mediaType === 'application/x-www-form-urlencoded';
+  const isForm = utf8 && mediaType === 'application/x-www-form-urlencoded';
   const formTooLarge = isForm && body.length > FORM_PARSE_MAX_BYTES;
 
   const header: RecordHeader = {
@@ -103,8 +104,8 @@ function headerOf(raw: RawCapture, options: CaptureOptions): { header: RecordHea
     query: queryStart === -1 ? {} : parseParams(url.slice(queryStart + 1)),
     headers,
     contentType,
-    isJson: text !== undefined && !raw.truncated && isJsonWithin(text, options.maxJsonDepth),
-    form: isForm && !formTooLarge ? parseParams(text ?? '') : null,
+    isJson: utf8 && !raw.truncated && isJsonBytes(body, options.maxJsonDepth),
+    form: isForm && !formTooLarge ? parseParams(body.toString('utf8')) : null,
     parts: raw.parts ?? null,
     omitted: formTooLarge ? ['form'] : [],
     size: raw.size,
@@ -141,54 +142,4 @@ function completeUtf8Length(bytes: Buffer): number {
     }
   }
   return end;
-}
-
-function isJsonWithin(text: string, maxDepth: number): boolean {
-  // Cheap first-character gate so plain text and form bodies skip JSON.parse entirely.
-  const first = text.trimStart().charCodeAt(0);
-  const plausible =
-    first === 0x7b /* { */ ||
-    first === 0x5b /* [ */ ||
-    first === 0x22 /* " */ ||
-    first === 0x2d /* - */ ||
-    (first >= 0x30 && first <= 0x39) ||
-    first === 0x74 /* t */ ||
-    first === 0x66 /* f */ ||
-    first === 0x6e; /* n */
-  if (!plausible || nestingDepth(text) > maxDepth) return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON.
- * String contents are skipped with indexOf (native), so a body that is mostly strings costs
- * little, which is most webhook bodies.
- */
-export function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === 0x22 /* " */) {
-      let end = text.indexOf('"', i + 1);
-      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
-      if (end === -1) break; // unterminated string: nothing after it counts
-      i = end;
-    } else if (code === 0x7b || code === 0x5b) {
-      if (++depth > deepest) deepest = depth;
-    } else if (code === 0x7d || code === 0x5d) depth--;
-  }
-  return deepest;
-}
-
-/** True when an odd run of backslashes precedes `at`. */
-function isEscaped(text: string, at: number): boolean {
-  let backslashes = 0;
-  for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
-  return backslashes % 2 === 1;
 }

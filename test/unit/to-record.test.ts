@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createUtcTimeFormatter } from '../../src/capture/utc-time.js';
-import {
-  nestingDepth,
-  toRecordBytes,
-  toRequestDraft as capture,
-  type RawCapture,
-} from '../../src/capture/to-record.js';
+import { toRecordBytes, toRequestDraft as capture, type RawCapture } from '../../src/capture/to-record.js';
 import { escapingIsCheap } from '../../src/store/json-body.js';
+import { isJsonBytes } from '../../src/capture/json-syntax.js';
 import { recordJsonOf } from '../../src/store/stored-request.js';
 import { requestFrame } from '../../src/socket/frame.js';
 import { decodeRequestFrame, splitRecord } from '../../src/shared/request-frame.js';
@@ -80,18 +76,87 @@ describe('toRequestDraft', () => {
   });
 });
 
-describe('nestingDepth', () => {
-  it('counts brackets outside strings only', () => {
-    expect(nestingDepth('{"a":[1,{"b":2}]}')).toBe(3);
-    expect(nestingDepth('{"a":"[[[[\\"[["}')).toBe(1);
-    expect(nestingDepth('1')).toBe(0);
-    // Escaped quotes and backslash runs inside strings.
-    expect(nestingDepth('["a\\\\", [["\\\\\\"]"]]]')).toBe(3);
-    expect(nestingDepth('{"k":"\\"[[[", "j":[]}')).toBe(2);
-    expect(nestingDepth('["unterminated [[[')).toBe(1);
+describe('isJsonBytes', () => {
+  /** What JSON.parse says, with containers nested at most `maxDepth` deep. */
+  const reference = (bytes: Buffer, maxDepth: number): boolean => {
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return false;
+    }
+    const depth = (v: unknown): number =>
+      v !== null && typeof v === 'object'
+        ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depth))
+        : 0;
+    return depth(value) <= maxDepth;
+  };
+  const seeds = [
+    '{"a":[1,{"b":2}]}',
+    ' [ 1 , -0.5e+3 , true , false , null , "x\\u00e9\\n\\"q\\"" ] ',
+    '"s"',
+    '123',
+    '-0',
+    '0.0e-0',
+    '{}',
+    '[]',
+    '[[[[]]]]',
+    '{"k":"\\"[[[", "j":[]}',
+    '{"é":"ü","emoji":"\ud83d\ude00"}',
+    '{"a" : 1 , "b" : { "c" : [ ] } }',
+  ];
+  const alphabet = '{}[]",:-+.eE0123456789 \n\tabcfnrstu\\/';
+
+  it.each([
+    ['', false],
+    [' ', false],
+    ['01', false],
+    ['1.', false],
+    ['.5', false],
+    ['+1', false],
+    ['1e', false],
+    ['[1,]', false],
+    ['{"a":1,}', false],
+    ['{"a"}', false],
+    ['{a:1}', false],
+    ['"\\x"', false],
+    ['"\\u12G4"', false],
+    ['"tab\there"', false],
+    ['[1] 2', false],
+    ['tru', false],
+    ['nulls', false],
+    ['\ufeff{}', false],
+    ['"\\ud800"', true],
+  ])('judges %j as JSON.parse does: %s', (text, expected) => {
+    expect(isJsonBytes(Buffer.from(text), 64)).toBe(expected);
+    expect(reference(Buffer.from(text), 64)).toBe(expected);
   });
 
-  it('stops flagging JSON past the depth limit', () => {
+  it('agrees with JSON.parse on the seeds and 20,000 mutations of them, depth limits included', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (const text of seeds) {
+      for (let round = 0; round < 20_000 / seeds.length; round++) {
+        const chars = [...text];
+        for (let edits = 1 + random(3); edits > 0; edits--) {
+          const at = random(chars.length + 1);
+          const char = alphabet[random(alphabet.length)] as string;
+          const op = random(3);
+          if (op === 0) chars.splice(at, 1);
+          else if (op === 1) chars.splice(at, 0, char);
+          else chars[at] = char;
+        }
+        const bytes = Buffer.from(chars.join(''));
+        const depth = random(5);
+        expect(isJsonBytes(bytes, depth), `${chars.join('')} (depth ${depth})`).toBe(reference(bytes, depth));
+      }
+    }
+  });
+
+  it('stops flagging JSON past the depth limit, and judges a deep or long body without recursion', () => {
     const deep = '['.repeat(65) + ']'.repeat(65);
     expect(
       capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 64, formatTime }).isJson,
@@ -99,6 +164,8 @@ describe('nestingDepth', () => {
     expect(
       capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65, formatTime }).isJson,
     ).toBe(true);
+    expect(isJsonBytes(Buffer.from('['.repeat(1_000_000)), 2_000_000)).toBe(false);
+    expect(isJsonBytes(Buffer.from(`[${'1,'.repeat(500_000)}1]`), 64)).toBe(true);
   });
 });
 
