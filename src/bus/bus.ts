@@ -1,3 +1,5 @@
+import type { RecordBytes } from '../store/stored-request.js';
+
 /**
  * One event for every watcher of an endpoint: a protocol message, serialised once. The hub
  * frames it once and writes the same bytes to each of its local watchers.
@@ -6,7 +8,7 @@ export interface BusMessage {
   /** Sequence number of the captured request it carries; absent for other events. */
   seq?: number;
   /** A captured request (with `seq`): its answer and record as stored, sent without copying (socket/frame.ts). */
-  request?: { answer: string; record: Buffer };
+  request?: { answer: string; record: RecordBytes };
   /** Any other event: the protocol message (JSON), sent as is to each watcher. */
   data?: Buffer | string;
   /** Capture time (ms since epoch) of the request it carries, for the delivery-lag metric. */

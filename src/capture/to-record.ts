@@ -5,7 +5,7 @@ import type { RecordHeader } from '../shared/request-frame.js';
 import { redactHeaders, redactTarget } from '../shared/redact.js';
 import { parseParams, subPathOf } from '../shared/request-target.js';
 import { jsonBodyOf } from '../store/json-body.js';
-import { encodeRecord } from '../store/stored-request.js';
+import { encodeRecord, type RecordBytes } from '../store/stored-request.js';
 import { isJsonBytes } from './json-syntax.js';
 
 export interface RawCapture {
@@ -43,7 +43,7 @@ export interface CaptureOptions {
  * within `maxBytes`: past it the derived views are left out and listed in `omitted`, so no
  * request makes a record larger than `maxRecordBytes` (record-bounds.ts). The capture's hot path.
  */
-export function toRecordBytes(raw: RawCapture, options: CaptureOptions, maxBytes: number): Buffer {
+export function toRecordBytes(raw: RawCapture, options: CaptureOptions, maxBytes: number): RecordBytes {
   const { header, body } = headerOf(raw, options);
   let json = headerJson(header, false);
   // A UTF-16 unit is at most 3 bytes of UTF-8; the body as v1 JSON is at most 4/3 of its bytes plus slack.

@@ -35,7 +35,7 @@ import {
   type StoreLimits,
   type StoredRequest,
 } from '../store/store.js';
-import { fromElement, toElement } from '../store/stored-request.js';
+import { fromElement, toElement, type RecordBytes } from '../store/stored-request.js';
 
 export interface SqliteStoreOptions extends StoreLimits {
   /** An open, migrated database (sqlite-database.ts) that main.ts owns. */
@@ -110,7 +110,7 @@ interface BatchEndpoint {
 interface StoredCapture {
   seq: number;
   answer: string;
-  record: Buffer;
+  record: RecordBytes;
   response: ResponseConfig;
   choice: number;
   evictedThrough: Array<[string, number]>;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
 import type { EndpointRecord, Store, StoreLimits, StoredRequest } from '../store/store.js';
-import { fromElement } from '../store/stored-request.js';
+import { fromElement, recordBuffer } from '../store/stored-request.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
@@ -425,7 +425,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         const choices = entry.choices.flatMap((choice, at) => [choice.rule, choice.times, entry.answers[at] as string]);
         return append(
           [
-            entry.record,
+            recordBuffer(entry.record),
             capturedAtMs,
             kind,
             version,

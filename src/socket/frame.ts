@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { REQUEST_FRAME_KIND, REQUEST_FRAME_SEQ_BYTES } from '../shared/request-frame.js';
+import type { RecordBytes } from '../store/stored-request.js';
 
 /**
  * A server-to-client WebSocket frame (RFC 6455 section 5.2: FIN, text or binary, no mask), built
@@ -28,20 +29,21 @@ export function textFrame(text: string | Buffer): Frame {
 }
 
 /**
- * A v2 `request` message (shared/request-frame.ts) as a binary frame: kind, seq and answer
- * written behind the frame's header, then the record, from the store's own bytes, not encoded
- * again.
+ * A v2 `request` message (shared/request-frame.ts) as a binary frame: kind, seq, answer and
+ * the record's head written behind the frame's header, then the body, from the store's own
+ * bytes, not encoded again (and not copied, when large).
  */
-export function requestFrame(seq: number, answer: string, record: Buffer): Frame {
+export function requestFrame(seq: number, answer: string, record: RecordBytes): Frame {
   const answerBytes = Buffer.byteLength(answer);
-  const leadLength = REQUEST_FRAME_SEQ_BYTES + 4 + answerBytes;
-  const { head, at } = frameHead(0x82, leadLength, record.length);
+  const leadLength = REQUEST_FRAME_SEQ_BYTES + 4 + answerBytes + record.head.length;
+  const { head, at } = frameHead(0x82, leadLength, record.body.length);
   head[at] = REQUEST_FRAME_KIND;
   head.writeUInt32BE(Math.floor(seq / 2 ** 32), at + 1);
   head.writeUInt32BE(seq % 2 ** 32, at + 5);
   head.writeUInt32BE(answerBytes, at + REQUEST_FRAME_SEQ_BYTES);
   head.write(answer, at + REQUEST_FRAME_SEQ_BYTES + 4, 'utf8');
-  return withPayload(head, at + leadLength, record);
+  record.head.copy(head, at + REQUEST_FRAME_SEQ_BYTES + 4 + answerBytes);
+  return withPayload(head, at + leadLength, record.body);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { AnswerChoice } from '../shared/answer-rules.js';
-import type { StoredRequest } from './stored-request.js';
+import type { RecordBytes, StoredRequest } from './stored-request.js';
 import type { ResponseConfig } from '../shared/schemas/response-config.js';
 
 // What a stored byte costs is a rule of the request log, written once there; the Redis store reads it here.
@@ -178,7 +178,7 @@ export type EntryBuilder = (response: ResponseConfig, redact: boolean) => NewEnt
 /** A captured request before the store numbers it and picks its answer. */
 export interface NewEntry {
   /** The record's bytes (shared/request-frame.ts): header JSON and raw body, without `seq` and `answer`. */
-  record: Buffer;
+  record: RecordBytes;
   /** Who may answer it, in order (answer-rules.ts). */
   choices: readonly AnswerChoice[];
   /** For each choice, the record's `answer` JSON it gives. */

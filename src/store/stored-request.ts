@@ -10,19 +10,40 @@ import { jsonBodyOf } from './json-body.js';
 export interface StoredRequest {
   seq: number;
   answer: string;
-  record: Buffer;
+  record: RecordBytes;
   /** The latest `forwarded` message a forwarder reported for it, when there is one (readLog only). */
   forwarded?: string;
 }
 
-/** A record (shared/request-frame.ts): u32 header length, the header's JSON, the body's bytes. One buffer of its own. */
-export function encodeRecord(headerJson: string, body: Uint8Array): Buffer {
+/**
+ * A record's bytes (shared/request-frame.ts) in their two parts, which written one after the
+ * other are the record: `head`, the u32 header length and the header's JSON, and `body`, the
+ * stored bytes. Kept apart so a large body is stored as it was read, not copied.
+ */
+export interface RecordBytes {
+  head: Buffer;
+  body: Buffer;
+}
+
+export const recordLength = (record: RecordBytes): number => record.head.length + record.body.length;
+
+/** The record as one buffer (a Redis argument, a test). */
+export const recordBuffer = (record: RecordBytes): Buffer => Buffer.concat([record.head, record.body]);
+
+/**
+ * The record of a header and a body. A body that is a buffer of its own (a large one, gathered
+ * from many reads) is kept as it is; a smaller one is copied, since it is most often a view into
+ * the socket's read buffer, which holds the request's head too and would stay alive with it.
+ */
+export function encodeRecord(headerJson: string, body: Uint8Array): RecordBytes {
   const headerBytes = Buffer.byteLength(headerJson);
-  const record = Buffer.allocUnsafeSlow(4 + headerBytes + body.length);
-  record.writeUInt32BE(headerBytes, 0);
-  record.write(headerJson, 4, 'utf8');
-  record.set(body, 4 + headerBytes);
-  return record;
+  const head = Buffer.allocUnsafeSlow(4 + headerBytes);
+  head.writeUInt32BE(headerBytes, 0);
+  head.write(headerJson, 4, 'utf8');
+  if (Buffer.isBuffer(body) && body.byteOffset === 0 && body.buffer.byteLength === body.length) return { head, body };
+  const copy = Buffer.allocUnsafeSlow(body.length);
+  copy.set(body);
+  return { head, body: copy };
 }
 
 /**
@@ -30,17 +51,19 @@ export function encodeRecord(headerJson: string, body: Uint8Array): Buffer {
  * length, the answer's JSON, the record. Its length is what every backend counts
  * (log/rulebook.ts, storedCost).
  */
-export function toElement(answer: string, record: Buffer): Buffer {
+export function toElement(answer: string, record: RecordBytes): Buffer {
   const answerBytes = Buffer.byteLength(answer);
-  const element = Buffer.allocUnsafeSlow(4 + answerBytes + record.length);
+  const element = Buffer.allocUnsafeSlow(4 + answerBytes + recordLength(record));
   element.writeUInt32BE(answerBytes, 0);
   element.write(answer, 4, 'utf8');
-  record.copy(element, 4 + answerBytes);
+  record.head.copy(element, 4 + answerBytes);
+  record.body.copy(element, 4 + answerBytes + record.head.length);
   return element;
 }
 
 /** Bytes of `toElement(answer, record)`, without building it. */
-export const elementLength = (answer: string, record: Buffer): number => 4 + Buffer.byteLength(answer) + record.length;
+export const elementLength = (answer: string, record: RecordBytes): number =>
+  4 + Buffer.byteLength(answer) + recordLength(record);
 
 /**
  * The request held in a stored value: an element, or a whole v1 `request` message as stores
@@ -50,11 +73,12 @@ export const elementLength = (answer: string, record: Buffer): number => 4 + Buf
 export function fromElement(seq: number, element: Buffer, forwarded?: string): StoredRequest {
   if (element[0] === 0x7b) return fromV1Message(element, forwarded);
   const answerEnd = element.length < 8 ? Infinity : 4 + element.readUInt32BE(0);
-  if (answerEnd + 4 > element.length) throw new Error(`stored request ${seq}: not an element`);
+  const headEnd = answerEnd + 4 > element.length ? Infinity : answerEnd + 4 + element.readUInt32BE(answerEnd);
+  if (headEnd > element.length) throw new Error(`stored request ${seq}: not an element`);
   const stored: StoredRequest = {
     seq,
     answer: element.toString('utf8', 4, answerEnd),
-    record: element.subarray(answerEnd),
+    record: { head: element.subarray(answerEnd, headEnd), body: element.subarray(headEnd) },
   };
   if (forwarded !== undefined) stored.forwarded = forwarded;
   return stored;
@@ -76,10 +100,9 @@ function fromV1Message(message: Buffer, forwarded?: string): StoredRequest {
  * JSON, never to store or send to a v2 socket.
  */
 export function recordJsonOf(stored: Pick<StoredRequest, 'seq' | 'answer' | 'record'>): string {
-  const { record } = stored;
-  const headerEnd = 4 + record.readUInt32BE(0);
-  const header = record.toString('utf8', 4, headerEnd);
-  const { encoding, quoted } = jsonBodyOf(record.subarray(headerEnd));
+  const { head, body } = stored.record;
+  const header = head.toString('utf8', 4);
+  const { encoding, quoted } = jsonBodyOf(body);
   const fields = header.length > 2 ? `${header.slice(1, -1)},` : '';
   return `{"seq":${stored.seq},${fields}"body":${quoted},"bodyEncoding":"${encoding}","answer":${stored.answer}}`;
 }

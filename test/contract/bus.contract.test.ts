@@ -5,7 +5,7 @@ import { createMemoryBus } from '../../src/one-process/memory-bus.js';
 import { createRedisBus, decodeBusMessage, encodeBusMessage } from '../../src/redis/bus.js';
 import { connectRedis, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/sentinel-and-cluster.js';
-import { encodeRecord } from '../../src/store/stored-request.js';
+import { encodeRecord, recordBuffer } from '../../src/store/stored-request.js';
 import { splitRecord } from '../../src/shared/request-frame.js';
 
 /** What every Bus backend must do, written once: in memory and on a real Redis (a prefix per bus). */
@@ -70,7 +70,7 @@ describe.each(backends)('Bus contract: %s', (_name, makeBus) => {
     expect(
       seen.map(
         ([endpointId, message]) =>
-          `${endpointId}:${message.request ? splitRecord(message.request.record).header.url : String(message.data)}:${message.seq}:${message.capturedAtMs}`,
+          `${endpointId}:${message.request ? splitRecord(recordBuffer(message.request.record)).header.url : String(message.data)}:${message.seq}:${message.capturedAtMs}`,
       ),
     ).toEqual(['e1:m1:1:1001', 'e1:m2:2:1002', 'e1:m3:3:1003', 'e1:event:undefined:undefined']);
   });

@@ -21,7 +21,13 @@ import {
   type Store,
   type StoreLimits,
 } from '../../src/store/store.js';
-import { elementLength, encodeRecord, v1RequestMessage, type StoredRequest } from '../../src/store/stored-request.js';
+import {
+  elementLength,
+  encodeRecord,
+  recordBuffer,
+  v1RequestMessage,
+  type StoredRequest,
+} from '../../src/store/stored-request.js';
 import { splitRecord } from '../../src/shared/request-frame.js';
 import { connectRedis, dropPrefix, testPrefix } from '../helpers/redis.js';
 import { startTopologies } from '../helpers/sentinel-and-cluster.js';
@@ -182,7 +188,7 @@ const record = (stored: StoredRequest | undefined) =>
   stored
     ? ({
         seq: stored.seq,
-        ...splitRecord(stored.record).header,
+        ...splitRecord(recordBuffer(stored.record)).header,
         answer: JSON.parse(stored.answer) as unknown,
       } as Record<string, unknown>)
     : undefined;
@@ -247,13 +253,13 @@ describe.each(backends)('Store contract: %s', (_name, makeBackend, shape) => {
       id,
       message.seq,
       message.request?.answer,
-      message.request?.record.toString('hex'),
+      (message.request ? recordBuffer(message.request.record) : undefined)?.toString('hex'),
       message.capturedAtMs,
     ]);
     expect(announced).toEqual(
       [1000, 2000].map((capturedAtMs, at) => {
         const stored = log?.requests[at] as StoredRequest;
-        return ['a', stored.seq, stored.answer, stored.record.toString('hex'), capturedAtMs];
+        return ['a', stored.seq, stored.answer, recordBuffer(stored.record).toString('hex'), capturedAtMs];
       }),
     );
     expect(await append(store, 'missing', '{}', 0)).toBeUndefined();
