@@ -164,6 +164,13 @@ describe('isJsonBytes', () => {
     expect(
       capture({ ...base, body: Buffer.from(deep), size: deep.length }, { maxJsonDepth: 65, formatTime }).isJson,
     ).toBe(true);
+    // Past 64 KiB the capture judges by isJsonBytes, below it by JSON.parse: the same answers.
+    for (const size of [1000, 100_000]) {
+      const array = Buffer.from(`[${'"a\\"b",'.repeat(size / 8)}1]`);
+      const nested = Buffer.from(`${'['.repeat(65)}${'1,'.repeat(size / 2)}1${']'.repeat(65)}`);
+      const judged = (body: Buffer) => toCapturedRequest({ ...base, body, size: body.length }).isJson;
+      expect([judged(array), judged(nested), judged(array.subarray(1))], String(size)).toEqual([true, false, false]);
+    }
     expect(isJsonBytes(Buffer.from('['.repeat(1_000_000)), 2_000_000)).toBe(false);
     expect(isJsonBytes(Buffer.from(`[${'1,'.repeat(500_000)}1]`), 64)).toBe(true);
   });
