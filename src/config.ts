@@ -229,8 +229,8 @@ const redis = {
       .min(1)
       .max(64)
       .regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . - only')
-      .default('hookwatch:v3:'),
-    doc: "Prefix of every Redis key and channel, so deployments (and test runs) can share one Redis. (`v3`: this release's layout, each stored request beside its seq; data under the `v2` and `v1` layouts is not read.)",
+      .default('hookwatch:v4:'),
+    doc: "Prefix of every Redis key and channel, so deployments (and test runs) can share one Redis. (`v4`: this release's layout, each stored request beside its seq, as bytes; data under the `v3`, `v2` and `v1` layouts is not read.)",
   },
   redisCommandTimeoutMs: {
     env: 'REDIS_COMMAND_TIMEOUT_MS',

@@ -11,7 +11,7 @@ import { errors } from '../errors.js';
 import { deadline } from '../shared/deadline.js';
 import { closedSignal } from '../request/closed-signal.js';
 import type { EndpointRecord, Store } from '../store/store.js';
-import { recordJsonOf } from '../store/stored-request.js';
+import { recordJsonOf, recordLength } from '../store/stored-request.js';
 import { addressKey } from '../request/address-key.js';
 import type { Waits } from '../endpoints/waits.js';
 import type { CreateLimit } from '../request/rate-limit.js';
@@ -231,8 +231,10 @@ function toPollAnswer({ log, gap }: LogSince, expiresAt: string | undefined): Bu
   const records: Buffer[] = [];
   let bytes = 0;
   for (const stored of log.requests) {
+    // Judged before the JSON is built (at most 4/3 of the body plus the header), so no record is
+    // escaped or encoded only to be left for the next page.
+    if (records.length > 0 && bytes + Math.ceil((recordLength(stored.record) * 4) / 3) + 256 > PAGE_BYTES) break;
     const record = Buffer.from(recordJsonOf(stored));
-    if (records.length > 0 && bytes + record.length > PAGE_BYTES) break;
     records.push(record);
     bytes += record.length + 1;
   }

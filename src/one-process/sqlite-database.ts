@@ -38,6 +38,11 @@ const MIGRATIONS: string[] = [
   // The signed-in user who created it (ACCESS_MODE token or proxy), so a user's own can be listed.
   `ALTER TABLE endpoints ADD COLUMN creator TEXT;
    CREATE INDEX endpoints_by_creator ON endpoints (creator) WHERE creator IS NOT NULL;`,
+  // requests.message holds elements from here on (the answer, then the record as bytes:
+  // store/stored-request.ts); rows written before hold whole v1 messages and are still read. The
+  // version step makes an older release refuse the file rather than misread the new rows.
+  `CREATE TABLE record_format (version INTEGER NOT NULL);
+   INSERT INTO record_format (version) VALUES (2);`,
 ];
 
 export class DatabaseOpenError extends Error {

@@ -33,9 +33,8 @@ import {
   type EntryBuilder,
   type Store,
   type StoreLimits,
-  type StoredRequest,
 } from '../store/store.js';
-import { fromElement, toElement, type RecordBytes } from '../store/stored-request.js';
+import { storedRequestsOf, toElement, type RecordBytes } from '../store/stored-request.js';
 
 export interface SqliteStoreOptions extends StoreLimits {
   /** An open, migrated database (sqlite-database.ts) that main.ts owns. */
@@ -509,8 +508,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       const changed = inTransaction(() => {
         if (!aliveRow(id)) return false;
         const row = sql.request.get(id, seq) as { message: Buffer; cost: number } | undefined;
-        if (!row) return false;
-        const element = toElement(answerJson, fromElement(seq, row.message).record);
+        const [stored] = row ? storedRequestsOf([[seq, row.message, undefined]]) : [];
+        if (!row || !stored) return false;
+        const element = toElement(answerJson, stored.record);
         const growth = element.length - row.message.length;
         sql.setMessage.run(element, row.cost + growth, id, seq);
         account(id, 0, growth);
@@ -536,8 +536,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           message: Buffer;
           forwarded: string | null;
         }>;
-        const requests = rows.map(({ seq, message, forwarded }): StoredRequest =>
-          fromElement(seq, message, forwarded ?? undefined),
+        const requests = storedRequestsOf(
+          rows.map(({ seq, message, forwarded }) => [seq, message, forwarded ?? undefined]),
         );
         return { requests, lastSeq: row.last_seq, clearedSeq: row.cleared_seq };
       });

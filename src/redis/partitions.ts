@@ -5,7 +5,7 @@ const SLOTS = 16384;
 
 /**
  * The hash tags of `count` partitions: every key and channel of a partition carries its tag
- * (`hookwatch:v3:{p0-12}ep:<id>`), so they share one slot. Tag i is chosen so its slot falls in
+ * (`hookwatch:v4:{p0-12}ep:<id>`), so they share one slot. Tag i is chosen so its slot falls in
  * the i-th of `count` equal ranges of the slots: a Cluster's shards, which own ranges, get an
  * even share of the partitions. With one partition (one Redis) the layout is the same.
  */

@@ -9,7 +9,7 @@
  * move a clock pass its reading there instead).
  *
  * Layout. Every key and channel of a partition shares one hash slot: P is the configured prefix
- * and the partition's hash tag (`hookwatch:v3:{p0}`, ARGV[1]), so a script touches one slot and
+ * and the partition's hash tag (`hookwatch:v4:{p0}`, ARGV[1]), so a script touches one slot and
  * runs unchanged on Redis Cluster. Every key a script touches is declared in its KEYS
  * (redis/calls.ts, `keysIn`: the partition's keys, then each endpoint's it is about), so
  * that while a slot moves between shards Redis redirects the whole call, or asks it to try
@@ -100,7 +100,6 @@ const CONSTANTS: Record<string, string> = {
   MAX_RULES: String(MAX_RULES),
   MAX_RESPONDER_CLAIMS: String(MAX_RESPONDER_CLAIMS),
   NO_SETTINGS: lua(NO_SETTINGS),
-  ANSWER_FIELD: lua(',"answer":{'),
   EVICTED_MESSAGE_HEAD: lua(EVICTED_MESSAGE_HEAD),
   CLEARED_MESSAGE_HEAD: lua(CLEARED_MESSAGE_HEAD),
   REMOVED_MESSAGE_HEAD: lua(REMOVED_MESSAGE_HEAD),

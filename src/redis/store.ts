@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { nanoid } from 'nanoid';
-import type { EndpointRecord, Store, StoreLimits, StoredRequest } from '../store/store.js';
-import { fromElement, recordBuffer } from '../store/stored-request.js';
+import type { EndpointRecord, Store, StoreLimits } from '../store/store.js';
+import { recordBuffer, storedRequestsOf } from '../store/stored-request.js';
 import {
   MAX_LISTED_ENDPOINTS,
   redactsSecrets,
@@ -29,7 +29,7 @@ export interface RedisStoreOptions extends StoreLimits {
   redis: Redis | Cluster;
   /** This process among the instances (main.ts): its captures' idempotency keys carry it. Tests: made up when absent. */
   instanceId?: string;
-  /** Every key and channel starts with it (`hookwatch:v3:`). */
+  /** Every key and channel starts with it (`hookwatch:v4:`). */
   prefix: string;
   /** Partitions of the keyspace (redis/partitions.ts): 1 on one Redis; on a Cluster, enough to spread over its shards. */
   partitions?: number;
@@ -472,17 +472,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     async readLog(id, afterSeq) {
       const reply = (await onEndpoint('READ_LOGBuffer', id, afterSeq)) as Array<number | Buffer> | null;
       if (!reply) return undefined;
-      const requests: StoredRequest[] = [];
+      const rows: Array<[number, Buffer, string | undefined]> = [];
       for (let i = 2; i + 2 < reply.length; i += 3) {
         const forwarded = reply[i + 2];
-        requests.push(
-          fromElement(
-            Number(reply[i]),
-            reply[i + 1] as Buffer,
-            Buffer.isBuffer(forwarded) ? forwarded.toString() : undefined,
-          ),
-        );
+        rows.push([
+          Number(reply[i]),
+          reply[i + 1] as Buffer,
+          Buffer.isBuffer(forwarded) ? forwarded.toString() : undefined,
+        ]);
       }
+      const requests = storedRequestsOf(rows);
       return { lastSeq: Number(reply[0]), clearedSeq: Number(reply[1]), requests };
     },
 

@@ -82,8 +82,11 @@ export const elementLength = (answer: string, record: RecordBytes): number =>
  * kept before records were bytes (it starts with `{`, which no element does: an answer's length
  * is far below 2^24). The record is a view into `element`, not a copy.
  */
-export function fromElement(seq: number, element: Buffer, forwarded?: string): StoredRequest {
-  if (element[0] === 0x7b) return fromV1Message(element, forwarded);
+export function fromElement(seq: number, value: Buffer, forwarded?: string): StoredRequest {
+  if (value[0] === 0x7b) return fromV1Message(value, forwarded);
+  // A small value handed over as a view into a much larger buffer (a Redis reply or pub/sub
+  // read chunk) is copied, so keeping the request does not keep the rest of that buffer alive.
+  const element = value.buffer.byteLength > 2 * value.length + 4096 ? Buffer.from(value) : value;
   const answerEnd = element.length < 8 ? Infinity : 4 + element.readUInt32BE(0);
   const headEnd = answerEnd + 4 > element.length ? Infinity : answerEnd + 4 + element.readUInt32BE(answerEnd);
   if (headEnd > element.length) throw new Error(`stored request ${seq}: not an element`);
@@ -94,6 +97,22 @@ export function fromElement(seq: number, element: Buffer, forwarded?: string): S
   };
   if (forwarded !== undefined) stored.forwarded = forwarded;
   return stored;
+}
+
+/**
+ * The requests a store read, as `[seq, value, forwarded]`: each value that cannot be read (a
+ * corrupt row) is left out, so one bad value does not make the whole log unreadable.
+ */
+export function storedRequestsOf(rows: Iterable<[number, Buffer, string | undefined]>): StoredRequest[] {
+  const requests: StoredRequest[] = [];
+  for (const [seq, value, forwarded] of rows) {
+    try {
+      requests.push(fromElement(seq, value, forwarded));
+    } catch {
+      // Left out: readers see a gap where it was, as for a request deleted.
+    }
+  }
+  return requests;
 }
 
 /** A request stored as a v1 message (`{"type":"request","request":{…}}`), as bytes. */

@@ -3,6 +3,8 @@ import { LiveConnection, POLL_MS, type ConnectionState } from '../../client/src/
 import { CloseCode, type EndpointInfo, type ServerMessage, type WelcomeMessage } from '../../src/shared/protocol.js';
 import type { PollAnswer } from '../../src/shared/schemas/endpoints-api.js';
 import { capturedRequest } from '../helpers/captured.js';
+import { requestFrame } from '../../src/socket/frame.js';
+import { encodeRecord } from '../../src/store/stored-request.js';
 
 /** A browser WebSocket, driven by the test: open(), receive(), drop(). */
 class FakeSocket {
@@ -41,6 +43,12 @@ class FakeSocket {
 
   receive(message: ServerMessage): void {
     this.onmessage?.({ data: JSON.stringify(message) });
+  }
+
+  /** A binary frame, as a browser with binaryType 'arraybuffer' hands it over. */
+  receiveBinary(bytes: Uint8Array): void {
+    const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    (this.onmessage as unknown as (event: { data: ArrayBuffer }) => void)({ data: data as ArrayBuffer });
   }
 
   drop(code: number): void {
@@ -161,6 +169,29 @@ describe('the page: its connection', () => {
     expect(connection.nextAttemptAt).toBeUndefined();
     expect(connection.send({ type: 'clear' })).toBe(true);
     expect(socket().sent.at(-1)).toEqual({ type: 'clear' });
+  });
+
+  it('reads a v2 request frame, and skips a binary frame it cannot read without losing the socket', () => {
+    const { connection, messages, socket } = connect();
+    connection.start(undefined, 'live');
+    socket().open();
+    socket().receive(welcome());
+    const frame = requestFrame(
+      3,
+      '{"status":200,"delayMs":0,"by":"default"}',
+      encodeRecord('{"method":"PUT"}', Buffer.from([0, 255])),
+    );
+    const payload = Buffer.concat(frame.chunks).subarray(2);
+    socket().receiveBinary(payload);
+    const unknown = Buffer.from(payload);
+    unknown[0] = 9;
+    socket().receiveBinary(unknown);
+    socket().receiveBinary(payload.subarray(0, 20));
+    socket().receive({ type: 'cleared', clearedSeq: 3 });
+    expect(messages.map((message) => message.type)).toEqual(['request', 'cleared']);
+    const [received] = messages as Array<{ request: { seq: number; method: string; body: string } }>;
+    expect([received?.request.seq, received?.request.method, received?.request.body]).toEqual([3, 'PUT', 'AP8=']);
+    expect(socket().closedBy).toBeUndefined();
   });
 
   it('Retry now skips the backoff wait', async () => {

@@ -7,6 +7,7 @@ import { openDatabase } from '../../src/one-process/sqlite-database.js';
 import { createSqliteStore } from '../../src/one-process/sqlite-store.js';
 import { BadFrameError, decodeRequestFrame, decodeServerMessage } from '../../src/shared/request-frame.js';
 import { DEFAULT_RESPONSE } from '../../src/shared/schemas/response-config.js';
+import { ONLY_DEFAULT } from '../../src/shared/answer-rules.js';
 import { requestFrame } from '../../src/socket/frame.js';
 import { STORED_REQUEST_OVERHEAD_BYTES } from '../../src/store/store.js';
 import {
@@ -49,6 +50,15 @@ describe('a stored request as bytes', () => {
     const binary = encodeRecord('{"method":"PUT"}', Buffer.from([0xff, 0x00, 0x22]));
     const read = fromElement(1, Buffer.from(v1RequestMessage({ seq: 1, answer: ANSWER, record: binary })));
     expect(recordBuffer(read.record).equals(recordBuffer(binary))).toBe(true);
+  });
+
+  it('copies a small value out of a much larger buffer it was handed as a view of (a Redis read chunk)', () => {
+    const chunk = Buffer.alloc(64 * 1024);
+    const element = toElement(ANSWER, encodeRecord('{}', Buffer.from('small')));
+    element.copy(chunk, 100);
+    const stored = fromElement(1, chunk.subarray(100, 100 + element.length));
+    expect(stored.record.body.toString()).toBe('small');
+    expect(stored.record.body.buffer).not.toBe(chunk.buffer);
   });
 
   it('refuses a value that is neither, with a clear error', () => {
@@ -149,6 +159,34 @@ describe('the SQLite store after an upgrade', () => {
     expect(answered && recordBuffer(answered.record).equals(recordBuffer(record))).toBe(true);
     const { cost } = db.prepare("SELECT cost FROM requests WHERE endpoint_id = 'old'").get() as { cost: number };
     expect(cost).toBe(toElement(forwarder, record).length + STORED_REQUEST_OVERHEAD_BYTES);
+
+    // A row no release wrote (a corrupt file) is left out of the log, not the log's end.
+    db.prepare('INSERT INTO requests (endpoint_id, seq, cost, message) VALUES (?, ?, ?, ?)').run(
+      'old',
+      2,
+      200,
+      Buffer.from([0, 0, 0, 9, 1]),
+    );
+    const corrupt = v1RequestMessage({ seq: 3, answer: ANSWER, record }).slice(0, -5);
+    db.prepare('INSERT INTO requests (endpoint_id, seq, cost, message) VALUES (?, ?, ?, ?)').run(
+      'old',
+      3,
+      200,
+      Buffer.from(corrupt),
+    );
+    db.prepare("UPDATE endpoints SET last_seq = 3 WHERE id = 'old'").run();
+    await store.appendRequest('old', 'kept', () => ({ record, choices: ONLY_DEFAULT, answers: [ANSWER] }), Date.now());
+    expect((await store.readLog('old', 0))?.requests.map((request) => request.seq)).toEqual([1, 4]);
+    expect(await store.setAnswer('old', 2, forwarder)).toBe(false);
+    db.close();
+  });
+
+  it('marks its format with schema version 5, which an older release refuses', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookwatch-upgrade-'));
+    dirs.push(dir);
+    const db = openDatabase(join(dir, 'hookwatch.db'));
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
+    expect(db.prepare('SELECT version FROM record_format').get()).toEqual({ version: 2 });
     db.close();
   });
 });

@@ -1,5 +1,11 @@
 import { accessToken, signedOut } from './access.js';
-import { CloseCode, LIVE_PATH, SUBPROTOCOL, type ClientMessage } from '../../../src/shared/protocol.js';
+import {
+  CloseCode,
+  LIVE_PATH,
+  SUBPROTOCOL,
+  type ClientMessage,
+  type ServerMessage,
+} from '../../../src/shared/protocol.js';
 import { decodeServerMessage } from '../../../src/shared/request-frame.js';
 import { createFields } from '../endpoint/endpoint.js';
 import type { Session, Transport, TransportEvents } from './transport.js';
@@ -53,7 +59,12 @@ export class SocketTransport implements Transport {
     };
     socket.onmessage = (event) => {
       if (this.closed) return;
-      const message = decodeServerMessage(event.data as string | ArrayBuffer);
+      let message: ServerMessage;
+      try {
+        message = decodeServerMessage(event.data as string | ArrayBuffer);
+      } catch {
+        return; // A frame this page cannot read (a kind from a later release): skipped.
+      }
       if (message.type === 'welcome') {
         welcomed = true;
         return events.welcome(message);
