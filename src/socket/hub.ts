@@ -77,7 +77,8 @@ export function createHub(options: HubOptions): Hub {
     if (!channel) return;
     const { request, data = '' } = message;
     if (request !== undefined && message.seq !== undefined) {
-      for (const listener of [...channel.listeners]) listener.request?.();
+      // Copied only when someone listens: most channels have watchers alone, and this runs per request.
+      if (channel.listeners.size > 0) for (const listener of [...channel.listeners]) listener.request?.();
       // Framed once per protocol version for every watcher (ws would otherwise do it once per socket).
       deliver(endpointId, channel, requestFramed({ seq: message.seq, answer: request.answer, record: request.record }));
       corking.counted();
