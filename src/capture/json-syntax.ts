@@ -1,7 +1,7 @@
 /**
- * Whether a body is JSON (RFC 8259, as JSON.parse reads it) nested at most `maxDepth` deep, read
- * from its bytes in one pass: no string is decoded and no value is built, so judging a megabyte
- * of JSON costs no heap (the capture's `isJson`). The bytes must already be valid UTF-8.
+ * Whether a body is JSON (RFC 8259, as JSON.parse reads it) nested at most `maxDepth` deep: the
+ * capture's `isJson` (`isJsonBody`). This pass reads the bytes once: no string is decoded and no
+ * value is built, so judging a megabyte of JSON costs no heap. The bytes must already be valid UTF-8.
  */
 export function isJsonBytes(bytes: Uint8Array, maxDepth: number): boolean {
   const end = bytes.length;
@@ -148,4 +148,67 @@ function numberEnd(bytes: Uint8Array, at: number): number {
 function literalEnd(bytes: Uint8Array, at: number, literal: readonly number[]): number {
   for (let i = 0; i < literal.length; i++) if (bytes[at + i] !== literal[i]) return -1;
   return at + literal.length;
+}
+
+/**
+ * Bodies up to this size are judged by JSON.parse, which is faster on them than a pass in
+ * JavaScript; larger ones by isJsonBytes, which builds nothing (a megabyte parsed would leave its
+ * objects and its text in the heap until the next full collection).
+ */
+const PARSE_BELOW_BYTES = 64 * 1024;
+
+/**
+ * Whether a body (valid UTF-8) is JSON nested at most `maxDepth` deep: the capture's `isJson`.
+ */
+export function isJsonBody(body: Buffer, maxDepth: number): boolean {
+  if (body.length >= PARSE_BELOW_BYTES) return isJsonBytes(body, maxDepth);
+  // Cheap first-character gate so plain text and form bodies skip JSON.parse entirely.
+  const first = body[skipSpace(body, 0)];
+  const plausible =
+    first === OPEN_OBJECT ||
+    first === OPEN_ARRAY ||
+    first === QUOTE ||
+    first === MINUS ||
+    isDigit(first) ||
+    first === 0x74 /* t */ ||
+    first === 0x66 /* f */ ||
+    first === 0x6e; /* n */
+  if (!plausible) return false;
+  const text = body.toString('utf8');
+  if (nestingDepth(text) > maxDepth) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON.
+ * String contents are skipped with indexOf (native), so a body that is mostly strings costs
+ * little, which is most webhook bodies.
+ */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22 /* " */) {
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end === -1) break; // unterminated string: nothing after it counts
+      i = end;
+    } else if (code === 0x7b || code === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (code === 0x7d || code === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/** True when an odd run of backslashes precedes `at`. */
+function isEscaped(text: string, at: number): boolean {
+  let backslashes = 0;
+  for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
+  return backslashes % 2 === 1;
 }

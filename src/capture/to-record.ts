@@ -4,9 +4,9 @@ import type { MultipartPart, RecordedAnswer, RequestDraft } from '../shared/sche
 import type { RecordHeader } from '../shared/request-frame.js';
 import { redactHeaders, redactTarget } from '../shared/redact.js';
 import { parseParams, subPathOf } from '../shared/request-target.js';
-import { jsonBodyOf } from '../store/json-body.js';
+import { jsonBodyOf, quotedBodyBound } from '../store/json-body.js';
 import { encodeRecord, type RecordBytes } from '../store/stored-request.js';
-import { isJsonBytes } from './json-syntax.js';
+import { isJsonBody } from './json-syntax.js';
 
 export interface RawCapture {
   method: string;
@@ -46,8 +46,8 @@ export interface CaptureOptions {
 export function toRecordBytes(raw: RawCapture, options: CaptureOptions, maxBytes: number): RecordBytes {
   const { header, body } = headerOf(raw, options);
   let json = headerJson(header, false);
-  // A UTF-16 unit is at most 3 bytes of UTF-8; the body as v1 JSON is at most 4/3 of its bytes plus slack.
-  const bodyAsJson = Math.ceil(body.length / 3) * 4 + 64 + 64;
+  // A UTF-16 unit is at most 3 bytes of UTF-8; the body as v1 JSON, with its field names, 64 more.
+  const bodyAsJson = quotedBodyBound(body.length) + 64;
   if (json.length * 3 + bodyAsJson > maxBytes && Buffer.byteLength(json) + bodyAsJson > maxBytes) {
     json = headerJson(header, true);
   }
@@ -107,7 +107,7 @@ function headerOf(raw: RawCapture, options: CaptureOptions): { header: RecordHea
     query: queryStart === -1 ? {} : parseParams(url.slice(queryStart + 1)),
     headers,
     contentType,
-    isJson: utf8 && !raw.truncated && isJson(body, options.maxJsonDepth),
+    isJson: utf8 && !raw.truncated && isJsonBody(body, options.maxJsonDepth),
     form: isForm && !formTooLarge ? parseParams(body.toString('utf8')) : null,
     parts: raw.parts ?? null,
     omitted: formTooLarge ? ['form'] : [],
@@ -145,70 +145,4 @@ function completeUtf8Length(bytes: Buffer): number {
     }
   }
   return end;
-}
-
-/**
- * Bodies up to this size are judged by JSON.parse, which is faster on them than a pass in
- * JavaScript; larger ones by isJsonBytes, which builds nothing (a megabyte parsed would leave its
- * objects and its text in the heap until the next full collection).
- */
-const PARSE_BELOW_BYTES = 64 * 1024;
-
-function isJson(body: Buffer, maxDepth: number): boolean {
-  if (body.length >= PARSE_BELOW_BYTES) return isJsonBytes(body, maxDepth);
-  // Cheap first-character gate so plain text and form bodies skip JSON.parse entirely.
-  const first = body[skipJsonSpace(body)];
-  const plausible =
-    first === 0x7b /* { */ ||
-    first === 0x5b /* [ */ ||
-    first === 0x22 /* " */ ||
-    first === 0x2d /* - */ ||
-    (first !== undefined && first >= 0x30 && first <= 0x39) ||
-    first === 0x74 /* t */ ||
-    first === 0x66 /* f */ ||
-    first === 0x6e; /* n */
-  if (!plausible) return false;
-  const text = body.toString('utf8');
-  if (nestingDepth(text) > maxDepth) return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function skipJsonSpace(body: Buffer): number {
-  let at = 0;
-  while (body[at] === 0x20 || body[at] === 0x0a || body[at] === 0x0d || body[at] === 0x09) at++;
-  return at;
-}
-
-/**
- * Deepest bracket nesting outside strings; one pass, no allocation. Only meaningful for JSON.
- * String contents are skipped with indexOf (native), so a body that is mostly strings costs
- * little, which is most webhook bodies.
- */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === 0x22 /* " */) {
-      let end = text.indexOf('"', i + 1);
-      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
-      if (end === -1) break; // unterminated string: nothing after it counts
-      i = end;
-    } else if (code === 0x7b || code === 0x5b) {
-      if (++depth > deepest) deepest = depth;
-    } else if (code === 0x7d || code === 0x5d) depth--;
-  }
-  return deepest;
-}
-
-/** True when an odd run of backslashes precedes `at`. */
-function isEscaped(text: string, at: number): boolean {
-  let backslashes = 0;
-  for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
-  return backslashes % 2 === 1;
 }

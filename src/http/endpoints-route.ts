@@ -11,7 +11,8 @@ import { errors } from '../errors.js';
 import { deadline } from '../shared/deadline.js';
 import { closedSignal } from '../request/closed-signal.js';
 import type { EndpointRecord, Store } from '../store/store.js';
-import { recordJsonOf, recordLength } from '../store/stored-request.js';
+import { recordJsonOf } from '../store/stored-request.js';
+import { quotedBodyBound } from '../store/json-body.js';
 import { addressKey } from '../request/address-key.js';
 import type { Waits } from '../endpoints/waits.js';
 import type { CreateLimit } from '../request/rate-limit.js';
@@ -233,7 +234,8 @@ function toPollAnswer({ log, gap }: LogSince, expiresAt: string | undefined): Bu
   for (const stored of log.requests) {
     // Judged before the JSON is built (at most 4/3 of the body plus the header), so no record is
     // escaped or encoded only to be left for the next page.
-    if (records.length > 0 && bytes + Math.ceil((recordLength(stored.record) * 4) / 3) + 256 > PAGE_BYTES) break;
+    const bound = stored.record.head.length + quotedBodyBound(stored.record.body.length) + 256;
+    if (records.length > 0 && bytes + bound > PAGE_BYTES) break;
     const record = Buffer.from(recordJsonOf(stored));
     records.push(record);
     bytes += record.length + 1;

@@ -43,6 +43,12 @@ function quoteIfCheap(bytes: Buffer): string | undefined {
 const escapeAllowance = (length: number) => Math.ceil(length / 3) + ESCAPE_SLACK_BYTES;
 
 /**
+ * The most bytes `length` body bytes take as a JSON string, its quotes aside: base64's 4 per 3,
+ * or text grown by at most a third plus the slack.
+ */
+export const quotedBodyBound = (length: number): number => Math.ceil(length / 3) * 4 + ESCAPE_SLACK_BYTES;
+
+/**
  * True when the bytes, written as a JSON string, grow by no more than a third (as base64 would)
  * plus a little slack.
  * Control bytes cost up to six each (`\u0001`), quotes and backslashes two; everything else,
