@@ -14,6 +14,7 @@
  * `decodeRequestFrame`; this module runs in both (no Buffer).
  */
 import type { CapturedRequest, RecordedAnswer } from './schemas/captured-request.js';
+import { encodeBase64 } from './signatures/bytes.js';
 import type { ServerMessage } from './schemas/live-messages.js';
 
 /** The first byte of a binary frame that carries a `request`. */
@@ -59,7 +60,7 @@ export function decodeRequestFrame(frame: Uint8Array): { type: 'request'; reques
     type: 'request',
     request:
       text === undefined
-        ? { seq, ...header, body: toBase64(body), bodyEncoding: 'base64', answer }
+        ? { seq, ...header, body: encodeBase64(body), bodyEncoding: 'base64', answer }
         : { seq, ...header, body: text, bodyEncoding: 'utf8', answer },
   };
 }
@@ -73,15 +74,6 @@ function textOf(body: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  const CHUNK = 0x8000;
-  for (let i = 0; i < bytes.length; i += CHUNK) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
-  }
-  return btoa(binary);
 }
 
 /** A server message as a socket delivers it: JSON text, or (v2) a binary `request` frame. */

@@ -1,4 +1,5 @@
 import type { CapturedRequest } from './schemas/captured-request.js';
+import { encodeBase64, encodeUtf8 } from './signatures/bytes.js';
 
 /**
  * Headers curl computes itself (or that belong to the old connection); copying them would make
@@ -103,10 +104,7 @@ function utf8Length(text: string): number {
 }
 
 function utf8ToBase64(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
+  return encodeBase64(encodeUtf8(text));
 }
 
 /** The URL a replay should hit: the receiver URL plus the captured sub-path and query. */
